@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* numastor check: the report, as text or JSON, and an exit code for monitoring. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "json.h"
+#include "numastor.h"
+
+static void check_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: numastor check [OPTIONS] [DEVICE...]\n"
+		"\n"
+		"Report, for every block device (or the DEVICEs named, as in /sys/block), the PCI\n"
+		"function behind it, its NUMA node, its IRQs and blk-mq queues, where its driver's\n"
+		"allocations land, and findings with remedies.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json           print one JSON document (schema_version %d)\n"
+		"  -r, --sysroot DIR    read a captured tree under DIR instead of the live system\n"
+		"      --color WHEN     colour the text report: auto (default), always, never\n"
+		"  -h, --help           show this help\n"
+		"\n"
+		"Exit status: 0 ok, 1 warning, 2 critical, 3 could not check.\n"
+		"NO_COLOR in the environment turns colour off.\n",
+		NS_SCHEMA_VERSION);
+}
+
+int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"json", no_argument, NULL, 'j'},
+		{"sysroot", required_argument, NULL, 'r'},
+		{"color", required_argument, NULL, 'C'},
+		{"colour", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *sysroot = NULL, *color = "auto";
+	bool json = false;
+	struct ns_root *root = NULL;
+	struct ns_system sys;
+	struct ns_findings findings = {0};
+	struct ns_text_opts topts = {0};
+	int c, r, code;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'r':
+			sysroot = optarg;
+			break;
+		case 'C':
+			color = optarg;
+			break;
+		case 'h':
+			check_usage(stdout);
+			return NS_EXIT_OK;
+		default:
+			check_usage(stderr);
+			return NS_EXIT_UNKNOWN;
+		}
+	}
+	r = ns_color_choice(color, stdout);
+	if (r < 0) {
+		fprintf(stderr, "numastor check: --color takes auto, always or never, not '%s'\n", color);
+		return NS_EXIT_UNKNOWN;
+	}
+	topts.color = r;
+	if (sysroot && !*sysroot) {
+		fprintf(stderr, "numastor check: --sysroot needs a directory\n");
+		return NS_EXIT_UNKNOWN;
+	}
+	r = ns_root_open(sysroot, &root);
+	if (r < 0) {
+		fprintf(stderr, "numastor check: cannot use %s as the root: %s\n", sysroot ? sysroot : "/", strerror(-r));
+		return NS_EXIT_UNKNOWN;
+	}
+	r = ns_system_discover(root, (const char *const *)argv + optind, (size_t)(argc - optind), &sys);
+	if (r == -ENODEV) {
+		fprintf(stderr, "numastor check: %s\n", sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : "no such device");
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (r < 0) {
+		fprintf(stderr, "numastor check: cannot read the block devices under %s/sys/block: %s\n",
+			sysroot ? sysroot : "", strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	r = ns_findings_evaluate(&sys, &findings);
+	if (r < 0) {
+		fprintf(stderr, "numastor check: evaluating findings: %s\n", strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	code = ns_findings_exit_code(&findings);
+	if (json) {
+		struct json_object *doc = ns_json_document(&sys, &findings, NUMASTOR_VERSION);
+		if (!doc) {
+			fprintf(stderr, "numastor check: out of memory\n");
+			code = NS_EXIT_UNKNOWN;
+			goto out;
+		}
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	} else {
+		ns_print_text(stdout, &sys, &findings, &topts);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "numastor check: writing the report: %s\n", strerror(errno));
+		code = NS_EXIT_UNKNOWN;
+	}
+out:
+	ns_findings_free(&findings);
+	ns_system_free(&sys);
+	ns_root_free(root);
+	return code;
+}

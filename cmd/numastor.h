@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef NUMASTOR_CMD_H
+#define NUMASTOR_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "findings.h"
+#include "system.h"
+
+/* Exit codes (monitoring-plugin convention). */
+enum { NS_EXIT_OK = 0, NS_EXIT_WARNING = 1, NS_EXIT_CRITICAL = 2, NS_EXIT_UNKNOWN = 3 };
+
+struct ns_text_opts {
+	bool color;
+};
+
+int cmd_check(int argc, char **argv);
+void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findings *f,
+		   const struct ns_text_opts *opts);
+/* "auto" / "always" / "never" -> whether to colour out. -1 for a bad value. */
+int ns_color_choice(const char *when, FILE *out);
+
+#endif

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "alloc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "system.h"
+
+static bool scsi_mod_patched(const struct ns_system *sys)
+{
+	return sys->scsi_mod && sys->scsi_mod->patched == 1;
+}
+
+int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
+{
+	struct ns_alloc *a = &d->alloc;
+	const struct ns_pci *pci = d->npaths ? d->paths[0].pci : NULL;
+	int r;
+
+	a->device_node = -1;
+	a->midlayer_node = -1;
+	if (!pci) {
+		r = asprintf(&a->device_basis, "no PCI function: the allocating CPU's node");
+	} else if (pci->numa_node >= 0 && pci->forced == 1) {
+		a->device_node = pci->numa_node;
+		r = asprintf(&a->device_basis, "forced node %d: %s allocated with dev_to_node() after setting it",
+			     pci->numa_node, pci->driver ? pci->driver : "the driver");
+	} else if (pci->numa_node >= 0) {
+		a->device_node = pci->numa_node;
+		r = asprintf(&a->device_basis, "device node %d (dev_to_node)", pci->numa_node);
+	} else {
+		r = asprintf(&a->device_basis, "node -1: the probing CPU's node, not recorded by the kernel");
+	}
+	if (r < 0)
+		return -ENOMEM;
+
+	if (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA) {
+		if (scsi_mod_patched(sys) && pci && pci->numa_node >= 0) {
+			a->midlayer_node = pci->numa_node;
+			r = asprintf(&a->midlayer_basis,
+				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on dev_to_node(dma_dev) = %d",
+				     pci->numa_node);
+		} else if (pci && pci->numa_node >= 0) {
+			a->midlayer_node = pci->numa_node;
+			r = asprintf(&a->midlayer_basis,
+				     "stock scsi_mod: scsi_alloc_sdev/scsi_alloc_target use the scanning CPU's node; the "
+				     "first probe runs on node %d, rescans and async scans run elsewhere",
+				     pci->numa_node);
+		} else {
+			r = asprintf(&a->midlayer_basis,
+				     "stock scsi_mod: scsi_alloc_sdev/scsi_alloc_target use the scanning CPU's node");
+		}
+		if (r < 0)
+			return -ENOMEM;
+	}
+	ns_cpuset_clear(&a->hw_queue_nodes);
+	a->hw_queue_nodes.known = true;
+	for (size_t i = 0; i < d->nhctx; i++)
+		if (d->hctx[i].memory_node >= 0 && ns_cpuset_set(&a->hw_queue_nodes, (unsigned)d->hctx[i].memory_node) < 0)
+			return -ENOMEM;
+	return 0;
+}

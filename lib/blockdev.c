@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "blockdev.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "identity.h"
+#include "system.h"
+
+const char *ns_disk_kind_name(enum ns_disk_kind k)
+{
+	static const char *const names[] = {
+		[NS_DISK_OTHER] = "other",     [NS_DISK_NVME] = "nvme", [NS_DISK_NVME_MULTIPATH] = "nvme-multipath",
+		[NS_DISK_SCSI] = "scsi",       [NS_DISK_VIRTIO_BLK] = "virtio-blk", [NS_DISK_ATA] = "ata",
+		[NS_DISK_DM] = "dm",	       [NS_DISK_MD] = "md",     [NS_DISK_LOOP] = "loop",
+		[NS_DISK_ZRAM] = "zram",
+	};
+	return names[k];
+}
+
+const char *ns_transport_name(enum ns_transport t)
+{
+	static const char *const names[] = {[NS_TRANSPORT_OTHER] = "other", [NS_TRANSPORT_NVME] = "nvme",
+					    [NS_TRANSPORT_SCSI] = "scsi", [NS_TRANSPORT_VIRTIO] = "virtio",
+					    [NS_TRANSPORT_ATA] = "ata"};
+	return names[t];
+}
+
+const char *ns_pairing_name(enum ns_pairing p)
+{
+	static const char *const names[] = {[NS_PAIRING_UNKNOWN] = "unknown", [NS_PAIRING_NVME_NAME] = "nvme-name",
+					    [NS_PAIRING_VIRTIO_NAME] = "virtio-name",
+					    [NS_PAIRING_SINGLE_VECTOR] = "single-vector"};
+	return names[p];
+}
+
+const char *ns_node_source_name(enum ns_node_source s)
+{
+	static const char *const names[] = {[NS_NODE_SRC_NONE] = "none", [NS_NODE_SRC_PCI] = "pci",
+					    [NS_NODE_SRC_FORCED] = "forced", [NS_NODE_SRC_UNKNOWN] = "unknown",
+					    [NS_NODE_SRC_PATHS_DISAGREE] = "paths-disagree"};
+	return names[s];
+}
+
+bool ns_disk_is_virtual(const struct ns_disk *d)
+{
+	return d->kind == NS_DISK_DM || d->kind == NS_DISK_MD || d->kind == NS_DISK_LOOP || d->kind == NS_DISK_ZRAM;
+}
+
+static bool is_bdf(const char *s, size_t n)
+{
+	unsigned a, b, c, f;
+	char buf[32], tail;
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return sscanf(buf, "%x:%x:%x.%x%c", &a, &b, &c, &f, &tail) == 4;
+}
+
+static bool prefixed_number(const char *s, size_t n, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	if (n <= pl || strncmp(s, prefix, pl) != 0)
+		return false;
+	for (size_t i = pl; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+static enum ns_disk_kind classify(const char *name, const char *syspath)
+{
+	if (strncmp(name, "dm-", 3) == 0)
+		return NS_DISK_DM;
+	if (strncmp(name, "md", 2) == 0 && isdigit((unsigned char)name[2]))
+		return NS_DISK_MD;
+	if (strncmp(name, "loop", 4) == 0)
+		return NS_DISK_LOOP;
+	if (strncmp(name, "zram", 4) == 0)
+		return NS_DISK_ZRAM;
+	if (strstr(syspath, "/nvme-subsystem/"))
+		return NS_DISK_NVME_MULTIPATH;
+	if (strncmp(name, "nvme", 4) == 0)
+		return NS_DISK_NVME;
+	if (strstr(syspath, "/target") && strstr(syspath, "/host"))
+		return strstr(syspath, "/ata") ? NS_DISK_ATA : NS_DISK_SCSI;
+	if (strstr(syspath, "/virtio"))
+		return NS_DISK_VIRTIO_BLK;
+	return NS_DISK_OTHER;
+}
+
+/* Walk a device path: the deepest PCI function and the deepest controller component. */
+static int resolve_path(struct ns_system *sys, const char *disk_syspath, struct ns_path *path)
+{
+	const char *s = disk_syspath;
+	const char *comp = s;
+	size_t pci_end = 0;
+	int r;
+
+	path->disk_syspath = strdup(disk_syspath);
+	if (!path->disk_syspath)
+		return -ENOMEM;
+	while (comp && *comp) {
+		const char *next = strchr(comp, '/');
+		size_t n = next ? (size_t)(next - comp) : strlen(comp);
+		enum ns_transport t = NS_TRANSPORT_OTHER;
+		bool ctl = true;
+
+		if (is_bdf(comp, n))
+			pci_end = (size_t)(comp - s) + n;
+		if (prefixed_number(comp, n, "nvme"))
+			t = NS_TRANSPORT_NVME;
+		else if (prefixed_number(comp, n, "host"))
+			t = path->transport == NS_TRANSPORT_ATA ? NS_TRANSPORT_ATA : NS_TRANSPORT_SCSI;
+		else if (prefixed_number(comp, n, "virtio"))
+			t = NS_TRANSPORT_VIRTIO;
+		else if (prefixed_number(comp, n, "ata"))
+			t = NS_TRANSPORT_ATA;
+		else
+			ctl = false;
+		if (ctl && !(t == NS_TRANSPORT_ATA && path->controller)) {
+			/* ataN/hostM: keep the host as the controller, ATA as the transport */
+			free(path->controller);
+			path->controller = strndup(comp, n);
+			path->transport = t;
+		}
+		comp = next ? next + 1 : NULL;
+	}
+	if (pci_end) {
+		char *pcipath = strndup(s, pci_end);
+		if (!pcipath)
+			return -ENOMEM;
+		r = ns_system_pci(sys, pcipath, &path->pci);
+		free(pcipath);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static void read_list_names(struct ns_root *root, const char *dir, char ***v, size_t *n)
+{
+	if (ns_list_dir(root, dir, v, n) < 0) {
+		*v = NULL;
+		*n = 0;
+	}
+}
+
+static void read_partitions(struct ns_root *root, struct ns_disk *d)
+{
+	char **names;
+	size_t n;
+
+	if (ns_list_dir(root, d->syspath, &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char p[4096];
+		if (strncmp(names[i], d->name, strlen(d->name)) != 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s/partition", d->syspath, names[i]);
+		if (!ns_exists(root, p))
+			continue;
+		char **nv = realloc(d->partitions, (d->npartitions + 1) * sizeof(*nv));
+		if (!nv)
+			break;
+		d->partitions = nv;
+		d->partitions[d->npartitions++] = names[i];
+		names[i] = NULL;
+	}
+	ns_strv_free(names, n);
+}
+
+static void read_queue(struct ns_system *sys, struct ns_disk *d)
+{
+	char p[4096], *txt = NULL;
+	long v;
+	int r;
+
+	snprintf(p, sizeof(p), "%s/queue/rq_affinity", d->syspath);
+	d->rq_affinity = -1;
+	if ((r = ns_read_long(sys->root, p, &v, &txt)) == 0 && v >= 0 && v <= 2)
+		d->rq_affinity = (int)v;
+	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
+		ns_note_read(&sys->notes, d->name, "queue.rq_affinity", p, r ? r : -EINVAL, txt);
+	free(txt);
+	txt = NULL;
+	snprintf(p, sizeof(p), "%s/queue/nr_requests", d->syspath);
+	d->nr_requests = -1;
+	if ((r = ns_read_long(sys->root, p, &v, &txt)) == 0 && v >= 0)
+		d->nr_requests = v;
+	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
+		ns_note_read(&sys->notes, d->name, "queue.nr_requests", p, r ? r : -EINVAL, txt);
+	free(txt);
+	snprintf(p, sizeof(p), "%s/queue/scheduler", d->syspath);
+	if (ns_read_str(sys->root, p, &txt) == 0) {
+		char *open = strchr(txt, '['), *close = open ? strchr(open, ']') : NULL;
+		if (open && close)
+			d->scheduler = strndup(open + 1, (size_t)(close - open - 1));
+		else
+			d->scheduler = strdup(txt); /* "none" alone, no brackets */
+		free(txt);
+	}
+}
+
+/* The blk-mq hardware queues of one path's disk, paired with the path's vectors. */
+static void read_hctx(struct ns_system *sys, struct ns_disk *d, const struct ns_path *path)
+{
+	char p[4096];
+	char **names;
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/mq", path->disk_syspath);
+	if (ns_list_dir(sys->root, p, &names, &n) < 0)
+		return;
+	struct ns_hctx *nv = realloc(d->hctx, (d->nhctx + n + 1) * sizeof(*nv));
+	if (!nv) {
+		ns_strv_free(names, n);
+		return;
+	}
+	d->hctx = nv;
+	size_t first = d->nhctx;
+	for (size_t i = 0; i < n; i++) {
+		struct ns_hctx *h = &d->hctx[d->nhctx];
+		char *txt = NULL, *end;
+		long idx = strtol(names[i], &end, 10);
+		int r;
+
+		if (*end || idx < 0)
+			continue;
+		memset(h, 0, sizeof(*h));
+		h->index = (int)idx;
+		h->nr_tags = -1;
+		h->memory_node = -1;
+		h->pci = path->pci;
+		if (path->controller && d->npaths > 1)
+			h->controller = strdup(path->controller);
+		snprintf(p, sizeof(p), "%s/mq/%s/cpu_list", path->disk_syspath, names[i]);
+		if ((r = ns_read_str(sys->root, p, &txt)) == 0) {
+			if (ns_cpuset_parse_list(&h->cpus, txt) < 0)
+				ns_note_read(&sys->notes, d->name, "hw_queues.cpus", p, -EINVAL, txt);
+			free(txt);
+		} else if (r != -ENODATA) {
+			ns_note_read(&sys->notes, d->name, "hw_queues.cpus", p, r, NULL);
+		} else {
+			h->cpus.known = true; /* a queue serving no CPU */
+		}
+		ns_machine_nodes_of(&sys->machine, &h->cpus, &h->nodes);
+		h->memory_node = ns_machine_cpu_node(&sys->machine, ns_cpuset_first(&h->cpus));
+		snprintf(p, sizeof(p), "%s/mq/%s/nr_tags", path->disk_syspath, names[i]);
+		txt = NULL;
+		long v;
+		if ((r = ns_read_long(sys->root, p, &v, &txt)) == 0 && v >= 0)
+			h->nr_tags = v;
+		else
+			ns_note_read(&sys->notes, d->name, "hw_queues.nr_tags", p, r ? r : -EINVAL, txt);
+		free(txt);
+		d->nhctx++;
+	}
+	ns_strv_free(names, n);
+	/* pair each queue with its vector */
+	for (size_t i = first; i < d->nhctx; i++) {
+		struct ns_hctx *h = &d->hctx[i];
+		const struct ns_pci *pci = path->pci;
+		if (!pci)
+			continue;
+		h->irq = ns_pci_irq_for_queue(pci, h->index);
+		if (h->irq) {
+			h->pairing = path->transport == NS_TRANSPORT_NVME ? NS_PAIRING_NVME_NAME : NS_PAIRING_VIRTIO_NAME;
+		} else if (d->nhctx - first == 1 && pci->nirqs == 1) {
+			h->irq = &pci->irqs[0];
+			h->pairing = NS_PAIRING_SINGLE_VECTOR;
+		}
+	}
+}
+
+int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
+{
+	char p[4096], *txt;
+	long v;
+	int r;
+
+	memset(d, 0, sizeof(*d));
+	d->node = -1;
+	d->size_bytes = -1;
+	d->rq_affinity = -1;
+	d->nr_requests = -1;
+	d->alloc.device_node = -1;
+	d->alloc.midlayer_node = -1;
+	d->name = strdup(name);
+	if (!d->name)
+		return -ENOMEM;
+	snprintf(p, sizeof(p), "sys/block/%s", name);
+	r = ns_realpath(sys->root, p, &d->syspath);
+	if (r < 0)
+		return r;
+	if (!ns_exists(sys->root, d->syspath))
+		return -ENOENT; /* vanished, or a dangling link in a capture */
+	d->kind = classify(name, d->syspath);
+
+	snprintf(p, sizeof(p), "%s/dev", d->syspath);
+	if ((r = ns_read_str(sys->root, p, &d->devnum)) < 0)
+		ns_note_read(&sys->notes, name, "devnum", p, r, NULL);
+	snprintf(p, sizeof(p), "%s/size", d->syspath);
+	txt = NULL;
+	if ((r = ns_read_long(sys->root, p, &v, &txt)) == 0 && v >= 0)
+		d->size_bytes = (long long)v * 512;
+	else
+		ns_note_read(&sys->notes, name, "size_bytes", p, r ? r : -EINVAL, txt);
+	free(txt);
+	read_partitions(sys->root, d);
+	snprintf(p, sizeof(p), "%s/slaves", d->syspath);
+	read_list_names(sys->root, p, &d->slaves, &d->nslaves);
+	snprintf(p, sizeof(p), "%s/holders", d->syspath);
+	read_list_names(sys->root, p, &d->holders, &d->nholders);
+	read_queue(sys, d);
+	ns_identity_read(sys, d);
+
+	if (d->kind == NS_DISK_NVME_MULTIPATH) {
+		char **names;
+		size_t n;
+		snprintf(p, sizeof(p), "%s/multipath", d->syspath);
+		if ((r = ns_list_dir(sys->root, p, &names, &n)) < 0) {
+			ns_note_read(&sys->notes, name, "paths", p, r, NULL);
+			n = 0, names = NULL;
+		}
+		d->paths = calloc(n ? n : 1, sizeof(*d->paths));
+		for (size_t i = 0; d->paths && i < n; i++) {
+			char *real;
+			snprintf(p, sizeof(p), "%s/multipath/%s", d->syspath, names[i]);
+			if (ns_realpath(sys->root, p, &real) < 0)
+				continue;
+			r = resolve_path(sys, real, &d->paths[d->npaths]);
+			free(real);
+			if (r < 0)
+				break;
+			d->paths[d->npaths].transport = NS_TRANSPORT_NVME;
+			d->npaths++;
+		}
+		ns_strv_free(names, n);
+	} else if (!ns_disk_is_virtual(d)) {
+		d->paths = calloc(1, sizeof(*d->paths));
+		if (!d->paths)
+			return -ENOMEM;
+		r = resolve_path(sys, d->syspath, &d->paths[0]);
+		if (r < 0)
+			return r;
+		d->npaths = 1;
+	}
+	for (size_t i = 0; i < d->npaths; i++)
+		read_hctx(sys, d, &d->paths[i]);
+	if (d->npaths == 0)
+		read_hctx(sys, d, &(struct ns_path){.disk_syspath = d->syspath});
+	return 0;
+}
+
+void ns_disk_free(struct ns_disk *d)
+{
+	free(d->name);
+	free(d->devnum);
+	free(d->syspath);
+	ns_strv_free(d->partitions, d->npartitions);
+	ns_strv_free(d->slaves, d->nslaves);
+	ns_strv_free(d->holders, d->nholders);
+	free(d->identity.model);
+	free(d->identity.serial);
+	free(d->identity.wwn);
+	free(d->identity.by_id);
+	for (size_t i = 0; i < d->npaths; i++) {
+		free(d->paths[i].controller);
+		free(d->paths[i].disk_syspath);
+	}
+	free(d->paths);
+	ns_cpuset_clear(&d->local_cpus);
+	free(d->scheduler);
+	for (size_t i = 0; i < d->nhctx; i++) {
+		free(d->hctx[i].controller);
+		ns_cpuset_clear(&d->hctx[i].cpus);
+		ns_cpuset_clear(&d->hctx[i].nodes);
+	}
+	free(d->hctx);
+	free(d->alloc.device_basis);
+	free(d->alloc.midlayer_basis);
+	ns_cpuset_clear(&d->alloc.hw_queue_nodes);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Disks under /sys/block, the PCI functions behind them, and their blk-mq hardware queues. */
+#ifndef NUMASTOR_BLOCKDEV_H
+#define NUMASTOR_BLOCKDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cpuset.h"
+#include "pci.h"
+
+enum ns_disk_kind {
+	NS_DISK_OTHER = 0,
+	NS_DISK_NVME,
+	NS_DISK_NVME_MULTIPATH,
+	NS_DISK_SCSI,
+	NS_DISK_VIRTIO_BLK,
+	NS_DISK_ATA,
+	NS_DISK_DM,
+	NS_DISK_MD,
+	NS_DISK_LOOP,
+	NS_DISK_ZRAM,
+};
+
+enum ns_transport { NS_TRANSPORT_OTHER = 0, NS_TRANSPORT_NVME, NS_TRANSPORT_SCSI, NS_TRANSPORT_VIRTIO, NS_TRANSPORT_ATA };
+
+enum ns_pairing { NS_PAIRING_UNKNOWN = 0, NS_PAIRING_NVME_NAME, NS_PAIRING_VIRTIO_NAME, NS_PAIRING_SINGLE_VECTOR };
+
+enum ns_node_source { NS_NODE_SRC_NONE = 0, NS_NODE_SRC_PCI, NS_NODE_SRC_FORCED, NS_NODE_SRC_UNKNOWN, NS_NODE_SRC_PATHS_DISAGREE };
+
+struct ns_path {
+	enum ns_transport transport;
+	char *controller;    /* nvmeN, hostN, virtioN, ataN */
+	char *disk_syspath;  /* the path's own disk (nvmeXcYnZ) or the disk itself */
+	struct ns_pci *pci;  /* borrowed from the system's PCI cache; NULL when none */
+};
+
+struct ns_hctx {
+	int index;
+	char *controller; /* the path it belongs to (multipath) */
+	struct ns_cpuset cpus;
+	struct ns_cpuset nodes; /* node ids of cpus */
+	long nr_tags;		/* -1 unknown */
+	int memory_node;	/* node of the first CPU of cpus, -1 unknown */
+	const struct ns_irq *irq;
+	const struct ns_pci *pci;
+	enum ns_pairing pairing;
+};
+
+struct ns_identity {
+	char *model, *serial, *wwn, *by_id;
+};
+
+struct ns_alloc {
+	int device_node; /* -1 unknown */
+	char *device_basis;
+	int midlayer_node; /* -1 unknown or not applicable */
+	char *midlayer_basis; /* NULL when not SCSI */
+	struct ns_cpuset hw_queue_nodes;
+};
+
+struct ns_disk {
+	char *name;
+	enum ns_disk_kind kind;
+	char *devnum;  /* "259:0" */
+	char *syspath; /* canonical, relative to the root */
+	long long size_bytes; /* -1 unknown */
+	char **partitions, **slaves, **holders;
+	size_t npartitions, nslaves, nholders;
+	struct ns_identity identity;
+	struct ns_path *paths;
+	size_t npaths;
+	int node; /* -1 unknown */
+	enum ns_node_source node_source;
+	struct ns_cpuset local_cpus;
+	int rq_affinity; /* -1 unknown */
+	char *scheduler;
+	long nr_requests; /* -1 unknown */
+	struct ns_hctx *hctx;
+	size_t nhctx;
+	struct ns_alloc alloc;
+};
+
+const char *ns_disk_kind_name(enum ns_disk_kind k);
+const char *ns_transport_name(enum ns_transport t);
+const char *ns_pairing_name(enum ns_pairing p);
+const char *ns_node_source_name(enum ns_node_source s);
+bool ns_disk_is_virtual(const struct ns_disk *d);
+
+struct ns_system;
+/* Read one disk by its /sys/block name into d (paths get their PCI function from the system cache). */
+int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d);
+void ns_disk_free(struct ns_disk *d);
+
+#endif

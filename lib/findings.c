@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "findings.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ns_severity_name(enum ns_severity s)
+{
+	return s == NS_SEV_CRITICAL ? "critical" : s == NS_SEV_WARNING ? "warning" : "info";
+}
+
+static __attribute__((format(printf, 1, 2))) char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+/* Takes ownership of evidence, message and remedy. */
+static int add(struct ns_findings *f, const char *id, enum ns_severity sev, const char *device,
+	       struct json_object *evidence, char *message, const char *action, char *remedy)
+{
+	struct ns_finding *x;
+
+	if (!message || !remedy || !evidence)
+		goto oom;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 16;
+		struct ns_finding *nv = realloc(f->v, cap * sizeof(*nv));
+		if (!nv)
+			goto oom;
+		f->v = nv;
+		f->cap = cap;
+	}
+	x = &f->v[f->n];
+	x->id = id;
+	x->severity = sev;
+	x->device = device ? strdup(device) : NULL;
+	x->evidence = evidence;
+	x->message = message;
+	x->remedy_action = action;
+	x->remedy_text = remedy;
+	f->n++;
+	return 0;
+oom:
+	json_object_put(evidence);
+	free(message);
+	free(remedy);
+	return -ENOMEM;
+}
+
+static struct json_object *cpus_json(const struct ns_cpuset *s)
+{
+	char *txt;
+	struct json_object *o;
+	if (!s->known || ns_cpuset_format(s, &txt) < 0)
+		return NULL;
+	o = json_object_new_string(txt);
+	free(txt);
+	return o;
+}
+
+static struct json_object *nodes_json(const struct ns_cpuset *nodes)
+{
+	struct json_object *a = json_object_new_array();
+	ns_cpuset_foreach(n, nodes) json_object_array_add(a, json_object_new_int(n));
+	return a;
+}
+
+static char *nodes_text(const struct ns_cpuset *nodes)
+{
+	char *t = NULL;
+	if (ns_cpuset_format(nodes, &t) < 0)
+		return NULL;
+	return t;
+}
+
+/* The vectors that carry I/O completions: those paired with a hardware queue, else every
+ * vector that is not an admin/config one. */
+static size_t queue_vectors(const struct ns_disk *d, const struct ns_irq **out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->nhctx && n < cap; i++) {
+		const struct ns_irq *irq = d->hctx[i].irq;
+		bool dup = false;
+		if (!irq)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			dup |= out[k] == irq;
+		if (!dup)
+			out[n++] = irq;
+	}
+	if (n)
+		return n;
+	for (size_t p = 0; p < d->npaths; p++) {
+		const struct ns_pci *pci = d->paths[p].pci;
+		for (size_t i = 0; pci && i < pci->nirqs && n < cap; i++) {
+			const struct ns_irq *irq = &pci->irqs[i];
+			const char *nm = irq->name ? irq->name : "";
+			if (irq->queue_of_ctl == 0 || strstr(nm, "-config") || strstr(nm, "-control") ||
+			    strstr(nm, "-event"))
+				continue;
+			out[n++] = irq;
+		}
+	}
+	return n;
+}
+
+static void node_set_of(const struct ns_system *sys, const struct ns_cpuset *cpus, struct ns_cpuset *nodes)
+{
+	ns_machine_nodes_of(&sys->machine, cpus, nodes);
+}
+
+static bool all_nodes(const struct ns_system *sys, const struct ns_cpuset *nodes)
+{
+	for (size_t i = 0; i < sys->machine.nnodes; i++)
+		if (ns_cpuset_count(&sys->machine.nodes[i].cpus) && !ns_cpuset_test(nodes, (unsigned)sys->machine.nodes[i].id))
+			return false;
+	return true;
+}
+
+struct disk_ctx {
+	const struct ns_system *sys;
+	const struct ns_disk *d;
+	const struct ns_irq **qv;
+	size_t nqv;
+	bool remote_completions;
+	bool forced;
+	bool any_unmanaged;
+};
+
+static int rule_forced(struct ns_findings *f, struct disk_ctx *c)
+{
+	for (size_t p = 0; p < c->d->npaths; p++) {
+		const struct ns_pci *pci = c->d->paths[p].pci;
+		struct json_object *ev;
+		bool nvme;
+		int r;
+		if (!pci || pci->forced != 1)
+			continue;
+		c->forced = true;
+		nvme = pci->driver && strcmp(pci->driver, "nvme") == 0;
+		ev = json_object_new_object();
+		json_object_object_add(ev, "pci", json_object_new_string(pci->address));
+		json_object_object_add(ev, "numa_node", json_object_new_int(pci->numa_node));
+		json_object_object_add(ev, "bus_node", json_object_new_int(pci->bus_node));
+		json_object_object_add(ev, "driver", pci->driver ? json_object_new_string(pci->driver) : NULL);
+		json_object_object_add(ev, "detail",
+				       pci->forced_evidence ? json_object_new_string(pci->forced_evidence) : NULL);
+		r = add(f, "node-forced", NS_SEV_CRITICAL, c->d->name, ev,
+			fmt("%s sits on PCI function %s, which reads NUMA node %d although nothing above it has a node: "
+			    "driver %s forced it, and tools that trust numa_node (irqbalance) confine its interrupts to node %d.",
+			    c->d->name, pci->address, pci->numa_node, pci->driver ? pci->driver : "(none)", pci->numa_node),
+			"numastor fix --modules",
+			nvme ? fmt("Load the numastor-patched nvme driver, which leaves a node-less controller at -1, and "
+				   "remove + rescan %s so the forced node goes (upstream dad651b2a44e, v6.6 and 6.1.56); "
+				   "until then `numastor fix` re-spreads the vectors user space may move.",
+				   pci->address)
+			     : fmt("Reload %s without the node override and remove + rescan %s; `numastor fix` re-spreads "
+				   "the vectors user space may move.",
+				   pci->driver ? pci->driver : "the driver", pci->address));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int rule_unknown(struct ns_findings *f, struct disk_ctx *c)
+{
+	const struct ns_pci *pci = c->d->npaths ? c->d->paths[0].pci : NULL;
+	struct json_object *ev;
+
+	if (c->d->node_source != NS_NODE_SRC_UNKNOWN || !pci)
+		return 0;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "pci", json_object_new_string(pci->address));
+	json_object_object_add(ev, "numa_node",
+			       pci->numa_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->numa_node));
+	return add(f, "node-unknown", NS_SEV_INFO, c->d->name, ev,
+		   fmt("The firmware gives %s (PCI %s) no NUMA node, so the kernel and irqbalance treat it as local to "
+		       "every node.",
+		       c->d->name, pci->address),
+		   NULL,
+		   fmt("Nothing is wrong in the OS: the platform does not describe this bus (ACPI _PXM). Keep each "
+		       "queue's vector on the CPUs its queue serves (`numastor fix` does) rather than on one node."));
+}
+
+static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
+{
+	struct ns_cpuset irq_nodes = {0}, queue_nodes = {0}, tmp = {0};
+	struct json_object *ev, *irqs;
+	bool managed_all = true;
+	int r = 0, node;
+	char *qn;
+
+	if (c->nqv < 2)
+		return 0;
+	for (size_t i = 0; i < c->nqv; i++) {
+		const struct ns_cpuset *t = ns_irq_target(c->qv[i]);
+		if (!t->known || ns_cpuset_count(t) == 0)
+			goto out;
+		node_set_of(c->sys, t, &tmp);
+		ns_cpuset_or(&irq_nodes, &tmp);
+		managed_all &= c->qv[i]->managed == 1;
+	}
+	for (size_t i = 0; i < c->d->nhctx; i++)
+		ns_cpuset_or(&queue_nodes, &c->d->hctx[i].nodes);
+	if (ns_cpuset_count(&irq_nodes) != 1 || ns_cpuset_count(&queue_nodes) < 2)
+		goto out;
+	node = ns_cpuset_first(&irq_nodes);
+	c->remote_completions = true;
+	ev = json_object_new_object();
+	irqs = json_object_new_array();
+	for (size_t i = 0; i < c->nqv; i++)
+		json_object_array_add(irqs, json_object_new_int(c->qv[i]->irq));
+	json_object_object_add(ev, "irqs", irqs);
+	json_object_object_add(ev, "irq_node", json_object_new_int(node));
+	json_object_object_add(ev, "queue_nodes", nodes_json(&queue_nodes));
+	qn = nodes_text(&queue_nodes);
+	r = add(f, "irq-confined", NS_SEV_CRITICAL, c->d->name, ev,
+		fmt("All %zu queue interrupts of %s are confined to node %d while its hardware queues serve CPUs on "
+		    "nodes %s: completions for submitters on the other nodes cross the interconnect.",
+		    c->nqv, c->d->name, node, qn ? qn : "?"),
+		managed_all ? NULL : "numastor fix",
+		managed_all ? fmt("These vectors are kernel-managed: check isolcpus=managed_irq, irqaffinity= and the "
+				  "driver's queue count; user space cannot move them.")
+			    : fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor fix`), "
+				  "and keep irqbalance from undoing it (`numastor irqbalance-policy`)."));
+	free(qn);
+out:
+	ns_cpuset_clear(&irq_nodes);
+	ns_cpuset_clear(&queue_nodes);
+	ns_cpuset_clear(&tmp);
+	return r;
+}
+
+static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
+{
+	const struct ns_system *sys = c->sys;
+	struct json_object *list = json_object_new_array();
+	size_t remote = 0, checked = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < c->d->nhctx; i++) {
+		const struct ns_hctx *h = &c->d->hctx[i];
+		const struct ns_irq *irq = h->irq;
+		struct ns_cpuset ref = {0};
+		unsigned long long off = 0;
+		bool dup = false;
+
+		if (!irq || !irq->per_node || irq->total == 0)
+			continue;
+		for (size_t k = 0; k < i; k++)
+			dup |= c->d->hctx[k].irq == irq;
+		if (dup)
+			continue;
+		if (all_nodes(sys, &h->nodes)) {
+			/* a queue serving every node: the vector belongs on the device's node */
+			if (c->d->node < 0)
+				continue;
+			ns_cpuset_set(&ref, (unsigned)c->d->node);
+		} else {
+			ns_cpuset_copy(&ref, &h->nodes);
+		}
+		checked++;
+		for (size_t n = 0; n < irq->nper_node; n++)
+			if (!ns_cpuset_test(&ref, (unsigned)n))
+				off += irq->per_node[n];
+		if (off * 2 > irq->total) {
+			struct json_object *e = json_object_new_object(), *counts = json_object_new_object();
+			remote++;
+			json_object_object_add(e, "irq", json_object_new_int(irq->irq));
+			json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
+			json_object_object_add(e, "expected_nodes", nodes_json(&ref));
+			for (size_t n = 0; n < irq->nper_node; n++) {
+				char k[32];
+				snprintf(k, sizeof(k), "node%zu", n);
+				json_object_object_add(counts, k, json_object_new_int64((int64_t)irq->per_node[n]));
+			}
+			json_object_object_add(e, "counts_by_node", counts);
+			json_object_array_add(list, e);
+		}
+		ns_cpuset_clear(&ref);
+	}
+	if (remote) {
+		struct json_object *ev = json_object_new_object();
+		bool managed_all = true;
+		for (size_t i = 0; i < c->nqv; i++)
+			managed_all &= c->qv[i]->managed == 1;
+		c->remote_completions = true;
+		json_object_object_add(ev, "irqs", list);
+		r = add(f, "irq-fires-remote", NS_SEV_WARNING, c->d->name, ev,
+			fmt("%zu of %zu queue interrupts of %s fire mostly on a node other than the CPUs their queue serves.",
+			    remote, checked, c->d->name),
+			managed_all ? NULL : "numastor fix",
+			managed_all ? fmt("The vectors are kernel-managed; set rq_affinity=2 on %s so completion work "
+					  "runs on the submitting CPU.",
+					  c->d->name)
+				    : fmt("Move each vector to the CPUs its hardware queue serves, or to the device's node "
+					  "for a queue that serves every node (`numastor fix`)."));
+	} else {
+		json_object_put(list);
+	}
+	return r;
+}
+
+static int rule_mismatch(struct ns_findings *f, struct disk_ctx *c)
+{
+	struct json_object *list = json_object_new_array();
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->d->nhctx; i++) {
+		const struct ns_hctx *h = &c->d->hctx[i];
+		struct json_object *e;
+		if (!h->irq || h->irq->managed != 1 || !h->irq->affinity.known || !h->cpus.known ||
+		    h->pairing == NS_PAIRING_SINGLE_VECTOR || ns_cpuset_equal(&h->irq->affinity, &h->cpus))
+			continue;
+		e = json_object_new_object();
+		json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
+		json_object_object_add(e, "queue_cpus", cpus_json(&h->cpus));
+		json_object_object_add(e, "irq", json_object_new_int(h->irq->irq));
+		json_object_object_add(e, "irq_affinity", cpus_json(&h->irq->affinity));
+		json_object_array_add(list, e);
+		n++;
+	}
+	if (!n) {
+		json_object_put(list);
+		return 0;
+	}
+	struct json_object *ev = json_object_new_object();
+	json_object_object_add(ev, "queues", list);
+	return add(f, "queue-affinity-mismatch", NS_SEV_WARNING, c->d->name, ev,
+		   fmt("%zu hardware queue(s) of %s serve CPUs other than those their managed vector is bound to.", n,
+		       c->d->name),
+		   NULL,
+		   fmt("The kernel builds both from the same spread; a difference means CPUs went offline or "
+		       "the queue map was changed. Reload the driver (or reset the controller) to rebuild both."));
+}
+
+static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
+{
+	struct json_object *ev;
+
+	if (c->d->nhctx != 1 || !all_nodes(c->sys, &c->d->hctx[0].nodes) || c->nqv > 1)
+		return 0;
+	c->remote_completions = true;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "hw_queues", json_object_new_int(1));
+	json_object_object_add(ev, "queue_cpus", cpus_json(&c->d->hctx[0].cpus));
+	json_object_object_add(ev, "irq", c->nqv ? json_object_new_int(c->qv[0]->irq) : NULL);
+	return add(f, "vector-serves-all-nodes", NS_SEV_WARNING, c->d->name, ev,
+		   fmt("One hardware queue and one interrupt vector serve the CPUs of every node for %s: completions "
+		       "for submitters on all but one node are remote.",
+		       c->d->name),
+		   "numastor fix",
+		   fmt("Keep the vector on the device's node (`numastor fix`) and set rq_affinity=2 so completion work "
+		       "runs on the submitting CPU; a driver configuration with more vectors (e.g. megaraid_sas "
+		       "smp_affinity_enable, more queues) removes the bottleneck."));
+}
+
+static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patched)
+{
+	const struct ns_disk *d = c->d;
+	int r;
+
+	if (d->node < 0)
+		return 0;
+	for (size_t i = 0; i < d->nhctx; i++) {
+		const struct ns_hctx *h = &d->hctx[i];
+		struct json_object *ev;
+		if (h->memory_node < 0 || h->memory_node == d->node || ns_cpuset_count(&h->nodes) < 2 ||
+		    !ns_cpuset_test(&h->nodes, (unsigned)d->node))
+			continue;
+		ev = json_object_new_object();
+		json_object_object_add(ev, "hw_queue", json_object_new_int(h->index));
+		json_object_object_add(ev, "queue_cpus", cpus_json(&h->cpus));
+		json_object_object_add(ev, "memory_node", json_object_new_int(h->memory_node));
+		json_object_object_add(ev, "device_node", json_object_new_int(d->node));
+		r = add(f, "alloc-remote", NS_SEV_WARNING, d->name, ev,
+			fmt("Hardware queue %d of %s, its tags and its requests live on node %d (the node of the first "
+			    "CPU it serves) while the device sits on node %d.",
+			    h->index, d->name, h->memory_node, d->node),
+			NULL,
+			fmt("blk-mq places a shared queue's memory by its first CPU. More hardware queues (one per node "
+			    "at least) make each queue's memory local; check the driver's queue/vector settings."));
+		if (r < 0)
+			return r;
+		break;
+	}
+	if ((d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA) && !scsi_patched) {
+		struct json_object *ev = json_object_new_object();
+		json_object_object_add(ev, "device_node", json_object_new_int(d->node));
+		json_object_object_add(ev, "module", json_object_new_string("scsi_mod"));
+		json_object_object_add(ev, "patched", json_object_new_boolean(0));
+		r = add(f, "alloc-remote", NS_SEV_INFO, d->name, ev,
+			fmt("The stock SCSI midlayer allocates %s's scsi_device and scsi_target on whichever node scans "
+			    "it, not on the HBA's node %d: rescans from other nodes leave them remote.",
+			    d->name, d->node),
+			"numastor fix --modules",
+			fmt("Load the numastor-patched scsi_mod (scsi_alloc_sdev/scsi_alloc_target on the HBA's node)."));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int rule_rq_affinity(struct ns_findings *f, struct disk_ctx *c)
+{
+	struct json_object *ev;
+
+	if (c->d->rq_affinity != 0 || !c->remote_completions)
+		return 0;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "rq_affinity", json_object_new_int(0));
+	return add(f, "rq-affinity-remote", NS_SEV_WARNING, c->d->name, ev,
+		   fmt("%s has rq_affinity=0, so completions run where the interrupt lands, which is remote for "
+		       "some submitters.",
+		       c->d->name),
+		   "numastor fix --rq-affinity=2",
+		   fmt("echo 2 > /sys/block/%s/queue/rq_affinity (`numastor fix --rq-affinity=2` journals it).",
+		       c->d->name));
+}
+
+static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
+{
+	const struct ns_irqbalance *ib = &c->sys->machine.irqbalance;
+	struct json_object *ev;
+
+	if (ib->running != 1 || (ib->policyscript && strstr(ib->policyscript, "numastor")) || !c->any_unmanaged)
+		return 0;
+	if (!c->forced && c->d->node < 0)
+		return 0;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "irqbalance_pid", json_object_new_int64(ib->pid));
+	json_object_object_add(ev, "policyscript", ib->policyscript ? json_object_new_string(ib->policyscript) : NULL);
+	json_object_object_add(ev, "node_forced", json_object_new_boolean(c->forced));
+	return add(f, "irqbalance-confines", c->forced ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev,
+		   c->forced ? fmt("irqbalance runs and trusts the forced node of %s: it confines the vectors user space "
+				   "may move to that node's CPUs.",
+				   c->d->name)
+			     : fmt("irqbalance runs without numastor's policy script: it moves %s's vectors user space may "
+				   "move by its own rules and undoes any placement made for the queues.",
+				   c->d->name),
+		   "numastor fix",
+		   fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` (IRQBALANCE_ARGS in "
+		       "/etc/default/irqbalance) so it leaves the placed vectors alone, then `numastor fix`."));
+}
+
+static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
+{
+	struct json_object *ev, *paths;
+
+	if (c->d->node_source != NS_NODE_SRC_PATHS_DISAGREE)
+		return 0;
+	ev = json_object_new_object();
+	paths = json_object_new_array();
+	for (size_t i = 0; i < c->d->npaths; i++) {
+		const struct ns_path *p = &c->d->paths[i];
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "controller", p->controller ? json_object_new_string(p->controller) : NULL);
+		json_object_object_add(e, "pci", p->pci ? json_object_new_string(p->pci->address) : NULL);
+		json_object_object_add(e, "numa_node", p->pci ? json_object_new_int(p->pci->numa_node) : NULL);
+		json_object_array_add(paths, e);
+	}
+	json_object_object_add(ev, "paths", paths);
+	return add(f, "paths-on-different-nodes", NS_SEV_INFO, c->d->name, ev,
+		   fmt("%s is reached through controllers on different nodes.", c->d->name), NULL,
+		   fmt("Set the subsystem's iopolicy to numa (/sys/class/nvme-subsystem/*/iopolicy) so each node "
+		       "uses its local path."));
+}
+
+int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
+{
+	bool scsi_patched = sys->scsi_mod && sys->scsi_mod->patched == 1;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (!ns_machine_multi_node(&sys->machine)) {
+		struct json_object *ev = json_object_new_object();
+		json_object_object_add(ev, "nodes", json_object_new_int((int)sys->machine.nnodes));
+		return add(out, "single-node", NS_SEV_INFO, NULL, ev,
+			   fmt("This machine has a single NUMA node: device and interrupt locality is moot."), NULL,
+			   fmt("Nothing to do."));
+	}
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		const struct ns_irq *qv[4096];
+		struct disk_ctx c = {.sys = sys, .d = d, .qv = qv};
+
+		if (ns_disk_is_virtual(d))
+			continue;
+		c.nqv = queue_vectors(d, qv, sizeof(qv) / sizeof(qv[0]));
+		for (size_t k = 0; k < c.nqv; k++)
+			c.any_unmanaged |= qv[k]->managed != 1;
+		if ((r = rule_forced(out, &c)) < 0 || (r = rule_unknown(out, &c)) < 0 ||
+		    (r = rule_confined(out, &c)) < 0 || (r = rule_fires_remote(out, &c)) < 0 ||
+		    (r = rule_mismatch(out, &c)) < 0 || (r = rule_all_nodes(out, &c)) < 0 ||
+		    (r = rule_alloc(out, &c, scsi_patched)) < 0 || (r = rule_rq_affinity(out, &c)) < 0 ||
+		    (r = rule_irqbalance(out, &c)) < 0 || (r = rule_paths(out, &c)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+void ns_findings_free(struct ns_findings *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->v[i].device);
+		free(f->v[i].message);
+		free(f->v[i].remedy_text);
+		json_object_put(f->v[i].evidence);
+	}
+	free(f->v);
+	memset(f, 0, sizeof(*f));
+}
+
+size_t ns_findings_count(const struct ns_findings *f, enum ns_severity s)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->n; i++)
+		n += f->v[i].severity == s;
+	return n;
+}
+
+int ns_findings_exit_code(const struct ns_findings *f)
+{
+	if (ns_findings_count(f, NS_SEV_CRITICAL))
+		return 2;
+	if (ns_findings_count(f, NS_SEV_WARNING))
+		return 1;
+	return 0;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Who a disk is: model, serial, WWN, by-id link. libudev on the live root, captured udev data
+ * (run/udev/data/b<maj>:<min>) under a sysroot, sysfs attributes when udev knows nothing. */
+#ifndef NUMASTOR_IDENTITY_H
+#define NUMASTOR_IDENTITY_H
+
+struct ns_system;
+struct ns_disk;
+
+void ns_identity_read(struct ns_system *sys, struct ns_disk *d);
+/* libudev context for the live root (NULL elsewhere); freed with ns_identity_close(). */
+void *ns_identity_open(struct ns_system *sys);
+void ns_identity_close(void *udev);
+
+#endif

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "irq.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ns_managed_source_name(enum ns_managed_source s)
+{
+	switch (s) {
+	case NS_MANAGED_FILE_MODE:
+		return "file-mode";
+	case NS_MANAGED_DEBUGFS:
+		return "debugfs";
+	case NS_MANAGED_DRIVER:
+		return "driver";
+	default:
+		return "unknown";
+	}
+}
+
+static void read_list(struct ns_root *root, const char *path, struct ns_cpuset *s, struct ns_notes *notes,
+		      const char *subj, const char *field, bool hex)
+{
+	char *txt;
+	int r = ns_read_str(root, path, &txt);
+
+	if (r < 0) {
+		ns_note_read(notes, subj, field, path, r, NULL);
+		return;
+	}
+	r = hex ? ns_cpuset_parse_mask(s, txt) : ns_cpuset_parse_list(s, txt);
+	if (r < 0)
+		ns_note_read(notes, subj, field, path, r, txt);
+	free(txt);
+}
+
+static void read_counts(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq,
+			struct ns_notes *notes, const char *subj)
+{
+	char path[96], *txt, *p, *end;
+	size_t cap = m->ncpu_node ? m->ncpu_node : 1, n = 0;
+	unsigned long long *v;
+	int r;
+	int maxnode = -1;
+
+	snprintf(path, sizeof(path), "sys/kernel/irq/%d/per_cpu_count", irq->irq);
+	r = ns_read_str(root, path, &txt);
+	if (r < 0) {
+		ns_note_read(notes, subj, "total_count", path, r, NULL);
+		return;
+	}
+	v = calloc(cap, sizeof(*v));
+	if (!v) {
+		free(txt);
+		return;
+	}
+	for (p = txt; *p;) {
+		unsigned long long c;
+		errno = 0;
+		c = strtoull(p, &end, 10);
+		if (end == p || errno || (*end && *end != ',')) {
+			ns_note_read(notes, subj, "total_count", path, -EINVAL, txt);
+			goto bad;
+		}
+		if (n == cap) {
+			unsigned long long *nv = realloc(v, cap * 2 * sizeof(*v));
+			if (!nv)
+				goto bad;
+			v = nv;
+			cap *= 2;
+		}
+		v[n++] = c;
+		p = *end ? end + 1 : end;
+	}
+	if (m->possible.known && n < (size_t)ns_cpuset_count(&m->possible)) {
+		/* a truncated list would put counts on the wrong CPUs: refuse it */
+		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path,
+			n, ns_cpuset_count(&m->possible));
+		goto bad;
+	}
+	irq->per_cpu = v;
+	irq->ncpu = n;
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (m->nodes[i].id > maxnode)
+			maxnode = m->nodes[i].id;
+	irq->nper_node = (size_t)(maxnode + 1);
+	irq->per_node = calloc(irq->nper_node ? irq->nper_node : 1, sizeof(*irq->per_node));
+	for (size_t c = 0; c < n; c++) {
+		int node = ns_machine_cpu_node(m, (int)c);
+		irq->total += v[c];
+		if (irq->per_node && node >= 0 && (size_t)node < irq->nper_node)
+			irq->per_node[node] += v[c];
+	}
+	free(txt);
+	return;
+bad:
+	free(v);
+	free(txt);
+}
+
+static void read_managed(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq)
+{
+	char path[96], *txt;
+	struct stat st;
+
+	snprintf(path, sizeof(path), "sys/kernel/debug/irq/irqs/%d", irq->irq);
+	if (ns_read_str(root, path, &txt) == 0) {
+		irq->managed = strstr(txt, "IRQD_AFFINITY_MANAGED") ? 1 : 0;
+		irq->managed_source = NS_MANAGED_DEBUGFS;
+		free(txt);
+		return;
+	}
+	/* since 6.12 the affinity files of IRQs user space may not set are read-only */
+	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity", irq->irq);
+	if (ns_machine_kernel_at_least(m, 6, 12) && ns_stat(root, path, &st) == 0) {
+		irq->managed = (st.st_mode & 0200) ? 0 : 1;
+		irq->managed_source = NS_MANAGED_FILE_MODE;
+	}
+}
+
+int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool msi, struct ns_irq *irq,
+		struct ns_notes *notes)
+{
+	char path[96], subj[32], *txt;
+	long node;
+	int r;
+
+	memset(irq, 0, sizeof(*irq));
+	irq->irq = n;
+	irq->msi = msi;
+	irq->node = -2;
+	irq->managed = -1;
+	irq->hw_queue = -1;
+	irq->queue_of_ctl = -1;
+	snprintf(subj, sizeof(subj), "irq %d", n);
+	snprintf(path, sizeof(path), "proc/irq/%d", n);
+	if (!ns_exists(root, path)) {
+		snprintf(path, sizeof(path), "sys/kernel/irq/%d", n);
+		if (!ns_exists(root, path))
+			return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+	r = ns_read_str(root, path, &irq->actions);
+	if (r < 0 && r != -ENODATA)
+		ns_note_read(notes, subj, "actions", path, r, NULL);
+	if (irq->actions)
+		irq->name = strndup(irq->actions, strcspn(irq->actions, ","));
+	snprintf(path, sizeof(path), "sys/kernel/irq/%d/chip_name", n);
+	r = ns_read_str(root, path, &irq->chip);
+	if (r < 0)
+		ns_note_read(notes, subj, "chip", path, r, NULL);
+
+	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", n);
+	read_list(root, path, &irq->affinity, notes, subj, "affinity", false);
+	snprintf(path, sizeof(path), "proc/irq/%d/effective_affinity_list", n);
+	read_list(root, path, &irq->effective, notes, subj, "effective_affinity", false);
+	snprintf(path, sizeof(path), "proc/irq/%d/affinity_hint", n);
+	if ((r = ns_read_str(root, path, &txt)) == 0) {
+		if (ns_cpuset_parse_mask(&irq->hint, txt) < 0)
+			ns_note_read(notes, subj, "affinity_hint", path, -EINVAL, txt);
+		free(txt);
+	} else if (r != -ENOENT) {
+		ns_note_read(notes, subj, "affinity_hint", path, r, NULL);
+	}
+	snprintf(path, sizeof(path), "proc/irq/%d/node", n);
+	if ((r = ns_read_long(root, path, &node, &txt)) == 0 && node >= -1)
+		irq->node = (int)node;
+	else if (r != -ENOENT)
+		ns_note_read(notes, subj, "node", path, r ? r : -EINVAL, txt);
+	free(txt);
+
+	read_counts(root, m, irq, notes, subj);
+	read_managed(root, m, irq);
+	return 0;
+}
+
+void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvectors)
+{
+	const char *name = irq->name ? irq->name : "";
+	bool xen = irq->chip && strncmp(irq->chip, "xen", 3) == 0;
+
+	(void)nvectors;
+	if (irq->managed >= 0)
+		return;
+	if (!irq->msi) {
+		irq->managed = 0; /* INTx lines are never kernel-managed */
+	} else if (xen) {
+		irq->managed = 0; /* Xen pirq MSIs lose the managed flag */
+	} else if (driver && strcmp(driver, "nvme") == 0 && irq->queue_of_ctl >= 0) {
+		irq->managed = irq->queue_of_ctl > 0; /* admin queue q0 is never managed */
+	} else if (driver && strncmp(driver, "virtio", 6) == 0 && strchr(name, '-')) {
+		const char *vq = strchr(name, '-') + 1;
+		irq->managed = strncmp(vq, "req", 3) == 0 || strncmp(vq, "request", 7) == 0;
+	} else {
+		return;
+	}
+	irq->managed_source = NS_MANAGED_DRIVER;
+}
+
+void ns_irq_free(struct ns_irq *irq)
+{
+	free(irq->name);
+	free(irq->actions);
+	free(irq->chip);
+	ns_cpuset_clear(&irq->affinity);
+	ns_cpuset_clear(&irq->effective);
+	ns_cpuset_clear(&irq->hint);
+	free(irq->per_cpu);
+	free(irq->per_node);
+	memset(irq, 0, sizeof(*irq));
+}
+
+const struct ns_cpuset *ns_irq_target(const struct ns_irq *irq)
+{
+	if (irq->effective.known && ns_cpuset_count(&irq->effective) > 0)
+		return &irq->effective;
+	return &irq->affinity;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One interrupt: where it may fire, where it does fire, and whether user space may move it. */
+#ifndef NUMASTOR_IRQ_H
+#define NUMASTOR_IRQ_H
+
+#include <stdbool.h>
+
+#include "cpuset.h"
+#include "machine.h"
+#include "notes.h"
+#include "root.h"
+
+enum ns_managed_source {
+	NS_MANAGED_UNKNOWN = 0,
+	NS_MANAGED_FILE_MODE, /* smp_affinity is 0444 on kernels >= 6.12 */
+	NS_MANAGED_DEBUGFS,   /* IRQD_AFFINITY_MANAGED in /sys/kernel/debug/irq/irqs/N */
+	NS_MANAGED_DRIVER,    /* what the driver is known to do */
+};
+
+struct ns_irq {
+	int irq;
+	bool msi; /* from msi_irqs/, else legacy INTx */
+	char *name; /* first action: "nvme0q3", "virtio1-req.0" */
+	char *actions;
+	char *chip;
+	struct ns_cpuset affinity, effective, hint;
+	int node;	   /* /proc/irq/N/node, -2 unknown */
+	int managed;	   /* 1, 0, -1 unknown */
+	enum ns_managed_source managed_source;
+	unsigned long long *per_cpu; /* NULL when unknown */
+	size_t ncpu;
+	unsigned long long total;
+	unsigned long long *per_node; /* indexed by node id, nper_node entries */
+	size_t nper_node;
+	int hw_queue;	 /* hctx index this vector serves, -1 none/unknown */
+	int queue_of_ctl; /* for nvme: the N of nvmeXqN, -1 */
+};
+
+/* Read IRQ n. -ENOENT when it vanished (no /proc/irq/N and no /sys/kernel/irq/N). */
+int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool msi, struct ns_irq *irq,
+		struct ns_notes *notes);
+/* Decide managed-ness from what the driver is known to do, when nothing better was found. */
+void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvectors);
+void ns_irq_free(struct ns_irq *irq);
+/* The set of CPUs the IRQ is really delivered to: effective affinity when known, else affinity. */
+const struct ns_cpuset *ns_irq_target(const struct ns_irq *irq);
+const char *ns_managed_source_name(enum ns_managed_source s);
+
+#endif

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* NULL-safe helpers: a NULL value becomes JSON null. */
+static struct json_object *jstr(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static struct json_object *jcpus(const struct ns_cpuset *s)
+{
+	char *t;
+	struct json_object *o;
+	if (!s->known || ns_cpuset_format(s, &t) < 0)
+		return NULL;
+	o = json_object_new_string(t);
+	free(t);
+	return o;
+}
+
+static struct json_object *jnode(int node) /* null for < 0 */
+{
+	return node >= 0 ? json_object_new_int(node) : NULL;
+}
+
+static struct json_object *jtri(int v) /* 1 / 0 / -1 = null */
+{
+	return v < 0 ? NULL : json_object_new_boolean(v);
+}
+
+static struct json_object *jstrv(char **v, size_t n)
+{
+	struct json_object *a = json_object_new_array();
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+static struct json_object *jnodes(const struct ns_cpuset *nodes)
+{
+	struct json_object *a = json_object_new_array();
+	ns_cpuset_foreach(n, nodes) json_object_array_add(a, json_object_new_int(n));
+	return a;
+}
+
+#define add(o, k, v) json_object_object_add(o, k, v)
+
+static struct json_object *machine_json(const struct ns_machine *m)
+{
+	struct json_object *o = json_object_new_object(), *nodes = json_object_new_array(), *ib;
+
+	add(o, "kernel_release", jstr(m->kernel_release));
+	add(o, "multi_node", json_object_new_boolean(ns_machine_multi_node(m)));
+	add(o, "online_cpus", jcpus(&m->online));
+	add(o, "possible_cpus", jcpus(&m->possible));
+	add(o, "isolated_cpus", jcpus(&m->isolated));
+	add(o, "nohz_full_cpus", jcpus(&m->nohz_full));
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct ns_node *n = &m->nodes[i];
+		struct json_object *no = json_object_new_object(), *d = NULL;
+		add(no, "node", json_object_new_int(n->id));
+		add(no, "cpus", jcpus(&n->cpus));
+		add(no, "cpu_count", json_object_new_int((int)ns_cpuset_count(&n->cpus)));
+		add(no, "memory_bytes", n->memory_bytes >= 0 ? json_object_new_int64(n->memory_bytes) : NULL);
+		if (n->distances) {
+			d = json_object_new_array();
+			for (size_t k = 0; k < n->ndistances; k++)
+				json_object_array_add(d, json_object_new_int(n->distances[k]));
+		}
+		add(no, "distances", d);
+		json_object_array_add(nodes, no);
+	}
+	add(o, "nodes", nodes);
+	ib = json_object_new_object();
+	add(ib, "running", jtri(m->irqbalance.running));
+	add(ib, "pid", m->irqbalance.pid >= 0 ? json_object_new_int64(m->irqbalance.pid) : NULL);
+	add(ib, "policyscript", jstr(m->irqbalance.policyscript));
+	add(ib, "banned_cpus", jcpus(&m->irqbalance.banned_cpus));
+	add(o, "irqbalance", ib);
+	return o;
+}
+
+static struct json_object *irq_json(const struct ns_irq *irq)
+{
+	struct json_object *o = json_object_new_object(), *counts = NULL;
+
+	add(o, "irq", json_object_new_int(irq->irq));
+	add(o, "name", jstr(irq->name));
+	add(o, "actions", jstr(irq->actions));
+	add(o, "chip", jstr(irq->chip));
+	add(o, "type", json_object_new_string(irq->msi ? "msi" : "intx"));
+	add(o, "affinity", jcpus(&irq->affinity));
+	add(o, "effective_affinity", jcpus(&irq->effective));
+	add(o, "affinity_hint", jcpus(&irq->hint));
+	add(o, "node", irq->node >= -1 ? json_object_new_int(irq->node) : NULL);
+	add(o, "managed", jtri(irq->managed));
+	add(o, "managed_source", json_object_new_string(ns_managed_source_name(irq->managed_source)));
+	add(o, "hw_queue", irq->hw_queue >= 0 ? json_object_new_int(irq->hw_queue) : NULL);
+	add(o, "total_count", irq->per_cpu ? json_object_new_int64((int64_t)irq->total) : NULL);
+	if (irq->per_node) {
+		counts = json_object_new_array();
+		for (size_t n = 0; n < irq->nper_node; n++) {
+			struct json_object *c = json_object_new_object();
+			add(c, "node", json_object_new_int((int)n));
+			add(c, "count", json_object_new_int64((int64_t)irq->per_node[n]));
+			json_object_array_add(counts, c);
+		}
+	}
+	add(o, "counts_by_node", counts);
+	return o;
+}
+
+static struct json_object *module_json(const struct ns_module *m)
+{
+	struct json_object *o;
+	if (!m)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "name", json_object_new_string(m->name));
+	add(o, "state", json_object_new_string(m->state == NS_MODULE_LIVE      ? "live"
+					       : m->state == NS_MODULE_BUILTIN ? "builtin"
+									: "unknown"));
+	add(o, "patched", jtri(m->patched));
+	add(o, "patches", jstrv(m->patches, m->npatches));
+	add(o, "srcversion", jstr(m->srcversion));
+	add(o, "out_of_tree", jtri(m->out_of_tree));
+	return o;
+}
+
+static struct json_object *pci_json(const struct ns_pci *pci)
+{
+	struct json_object *o, *bridges, *irqs;
+	if (!pci)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "address", json_object_new_string(pci->address));
+	add(o, "vendor", jstr(pci->vendor));
+	add(o, "device", jstr(pci->device));
+	add(o, "class", jstr(pci->class_code));
+	add(o, "driver", jstr(pci->driver));
+	add(o, "module", module_json(pci->module));
+	add(o, "numa_node", pci->numa_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->numa_node));
+	add(o, "node_forced", jtri(pci->forced));
+	add(o, "forced_evidence", jstr(pci->forced_evidence));
+	add(o, "local_cpus", jcpus(&pci->local_cpus));
+	add(o, "bus_node", pci->bus_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->bus_node));
+	bridges = json_object_new_array();
+	for (size_t i = 0; i < pci->nbridges; i++)
+		json_object_array_add(bridges, pci->bridge_nodes[i] == NS_NODE_UNREAD
+						       ? NULL
+						       : json_object_new_int(pci->bridge_nodes[i]));
+	add(o, "bridge_nodes", bridges);
+	irqs = json_object_new_array();
+	for (size_t i = 0; i < pci->nirqs; i++)
+		json_object_array_add(irqs, irq_json(&pci->irqs[i]));
+	add(o, "irqs", irqs);
+	return o;
+}
+
+static struct json_object *disk_json(const struct ns_disk *d)
+{
+	struct json_object *o = json_object_new_object(), *id, *paths, *q, *hq, *al;
+
+	add(o, "name", json_object_new_string(d->name));
+	add(o, "kind", json_object_new_string(ns_disk_kind_name(d->kind)));
+	add(o, "devnum", jstr(d->devnum));
+	add(o, "sysfs_path", NULL);
+	if (d->syspath) {
+		/* relative to the root inside numastor; absolute as the kernel names it */
+		char *p = malloc(strlen(d->syspath) + 2);
+		if (p) {
+			p[0] = '/';
+			strcpy(p + 1, d->syspath);
+			add(o, "sysfs_path", json_object_new_string(p));
+			free(p);
+		}
+	}
+	add(o, "size_bytes", d->size_bytes >= 0 ? json_object_new_int64(d->size_bytes) : NULL);
+	add(o, "partitions", jstrv(d->partitions, d->npartitions));
+	add(o, "slaves", jstrv(d->slaves, d->nslaves));
+	add(o, "holders", jstrv(d->holders, d->nholders));
+	id = json_object_new_object();
+	add(id, "model", jstr(d->identity.model));
+	add(id, "serial", jstr(d->identity.serial));
+	add(id, "wwn", jstr(d->identity.wwn));
+	add(id, "by_id", jstr(d->identity.by_id));
+	add(o, "identity", id);
+	add(o, "node", jnode(d->node));
+	add(o, "node_source", json_object_new_string(ns_node_source_name(d->node_source)));
+	add(o, "local_cpus", jcpus(&d->local_cpus));
+	paths = json_object_new_array();
+	for (size_t i = 0; i < d->npaths; i++) {
+		struct json_object *p = json_object_new_object();
+		add(p, "transport", json_object_new_string(ns_transport_name(d->paths[i].transport)));
+		add(p, "controller", jstr(d->paths[i].controller));
+		add(p, "pci", pci_json(d->paths[i].pci));
+		json_object_array_add(paths, p);
+	}
+	add(o, "paths", paths);
+	q = json_object_new_object();
+	add(q, "rq_affinity", d->rq_affinity >= 0 ? json_object_new_int(d->rq_affinity) : NULL);
+	add(q, "scheduler", jstr(d->scheduler));
+	add(q, "nr_requests", d->nr_requests >= 0 ? json_object_new_int64(d->nr_requests) : NULL);
+	add(o, "queue", q);
+	hq = json_object_new_array();
+	for (size_t i = 0; i < d->nhctx; i++) {
+		const struct ns_hctx *h = &d->hctx[i];
+		struct json_object *e = json_object_new_object();
+		add(e, "index", json_object_new_int(h->index));
+		add(e, "controller", jstr(h->controller));
+		add(e, "cpus", jcpus(&h->cpus));
+		add(e, "nodes", jnodes(&h->nodes));
+		add(e, "nr_tags", h->nr_tags >= 0 ? json_object_new_int64(h->nr_tags) : NULL);
+		add(e, "memory_node", jnode(h->memory_node));
+		add(e, "irq", h->irq ? json_object_new_int(h->irq->irq) : NULL);
+		add(e, "irq_pairing", json_object_new_string(ns_pairing_name(h->pairing)));
+		json_object_array_add(hq, e);
+	}
+	add(o, "hw_queues", hq);
+	al = json_object_new_object();
+	add(al, "device_node", jnode(d->alloc.device_node));
+	add(al, "device_basis", json_object_new_string(d->alloc.device_basis ? d->alloc.device_basis : ""));
+	add(al, "midlayer_node", jnode(d->alloc.midlayer_node));
+	add(al, "midlayer_basis", jstr(d->alloc.midlayer_basis));
+	add(al, "hw_queue_nodes", jnodes(&d->alloc.hw_queue_nodes));
+	add(o, "allocations", al);
+	return o;
+}
+
+struct json_object *ns_json_document(const struct ns_system *sys, const struct ns_findings *findings,
+				     const char *version)
+{
+	struct json_object *doc = json_object_new_object(), *tool, *devs, *fs, *sum, *notes;
+	int code = ns_findings_exit_code(findings);
+
+	if (!doc)
+		return NULL;
+	add(doc, "schema_version", json_object_new_int(NS_SCHEMA_VERSION));
+	tool = json_object_new_object();
+	add(tool, "name", json_object_new_string("numastor"));
+	add(tool, "version", json_object_new_string(version));
+	add(doc, "tool", tool);
+	add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
+	add(doc, "privileged", json_object_new_boolean(sys->privileged));
+	add(doc, "machine", machine_json(&sys->machine));
+	devs = json_object_new_array();
+	for (size_t i = 0; i < sys->ndisks; i++)
+		json_object_array_add(devs, disk_json(&sys->disks[i]));
+	add(doc, "devices", devs);
+	fs = json_object_new_array();
+	for (size_t i = 0; i < findings->n; i++) {
+		const struct ns_finding *f = &findings->v[i];
+		struct json_object *o = json_object_new_object(), *rem = json_object_new_object();
+		add(o, "id", json_object_new_string(f->id));
+		add(o, "severity", json_object_new_string(ns_severity_name(f->severity)));
+		add(o, "device", jstr(f->device));
+		add(o, "message", json_object_new_string(f->message));
+		add(o, "evidence", json_object_get(f->evidence));
+		add(rem, "action", jstr(f->remedy_action));
+		add(rem, "text", json_object_new_string(f->remedy_text));
+		add(o, "remedy", rem);
+		json_object_array_add(fs, o);
+	}
+	add(doc, "findings", fs);
+	sum = json_object_new_object();
+	add(sum, "status", json_object_new_string(code == 2 ? "critical" : code == 1 ? "warning" : "ok"));
+	add(sum, "exit_code", json_object_new_int(code));
+	add(sum, "devices", json_object_new_int((int)sys->ndisks));
+	add(sum, "critical", json_object_new_int((int)ns_findings_count(findings, NS_SEV_CRITICAL)));
+	add(sum, "warning", json_object_new_int((int)ns_findings_count(findings, NS_SEV_WARNING)));
+	add(sum, "info", json_object_new_int((int)ns_findings_count(findings, NS_SEV_INFO)));
+	add(doc, "summary", sum);
+	notes = json_object_new_array();
+	for (size_t i = 0; i < sys->notes.n; i++) {
+		struct json_object *n = json_object_new_object();
+		add(n, "subject", json_object_new_string(sys->notes.v[i].subject));
+		add(n, "field", json_object_new_string(sys->notes.v[i].field));
+		add(n, "message", json_object_new_string(sys->notes.v[i].message));
+		json_object_array_add(notes, n);
+	}
+	add(doc, "notes", notes);
+	return doc;
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "machine.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <numa.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NODE_DIR "sys/devices/system/node"
+#define CPU_DIR "sys/devices/system/cpu"
+
+static void read_cpuset(struct ns_root *root, const char *path, struct ns_cpuset *s, struct ns_notes *notes,
+			const char *field, bool missing_is_empty)
+{
+	char *txt;
+	int r = ns_read_str(root, path, &txt);
+
+	if (r == -ENODATA || (r == -ENOENT && missing_is_empty)) {
+		ns_cpuset_clear(s);
+		s->known = true; /* an empty list is a value */
+		return;
+	}
+	if (r < 0) {
+		ns_note_read(notes, "machine", field, path, r, NULL);
+		return;
+	}
+	if (strcmp(txt, "(null)") == 0) { /* cpu/nohz_full without nohz_full= */
+		free(txt);
+		ns_cpuset_clear(s);
+		s->known = true;
+		return;
+	}
+	r = ns_cpuset_parse_list(s, txt);
+	if (r < 0)
+		ns_note_read(notes, "machine", field, path, r, txt);
+	free(txt);
+}
+
+static void parse_kernel_version(struct ns_machine *m)
+{
+	if (!m->kernel_release || sscanf(m->kernel_release, "%d.%d", &m->kver_major, &m->kver_minor) != 2)
+		m->kver_major = m->kver_minor = 0;
+}
+
+static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
+{
+	char **names;
+	size_t n;
+	int r = ns_list_dir(root, NODE_DIR, &names, &n);
+
+	if (r < 0) {
+		/* no NUMA support in this kernel: one node holding every CPU */
+		if (r != -ENOENT)
+			ns_note_read(notes, "machine", "nodes", NODE_DIR, r, NULL);
+		m->nodes = calloc(1, sizeof(*m->nodes));
+		if (!m->nodes)
+			return -ENOMEM;
+		m->nnodes = 1;
+		m->nodes[0].memory_bytes = -1;
+		return ns_cpuset_copy(&m->nodes[0].cpus, &m->possible);
+	}
+	m->nodes = calloc(n ? n : 1, sizeof(*m->nodes));
+	if (!m->nodes) {
+		ns_strv_free(names, n);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ns_node *node = &m->nodes[m->nnodes];
+		char path[256], *txt, *end;
+		long id;
+
+		if (strncmp(names[i], "node", 4) != 0 || !isdigit((unsigned char)names[i][4]))
+			continue;
+		id = strtol(names[i] + 4, &end, 10);
+		if (*end)
+			continue;
+		node->id = (int)id;
+		node->memory_bytes = -1;
+		snprintf(path, sizeof(path), NODE_DIR "/%s/cpulist", names[i]);
+		read_cpuset(root, path, &node->cpus, notes, "nodes.cpus", false);
+		snprintf(path, sizeof(path), NODE_DIR "/%s/meminfo", names[i]);
+		if ((r = ns_read_str(root, path, &txt)) == 0) {
+			char *p = strstr(txt, "MemTotal:");
+			unsigned long long kb;
+			if (p && sscanf(p + 9, "%llu", &kb) == 1)
+				node->memory_bytes = (long long)kb * 1024;
+			else
+				ns_note_read(notes, "machine", "nodes.memory_bytes", path, -EINVAL, NULL);
+			free(txt);
+		} else {
+			ns_note_read(notes, "machine", "nodes.memory_bytes", path, r, NULL);
+		}
+		snprintf(path, sizeof(path), NODE_DIR "/%s/distance", names[i]);
+		if ((r = ns_read_str(root, path, &txt)) == 0) {
+			size_t cnt = 0;
+			char *p = txt;
+			int *d = calloc(strlen(txt) / 2 + 1, sizeof(int));
+			while (d && *p) {
+				long v = strtol(p, &end, 10);
+				if (end == p) {
+					free(d);
+					d = NULL;
+					ns_note_read(notes, "machine", "nodes.distances", path, -EINVAL, txt);
+					break;
+				}
+				d[cnt++] = (int)v;
+				p = end;
+				while (*p == ' ')
+					p++;
+			}
+			node->distances = d;
+			node->ndistances = d ? cnt : 0;
+			free(txt);
+		} else {
+			ns_note_read(notes, "machine", "nodes.distances", path, r, NULL);
+		}
+		m->nnodes++;
+	}
+	ns_strv_free(names, n);
+	return 0;
+}
+
+/*
+ * On the live root libnuma is the authority for node sizes and distances (it reads the same
+ * kernel interfaces a captured tree holds as files, so a replay gives the same values).
+ */
+static void nodes_from_libnuma(struct ns_machine *m)
+{
+	if (numa_available() < 0)
+		return;
+	for (size_t i = 0; i < m->nnodes; i++) {
+		struct ns_node *node = &m->nodes[i];
+		long long size = numa_node_size64(node->id, NULL);
+		int *d;
+		if (size >= 0)
+			node->memory_bytes = size;
+		d = calloc(m->nnodes, sizeof(int));
+		if (!d)
+			continue;
+		for (size_t k = 0; k < m->nnodes; k++)
+			d[k] = numa_distance(node->id, m->nodes[k].id);
+		if (d[0] == 0) { /* libnuma could not tell: keep what sysfs said */
+			free(d);
+			continue;
+		}
+		free(node->distances);
+		node->distances = d;
+		node->ndistances = m->nnodes;
+	}
+}
+
+static int build_cpu_node_map(struct ns_machine *m)
+{
+	int max = -1;
+
+	for (size_t i = 0; i < m->nnodes; i++)
+		ns_cpuset_foreach(c, &m->nodes[i].cpus) if (c > max) max = c;
+	ns_cpuset_foreach(c, &m->possible) if (c > max) max = c;
+	m->ncpu_node = (size_t)(max + 1);
+	m->cpu_node = malloc((m->ncpu_node ? m->ncpu_node : 1) * sizeof(int));
+	if (!m->cpu_node)
+		return -ENOMEM;
+	for (size_t c = 0; c < m->ncpu_node; c++)
+		m->cpu_node[c] = -1;
+	for (size_t i = 0; i < m->nnodes; i++)
+		ns_cpuset_foreach(c, &m->nodes[i].cpus) m->cpu_node[c] = m->nodes[i].id;
+	m->first_memory_node = -1;
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (m->nodes[i].memory_bytes != 0 &&
+		    (m->first_memory_node < 0 || m->nodes[i].id < m->first_memory_node))
+			m->first_memory_node = m->nodes[i].id;
+	return 0;
+}
+
+/* irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs. */
+static void read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
+{
+	struct ns_irqbalance *ib = &m->irqbalance;
+	char **names;
+	size_t n;
+	int r;
+	char *banned = NULL;
+
+	ib->running = -1;
+	ib->pid = -1;
+	r = ns_list_dir(root, "proc", &names, &n);
+	if (r < 0) {
+		ns_note_read(notes, "machine", "irqbalance.running", "proc", r, NULL);
+		return;
+	}
+	ib->running = 0;
+	for (size_t i = 0; i < n && ib->running != 1; i++) {
+		char path[64], *comm;
+		if (!isdigit((unsigned char)names[i][0]))
+			continue;
+		snprintf(path, sizeof(path), "proc/%s/comm", names[i]);
+		if (ns_read_str(root, path, &comm) < 0)
+			continue; /* exited meanwhile */
+		if (strcmp(comm, "irqbalance") == 0) {
+			char *cmd, *env;
+			ib->running = 1;
+			ib->pid = strtol(names[i], NULL, 10);
+			snprintf(path, sizeof(path), "proc/%s/cmdline", names[i]);
+			if (ns_read_str(root, path, &cmd) == 0) {
+				/* NULs became spaces: options are separated by spaces */
+				char *p = strstr(cmd, "--policyscript");
+				if (!p)
+					p = strstr(cmd, " -l ");
+				if (p) {
+					p += strcspn(p, "= ");
+					p += strspn(p, "= ");
+					ib->policyscript = strndup(p, strcspn(p, " "));
+				}
+				free(cmd);
+			}
+			snprintf(path, sizeof(path), "proc/%s/environ", names[i]);
+			r = ns_read_str(root, path, &env);
+			if (r == 0) {
+				char *p = strstr(env, "IRQBALANCE_BANNED_CPULIST=");
+				if (p) {
+					p += strlen("IRQBALANCE_BANNED_CPULIST=");
+					banned = strndup(p, strcspn(p, " "));
+				}
+				free(env);
+			} else if (r == -EACCES || r == -EPERM) {
+				ns_note_read(notes, "machine", "irqbalance.banned_cpus", path, r, NULL);
+			}
+		}
+		free(comm);
+	}
+	ns_strv_free(names, n);
+	if (!banned) {
+		/* the distribution's options file, as the service reads it */
+		static const char *const files[] = {"etc/default/irqbalance", "etc/sysconfig/irqbalance"};
+		for (size_t i = 0; i < 2 && !banned; i++) {
+			char *txt, *p;
+			if (ns_read_str(root, files[i], &txt) < 0)
+				continue;
+			for (p = txt; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+				p += strspn(p, " \t");
+				if (strncmp(p, "IRQBALANCE_BANNED_CPULIST=", 26) == 0) {
+					p += 26;
+					p += strspn(p, "\"'");
+					banned = strndup(p, strcspn(p, "\"'\n "));
+					break;
+				}
+			}
+			free(txt);
+		}
+	}
+	if (banned) {
+		if (ns_cpuset_parse_list(&ib->banned_cpus, banned) < 0)
+			ns_note(notes, "machine", "irqbalance.banned_cpus",
+				"IRQBALANCE_BANNED_CPULIST holds a garbled value '%.40s'", banned);
+		free(banned);
+	} else if (ib->running >= 0) {
+		ib->banned_cpus.known = true;
+	}
+}
+
+int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
+{
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	r = ns_read_str(root, "proc/sys/kernel/osrelease", &m->kernel_release);
+	if (r < 0)
+		ns_note_read(notes, "machine", "kernel_release", "proc/sys/kernel/osrelease", r, NULL);
+	parse_kernel_version(m);
+	read_cpuset(root, CPU_DIR "/online", &m->online, notes, "online_cpus", false);
+	read_cpuset(root, CPU_DIR "/possible", &m->possible, notes, "possible_cpus", false);
+	if (!m->possible.known && m->online.known)
+		ns_cpuset_copy(&m->possible, &m->online);
+	read_cpuset(root, CPU_DIR "/isolated", &m->isolated, notes, "isolated_cpus", true);
+	read_cpuset(root, CPU_DIR "/nohz_full", &m->nohz_full, notes, "nohz_full_cpus", true);
+	r = read_nodes(root, m, notes);
+	if (r < 0)
+		return r;
+	if (ns_root_is_live(root))
+		nodes_from_libnuma(m);
+	r = build_cpu_node_map(m);
+	if (r < 0)
+		return r;
+	read_irqbalance(root, m, notes);
+	return 0;
+}
+
+void ns_machine_free(struct ns_machine *m)
+{
+	for (size_t i = 0; i < m->nnodes; i++) {
+		ns_cpuset_clear(&m->nodes[i].cpus);
+		free(m->nodes[i].distances);
+	}
+	free(m->nodes);
+	free(m->kernel_release);
+	ns_cpuset_clear(&m->online);
+	ns_cpuset_clear(&m->possible);
+	ns_cpuset_clear(&m->isolated);
+	ns_cpuset_clear(&m->nohz_full);
+	free(m->cpu_node);
+	free(m->irqbalance.policyscript);
+	ns_cpuset_clear(&m->irqbalance.banned_cpus);
+	memset(m, 0, sizeof(*m));
+}
+
+int ns_machine_cpu_node(const struct ns_machine *m, int cpu)
+{
+	if (cpu < 0 || (size_t)cpu >= m->ncpu_node)
+		return -1;
+	return m->cpu_node[cpu];
+}
+
+int ns_machine_nodes_of(const struct ns_machine *m, const struct ns_cpuset *s, struct ns_cpuset *nodes)
+{
+	ns_cpuset_clear(nodes);
+	nodes->known = s->known;
+	ns_cpuset_foreach(c, s)
+	{
+		int n = ns_machine_cpu_node(m, c);
+		if (n >= 0) {
+			int r = ns_cpuset_set(nodes, (unsigned)n);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+bool ns_machine_multi_node(const struct ns_machine *m)
+{
+	size_t with_cpus = 0;
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (ns_cpuset_count(&m->nodes[i].cpus) > 0)
+			with_cpus++;
+	return with_cpus > 1;
+}
+
+const struct ns_node *ns_machine_node(const struct ns_machine *m, int id)
+{
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (m->nodes[i].id == id)
+			return &m->nodes[i];
+	return NULL;
+}
+
+bool ns_machine_kernel_at_least(const struct ns_machine *m, int major, int minor)
+{
+	if (m->kver_major == 0)
+		return false;
+	return m->kver_major > major || (m->kver_major == major && m->kver_minor >= minor);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The machine: NUMA nodes, CPUs, kernel release, irqbalance. */
+#ifndef NUMASTOR_MACHINE_H
+#define NUMASTOR_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cpuset.h"
+#include "notes.h"
+#include "root.h"
+
+struct ns_node {
+	int id;
+	struct ns_cpuset cpus;
+	long long memory_bytes; /* -1 unknown */
+	int *distances;		/* one per node in ns_machine.nodes order; NULL unknown */
+	size_t ndistances;
+};
+
+struct ns_irqbalance {
+	int running; /* 1, 0, -1 unknown */
+	long pid;    /* -1 */
+	char *policyscript;
+	struct ns_cpuset banned_cpus;
+};
+
+struct ns_machine {
+	char *kernel_release;
+	int kver_major, kver_minor; /* 0 when unknown */
+	struct ns_node *nodes;
+	size_t nnodes;
+	struct ns_cpuset online, possible, isolated, nohz_full;
+	int *cpu_node; /* node of each CPU, -1 unknown; ncpu_node entries */
+	size_t ncpu_node;
+	int first_memory_node; /* -1 unknown */
+	struct ns_irqbalance irqbalance;
+};
+
+int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes);
+void ns_machine_free(struct ns_machine *m);
+
+/* Node of a CPU, -1 when unknown. */
+int ns_machine_cpu_node(const struct ns_machine *m, int cpu);
+/* The set of nodes the CPUs of s sit on, as a node bitmap (reuses ns_cpuset for node ids). */
+int ns_machine_nodes_of(const struct ns_machine *m, const struct ns_cpuset *s, struct ns_cpuset *nodes);
+bool ns_machine_multi_node(const struct ns_machine *m);
+const struct ns_node *ns_machine_node(const struct ns_machine *m, int id);
+bool ns_machine_kernel_at_least(const struct ns_machine *m, int major, int minor);
+
+#endif

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "notes.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ns_note(struct ns_notes *notes, const char *subject, const char *field, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	struct ns_note *nv;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg)
+		return;
+	if (notes->n == notes->cap) {
+		size_t cap = notes->cap ? notes->cap * 2 : 8;
+		nv = realloc(notes->v, cap * sizeof(*nv));
+		if (!nv) {
+			free(msg);
+			return;
+		}
+		notes->v = nv;
+		notes->cap = cap;
+	}
+	nv = &notes->v[notes->n];
+	nv->subject = strdup(subject ? subject : "machine");
+	nv->field = strdup(field ? field : "");
+	nv->message = msg;
+	if (!nv->subject || !nv->field) {
+		free(nv->subject);
+		free(nv->field);
+		free(msg);
+		return;
+	}
+	notes->n++;
+}
+
+void ns_note_read(struct ns_notes *notes, const char *subject, const char *field, const char *path,
+		  int err, const char *raw)
+{
+	switch (-err) {
+	case ENOENT:
+		ns_note(notes, subject, field, "/%s is missing", path);
+		break;
+	case ENODATA:
+		ns_note(notes, subject, field, "/%s is empty", path);
+		break;
+	case EINVAL:
+		if (raw)
+			ns_note(notes, subject, field, "/%s holds a garbled value '%.40s'", path, raw);
+		else
+			ns_note(notes, subject, field, "/%s holds a garbled value", path);
+		break;
+	case EACCES:
+	case EPERM:
+		ns_note(notes, subject, field, "/%s needs root (permission denied)", path);
+		break;
+	default:
+		ns_note(notes, subject, field, "/%s could not be read: %s", path, strerror(-err));
+		break;
+	}
+}
+
+void ns_notes_free(struct ns_notes *notes)
+{
+	for (size_t i = 0; i < notes->n; i++) {
+		free(notes->v[i].subject);
+		free(notes->v[i].field);
+		free(notes->v[i].message);
+	}
+	free(notes->v);
+	notes->v = NULL;
+	notes->n = notes->cap = 0;
+}

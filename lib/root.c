@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "root.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct ns_root {
+	int dirfd;
+	bool live;
+	bool have_openat2;
+	char *dir;
+};
+
+int ns_root_open(const char *dir, struct ns_root **out)
+{
+	struct ns_root *root;
+	struct stat st;
+	bool live = !dir || strcmp(dir, "/") == 0;
+	const char *d = live ? "/" : dir;
+
+	if (stat(d, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	root = calloc(1, sizeof(*root));
+	if (!root)
+		return -ENOMEM;
+	root->dirfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (root->dirfd < 0) {
+		int err = -errno;
+		free(root);
+		return err;
+	}
+	root->live = live;
+	root->have_openat2 = !live;
+	root->dir = strdup(d);
+	if (!root->dir) {
+		ns_root_free(root);
+		return -ENOMEM;
+	}
+	*out = root;
+	return 0;
+}
+
+void ns_root_free(struct ns_root *root)
+{
+	if (!root)
+		return;
+	if (root->dirfd >= 0)
+		close(root->dirfd);
+	free(root->dir);
+	free(root);
+}
+
+bool ns_root_is_live(const struct ns_root *root) { return root->live; }
+const char *ns_root_dir(const struct ns_root *root) { return root->dir; }
+
+static const char *rel(const char *path)
+{
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+/* Open inside the root: a captured tree never lets a link escape it. */
+static int root_openat(struct ns_root *root, const char *path, int flags)
+{
+	int fd;
+
+	if (root->have_openat2) {
+		struct open_how how = {
+			.flags = (unsigned long long)(flags | O_CLOEXEC),
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+		};
+		fd = (int)syscall(SYS_openat2, root->dirfd, rel(path), &how, sizeof(how));
+		if (fd >= 0)
+			return fd;
+		if (errno != ENOSYS)
+			return -errno;
+		root->have_openat2 = false;
+	}
+	fd = openat(root->dirfd, rel(path), flags | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int ns_read_str(struct ns_root *root, const char *path, char **out)
+{
+	size_t cap = 256, len = 0;
+	char *buf;
+	int fd = root_openat(root, path, O_RDONLY);
+
+	if (fd < 0)
+		return fd;
+	buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+		if (len + 1 >= cap) {
+			char *nb;
+			if (cap >= NS_READ_MAX) {
+				free(buf);
+				close(fd);
+				return -EFBIG;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0) {
+			int err = -errno;
+			if (errno == EINTR)
+				continue;
+			free(buf);
+			close(fd);
+			return err;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
+			   buf[len - 1] == '\0'))
+		len--;
+	buf[len] = '\0';
+	if (len == 0) {
+		free(buf);
+		return -ENODATA;
+	}
+	if (memchr(buf, '\0', len)) {
+		/* binary content where text is expected (cmdline callers read raw) */
+		for (size_t i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+	}
+	*out = buf;
+	return 0;
+}
+
+int ns_read_long(struct ns_root *root, const char *path, long *out, char **raw)
+{
+	char *s, *end;
+	long v;
+	int r = ns_read_str(root, path, &s);
+
+	if (raw)
+		*raw = NULL;
+	if (r < 0)
+		return r;
+	errno = 0;
+	v = strtol(s, &end, 0);
+	if (errno || end == s || *end != '\0') {
+		if (raw)
+			*raw = s;
+		else
+			free(s);
+		return -EINVAL;
+	}
+	free(s);
+	*out = v;
+	return 0;
+}
+
+static int readlink_at(struct ns_root *root, const char *path, char **out)
+{
+	char buf[PATH_MAX];
+	const char *p = rel(path);
+	const char *slash = strrchr(p, '/');
+	ssize_t n;
+
+	if (root->have_openat2 && slash) {
+		/* resolve the parent inside the root, then read the link itself */
+		char *parent = strndup(p, (size_t)(slash - p));
+		int dfd;
+		if (!parent)
+			return -ENOMEM;
+		dfd = root_openat(root, parent, O_RDONLY | O_DIRECTORY | O_PATH);
+		free(parent);
+		if (dfd < 0)
+			return dfd;
+		n = readlinkat(dfd, slash + 1, buf, sizeof(buf) - 1);
+		if (n < 0) {
+			int err = -errno;
+			close(dfd);
+			return err;
+		}
+		close(dfd);
+	} else {
+		n = readlinkat(root->dirfd, p, buf, sizeof(buf) - 1);
+		if (n < 0)
+			return -errno;
+	}
+	buf[n] = '\0';
+	*out = strdup(buf);
+	return *out ? 0 : -ENOMEM;
+}
+
+int ns_readlink(struct ns_root *root, const char *path, char **out)
+{
+	return readlink_at(root, path, out);
+}
+
+int ns_readlink_base(struct ns_root *root, const char *path, char **out)
+{
+	char *t, *b;
+	int r = readlink_at(root, path, &t);
+
+	if (r < 0)
+		return r;
+	b = strrchr(t, '/');
+	*out = strdup(b ? b + 1 : t);
+	free(t);
+	return *out ? 0 : -ENOMEM;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ns_list_dir(struct ns_root *root, const char *path, char ***names, size_t *n)
+{
+	int fd = root_openat(root, path, O_RDONLY | O_DIRECTORY);
+	DIR *d;
+	struct dirent *de;
+	char **v = NULL;
+	size_t cnt = 0, cap = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (fd < 0)
+		return fd;
+	d = fdopendir(fd);
+	if (!d) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (cnt == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			char **nv = realloc(v, nc * sizeof(*v));
+			if (!nv)
+				goto oom;
+			v = nv;
+			cap = nc;
+		}
+		v[cnt] = strdup(de->d_name);
+		if (!v[cnt])
+			goto oom;
+		cnt++;
+	}
+	closedir(d);
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_names);
+	*names = v;
+	*n = cnt;
+	return 0;
+oom:
+	closedir(d);
+	ns_strv_free(v, cnt);
+	return -ENOMEM;
+}
+
+void ns_strv_free(char **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int ns_stat(struct ns_root *root, const char *path, struct stat *st)
+{
+	int fd = root_openat(root, path, O_PATH);
+	int r = 0;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+bool ns_exists(struct ns_root *root, const char *path)
+{
+	struct stat st;
+	return ns_stat(root, path, &st) == 0;
+}
+
+/* Append component c (length n) to the resolved path res. */
+static int push_comp(char *res, size_t *len, const char *c, size_t n)
+{
+	if (*len + 1 + n + 1 > PATH_MAX)
+		return -ENAMETOOLONG;
+	if (*len)
+		res[(*len)++] = '/';
+	memcpy(res + *len, c, n);
+	*len += n;
+	res[*len] = '\0';
+	return 0;
+}
+
+static void pop_comp(char *res, size_t *len)
+{
+	char *s = strrchr(res, '/');
+	*len = s ? (size_t)(s - res) : 0;
+	res[*len] = '\0';
+}
+
+int ns_realpath(struct ns_root *root, const char *path, char **out)
+{
+	char res[PATH_MAX] = "";
+	char todo[PATH_MAX * 2];
+	size_t len = 0;
+	int links = 0;
+
+	if (strlen(path) >= sizeof(todo))
+		return -ENAMETOOLONG;
+	strcpy(todo, rel(path));
+	while (todo[0]) {
+		char *c = todo, *slash = strchr(todo, '/');
+		size_t n = slash ? (size_t)(slash - c) : strlen(c);
+		char comp[NAME_MAX + 1];
+		char link[PATH_MAX];
+		ssize_t ln;
+		int r;
+
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		memcpy(comp, c, n);
+		comp[n] = '\0';
+		memmove(todo, slash ? slash + 1 : c + n, strlen(slash ? slash + 1 : c + n) + 1);
+		if (n == 0 || strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			pop_comp(res, &len);
+			continue;
+		}
+		r = push_comp(res, &len, comp, n);
+		if (r < 0)
+			return r;
+		ln = readlinkat(root->dirfd, res, link, sizeof(link) - 1);
+		if (ln < 0) {
+			if (errno == EINVAL)
+				continue; /* not a link */
+			return -errno;
+		}
+		link[ln] = '\0';
+		if (++links > 40)
+			return -ELOOP;
+		pop_comp(res, &len);
+		if (link[0] == '/')
+			len = 0, res[0] = '\0';
+		if (strlen(link) + 1 + strlen(todo) + 1 > sizeof(todo))
+			return -ENAMETOOLONG;
+		/* the link target goes in front of what is left */
+		{
+			char tmp[PATH_MAX * 2];
+			snprintf(tmp, sizeof(tmp), "%s%s%s", link, todo[0] ? "/" : "", todo);
+			strcpy(todo, tmp);
+		}
+	}
+	*out = strdup(res[0] ? res : ".");
+	return *out ? 0 : -ENOMEM;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The rooted reader: every sysfs, procfs and /etc read of numastor goes through one
+ * struct ns_root, either the live "/" or a captured tree (--sysroot). Symlinks inside a
+ * captured tree are resolved inside it, never outside.
+ *
+ * All functions return 0 or a negative errno. Paths are relative to the root ("sys/block").
+ */
+#ifndef NUMASTOR_ROOT_H
+#define NUMASTOR_ROOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+struct ns_root;
+
+/* dir NULL or "/" opens the live root. -ENOENT / -ENOTDIR when dir is not a directory. */
+int ns_root_open(const char *dir, struct ns_root **out);
+void ns_root_free(struct ns_root *root);
+bool ns_root_is_live(const struct ns_root *root);
+const char *ns_root_dir(const struct ns_root *root);
+
+/* Largest file the reader accepts; sysfs attributes are at most a page, but some
+ * (per_cpu_count on big machines, meminfo) are larger. */
+#define NS_READ_MAX (1024 * 1024)
+
+/*
+ * Read a whole file with cat semantics (sysfs sizes lie), trailing whitespace removed.
+ * *out is a NUL-terminated malloc'd string. -ENODATA when the file is empty.
+ */
+int ns_read_str(struct ns_root *root, const char *path, char **out);
+/* A decimal integer; -EINVAL when garbled (with *raw set to the text when raw != NULL). */
+int ns_read_long(struct ns_root *root, const char *path, long *out, char **raw);
+/* The target of a symlink (as stored, not resolved). */
+int ns_readlink(struct ns_root *root, const char *path, char **out);
+/* The last component of a symlink's target ("../../bus/pci" -> "pci"). */
+int ns_readlink_base(struct ns_root *root, const char *path, char **out);
+/* Entries of a directory, sorted by strverscmp, without "." and "..". */
+int ns_list_dir(struct ns_root *root, const char *path, char ***names, size_t *n);
+void ns_strv_free(char **v, size_t n);
+int ns_stat(struct ns_root *root, const char *path, struct stat *st);
+bool ns_exists(struct ns_root *root, const char *path);
+/* Canonical path (no symlinks, no "..") of path inside the root, relative to it. */
+int ns_realpath(struct ns_root *root, const char *path, char **out);
+
+#endif

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "system.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "identity.h"
+
+int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
+{
+	struct ns_pci **nv, *pci;
+	int r;
+
+	for (size_t i = 0; i < sys->npcis; i++)
+		if (strcmp(sys->pcis[i]->syspath, syspath) == 0) {
+			*out = sys->pcis[i];
+			return 0;
+		}
+	nv = realloc(sys->pcis, (sys->npcis + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	sys->pcis = nv;
+	pci = calloc(1, sizeof(*pci));
+	if (!pci)
+		return -ENOMEM;
+	r = ns_pci_read(sys->root, &sys->machine, sys->modules, syspath, pci, &sys->notes);
+	if (r < 0) {
+		ns_pci_free(pci);
+		free(pci);
+		return r;
+	}
+	sys->pcis[sys->npcis++] = pci;
+	*out = pci;
+	return 0;
+}
+
+/* The node the disk really sits on: its function's node, unless forced or the paths disagree. */
+static void resolve_node(struct ns_disk *d)
+{
+	int node = -2;
+
+	d->node = -1;
+	if (d->npaths == 0 || !d->paths[0].pci) {
+		d->node_source = NS_NODE_SRC_NONE;
+		return;
+	}
+	for (size_t i = 0; i < d->npaths; i++) {
+		const struct ns_pci *pci = d->paths[i].pci;
+		int n;
+		if (!pci) {
+			d->node_source = NS_NODE_SRC_UNKNOWN;
+			return;
+		}
+		if (pci->forced == 1) {
+			d->node_source = NS_NODE_SRC_FORCED;
+			return;
+		}
+		n = pci->numa_node >= 0 ? pci->numa_node : -1;
+		if (node != -2 && n != node) {
+			d->node_source = NS_NODE_SRC_PATHS_DISAGREE;
+			return;
+		}
+		node = n;
+		ns_cpuset_or(&d->local_cpus, &pci->local_cpus);
+		d->local_cpus.known = d->local_cpus.known || pci->local_cpus.known;
+	}
+	if (node >= 0) {
+		d->node = node;
+		d->node_source = NS_NODE_SRC_PCI;
+	} else {
+		d->node_source = NS_NODE_SRC_UNKNOWN;
+	}
+}
+
+static bool wanted(const char *name, const char *const *only, size_t nonly, bool *seen)
+{
+	if (nonly == 0)
+		return true;
+	for (size_t i = 0; i < nonly; i++)
+		if (strcmp(only[i], name) == 0) {
+			seen[i] = true;
+			return true;
+		}
+	return false;
+}
+
+static bool is_hidden(struct ns_root *root, const char *name)
+{
+	char p[256];
+	long v;
+	snprintf(p, sizeof(p), "sys/block/%s/hidden", name);
+	return ns_read_long(root, p, &v, NULL) == 0 && v == 1;
+}
+
+int ns_system_discover(struct ns_root *root, const char *const *only, size_t nonly, struct ns_system *sys)
+{
+	char **names = NULL;
+	size_t n = 0;
+	bool *seen = NULL;
+	int r;
+
+	memset(sys, 0, sizeof(*sys));
+	sys->root = root;
+	sys->privileged = !ns_root_is_live(root) || geteuid() == 0;
+	r = ns_machine_read(root, &sys->machine, &sys->notes);
+	if (r < 0)
+		return r;
+	if (!sys->privileged)
+		ns_note(&sys->notes, "machine", "privileged",
+			"not running as root: debugfs IRQ flags and irqbalance's environment are not read; "
+			"fields that need them are null");
+	r = ns_modules_new(root, &sys->modules);
+	if (r < 0)
+		return r;
+	sys->udev = ns_identity_open(sys);
+	r = ns_list_dir(root, "sys/block", &names, &n);
+	if (r < 0)
+		return r == -ENOTDIR ? -ENOENT : r;
+	seen = calloc(nonly ? nonly : 1, sizeof(bool));
+	sys->disks = calloc(n ? n : 1, sizeof(*sys->disks));
+	if (!seen || !sys->disks) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ns_disk *d = &sys->disks[sys->ndisks];
+		if (!wanted(names[i], only, nonly, seen))
+			continue;
+		if (nonly == 0 && is_hidden(root, names[i]))
+			continue; /* a multipath path device: reported under its namespace */
+		r = ns_disk_read(sys, names[i], d);
+		if (r == -ENOENT || r == -ENOTDIR) {
+			ns_note(&sys->notes, names[i], "device", "/sys/block/%s vanished while reading: skipped", names[i]);
+			ns_disk_free(d);
+			continue;
+		}
+		if (r < 0) {
+			ns_disk_free(d);
+			goto out;
+		}
+		resolve_node(d);
+		if (!sys->scsi_mod && (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA))
+			ns_modules_lookup(sys->modules, "scsi_mod", &sys->notes, &sys->scsi_mod);
+		r = ns_alloc_derive(sys, d);
+		if (r < 0) {
+			ns_disk_free(d);
+			goto out;
+		}
+		sys->ndisks++;
+	}
+	for (size_t i = 0; i < nonly; i++)
+		if (!seen[i]) {
+			r = -ENODEV;
+			ns_note(&sys->notes, only[i], "device", "no block device named %s under /sys/block", only[i]);
+			goto out;
+		}
+	r = 0;
+out:
+	ns_strv_free(names, n);
+	free(seen);
+	return r;
+}
+
+void ns_system_free(struct ns_system *sys)
+{
+	for (size_t i = 0; i < sys->ndisks; i++)
+		ns_disk_free(&sys->disks[i]);
+	free(sys->disks);
+	for (size_t i = 0; i < sys->npcis; i++) {
+		ns_pci_free(sys->pcis[i]);
+		free(sys->pcis[i]);
+	}
+	free(sys->pcis);
+	ns_modules_free(sys->modules);
+	ns_identity_close(sys->udev);
+	ns_machine_free(&sys->machine);
+	ns_notes_free(&sys->notes);
+	memset(sys, 0, sizeof(*sys));
+}
+
+const struct ns_disk *ns_system_disk(const struct ns_system *sys, const char *name)
+{
+	for (size_t i = 0; i < sys->ndisks; i++)
+		if (strcmp(sys->disks[i].name, name) == 0)
+			return &sys->disks[i];
+	return NULL;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The whole model of one machine: what `numastor check` reports and `numastor fix` acts on.
+ * Built by ns_system_discover() from one root.
+ */
+#ifndef NUMASTOR_SYSTEM_H
+#define NUMASTOR_SYSTEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "blockdev.h"
+#include "machine.h"
+#include "module.h"
+#include "notes.h"
+#include "pci.h"
+#include "root.h"
+
+struct ns_system {
+	struct ns_root *root; /* borrowed */
+	bool privileged;      /* root-only files could be read */
+	struct ns_machine machine;
+	struct ns_modules *modules;
+	const struct ns_module *scsi_mod; /* the SCSI midlayer module, when a SCSI disk was found */
+	struct ns_pci **pcis; /* cache: a function shared by several disks is read once */
+	size_t npcis;
+	struct ns_disk *disks;
+	size_t ndisks;
+	struct ns_notes notes;
+	void *udev; /* struct udev *, live root only */
+};
+
+/*
+ * Discover every disk (or only those named in only[], nonly > 0). -ENOENT when the root has no
+ * sys/block (nothing to check); -ENODEV when a name in only[] is not a disk.
+ */
+int ns_system_discover(struct ns_root *root, const char *const *only, size_t nonly, struct ns_system *sys);
+void ns_system_free(struct ns_system *sys);
+/* The cached PCI function at syspath, reading it on first use. */
+int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out);
+const struct ns_disk *ns_system_disk(const struct ns_system *sys, const char *name);
+
+#endif

@@ -1,0 +1,508 @@
+#!/usr/bin/env python3
+"""Hold numastor's `check --json` to the guest's own ground truth, field by field.
+
+    compare.py RESULT_DIR SCENARIO_DIR
+
+RESULT_DIR is what run-vm.sh unpacked (truth.txt, truth-before.txt, check.out, check.rc, ...);
+SCENARIO_DIR holds the scenario's expect.py, which may set
+    STRICT = False          numastor may leave a field null where ground truth has a value
+    EXIT_CODES = {0, 1, 2}  the exit codes of `numastor check --json` that are acceptable
+and define check(ctx) for the scenario's own assertions. Each mismatch is printed as
+    <subject>: <field>: numastor=<value> ground-truth=<value>
+Exit status: 0 when everything agrees, 1 on any mismatch, 2 on a usage error.
+Python standard library only.
+"""
+
+import importlib.util
+import json
+import os
+import re
+import sys
+
+SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCHEMA = os.path.join(SRC_ROOT, "schema", "numastor.schema.json")
+
+
+# --- cpu lists and masks ------------------------------------------------------------------
+
+def cpuset(text):
+    """A set of CPUs from a cpulist ("0-1,3", "0, 1, 2, 3", "") or None for None."""
+    if text is None:
+        return None
+    cpus = set()
+    for part in str(text).replace(" ", "").split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def mask_cpuset(text):
+    """A set of CPUs from a hex mask as /proc/irq/N/affinity_hint prints it ("0000,000f")."""
+    value = int(text.replace(",", "") or "0", 16)
+    return {bit for bit in range(value.bit_length()) if value >> bit & 1}
+
+
+def cpulist(cpus):
+    """The canonical cpulist of a set ("0-3,6")."""
+    out, run = [], []
+    for cpu in sorted(cpus):
+        if run and cpu == run[-1] + 1:
+            run.append(cpu)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [cpu]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(out)
+
+
+def hexnum(text):
+    """Normalise a PCI id or class ("0x1b36", "1b36", 6966) to lowercase hex without 0x."""
+    if text is None:
+        return None
+    if isinstance(text, int):
+        return f"{text:x}"
+    return str(text).lower().removeprefix("0x")
+
+
+# --- ground truth --------------------------------------------------------------------------
+
+class Truth:
+    """The tab-separated records that guest/lib.sh's vm_truth writes."""
+
+    def __init__(self, path):
+        self.machine, self.nodes, self.disks, self.irqs, self.hctx = {}, {}, {}, {}, {}
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                rec = line.rstrip("\n").split("\t")
+                kind = rec[0]
+                if kind == "machine":
+                    self.machine[rec[1]] = rec[2]
+                elif kind == "node":
+                    self.nodes.setdefault(int(rec[1]), {})[rec[2]] = rec[3]
+                elif kind == "disk":
+                    self.disks.setdefault(rec[1], {})[rec[2]] = rec[3]
+                elif kind == "irq":
+                    self.irqs.setdefault(rec[1], {}).setdefault(int(rec[2]), {})[rec[3]] = rec[4]
+                elif kind == "hctx":
+                    self.hctx.setdefault(rec[1], {}).setdefault(int(rec[2]), {})[rec[3]] = rec[4]
+
+    def node_of_cpu(self, cpu):
+        for node, attrs in self.nodes.items():
+            if cpu in cpuset(attrs["cpus"]):
+                return node
+        return None
+
+    def bus_node(self, disk):
+        """Node of the disk's root bus from its cpulistaffinity; -1 when it spans every node."""
+        cpus = cpuset(self.disks[disk].get("bus_cpulistaffinity"))
+        if not cpus:
+            return None
+        for node, attrs in self.nodes.items():
+            if cpus == cpuset(attrs["cpus"]):
+                return node
+        return -1
+
+    def kind(self, disk):
+        ctl = self.disks[disk].get("controllers", "").split()
+        if any(c.startswith("nvme") for c in ctl):
+            return "nvme"
+        if any(c.startswith("host") for c in ctl):
+            return "scsi"
+        if any(c.startswith("virtio") for c in ctl):
+            return "virtio-blk"
+        return "other"
+
+    def on_root_bus_zero(self, disk):
+        return self.disks[disk].get("root_bus") == "0000:00"
+
+
+# --- a small JSON Schema check (the keywords numastor.schema.json uses) ----------------------
+
+def schema_errors(value, schema, root, where="$"):
+    if "$ref" in schema:
+        target = root
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            target = target[part]
+        return schema_errors(value, target, root, where)
+    errors = []
+    types = schema.get("type")
+    if types is not None:
+        types = types if isinstance(types, list) else [types]
+        pytypes = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+        ok = False
+        for t in types:
+            if t in ("integer", "number"):
+                ok |= isinstance(value, int) and not isinstance(value, bool) or (
+                    t == "number" and isinstance(value, float))
+            else:
+                ok |= isinstance(value, pytypes[t])
+        if not ok:
+            return [f"{where}: {json.dumps(value)[:60]} is not of type {'/'.join(types)}"]
+    if "const" in schema and value != schema["const"]:
+        errors.append(f"{where}: {json.dumps(value)} is not {json.dumps(schema['const'])}")
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{where}: {json.dumps(value)} is not one of {schema['enum']}")
+    if "oneOf" in schema:
+        matches = sum(not schema_errors(value, s, root, where) for s in schema["oneOf"])
+        if matches != 1:
+            errors.append(f"{where}: matches {matches} of the oneOf alternatives")
+    if isinstance(value, str) and "pattern" in schema and not re.search(schema["pattern"], value):
+        errors.append(f"{where}: {json.dumps(value)} does not match {schema['pattern']}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{where}: {value} < minimum {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{where}: {value} > maximum {schema['maximum']}")
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for key in schema.get("required", []):
+            if key not in value:
+                errors.append(f"{where}: missing required key {key!r}")
+        for key, sub in value.items():
+            if key in props:
+                errors += schema_errors(sub, props[key], root, f"{where}.{key}")
+            elif schema.get("additionalProperties") is False:
+                errors.append(f"{where}: unexpected key {key!r}")
+    if isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            errors += schema_errors(item, schema["items"], root, f"{where}[{i}]")
+    return errors
+
+
+# --- the comparison ----------------------------------------------------------------------
+
+class Context:
+    """What a scenario's check(ctx) works with, and where mismatches are collected."""
+
+    def __init__(self, result_dir, strict):
+        self.result_dir = result_dir
+        self.strict = strict
+        self.failures = []
+        self.truth = Truth(os.path.join(result_dir, "truth.txt"))
+        before = os.path.join(result_dir, "truth-before.txt")
+        self.truth_before = Truth(before) if os.path.exists(before) else self.truth
+        self.doc = None
+        self.rc = None
+
+    # Reporting.
+    def fail(self, message):
+        self.failures.append(message)
+
+    def mismatch(self, subject, field, numastor, truth):
+        self.fail(f"{subject}: {field}: numastor={fmt(numastor)} ground-truth={fmt(truth)}")
+
+    def expect(self, condition, message):
+        if not condition:
+            self.fail(message)
+        return bool(condition)
+
+    def equal(self, subject, field, numastor, truth, same=None):
+        """numastor's value against ground truth; a null from numastor passes when not strict."""
+        if numastor is None and truth is not None and not self.strict:
+            return True
+        ok = same(numastor, truth) if same else numastor == truth
+        if not ok:
+            self.mismatch(subject, field, numastor, truth)
+        return ok
+
+    def equal_cpus(self, subject, field, numastor, truth):
+        return self.equal(subject, field, numastor, truth,
+                          lambda a, b: a is not None and b is not None and cpuset(a) == cpuset(b))
+
+    # Looking things up.
+    def device(self, name):
+        for dev in self.doc.get("devices", []):
+            if dev.get("name") == name:
+                return dev
+        return None
+
+    def pci_of(self, dev):
+        for path in dev.get("paths") or []:
+            if path.get("pci"):
+                return path["pci"]
+        return None
+
+    def truth_disks(self, kind=None, root_bus=None):
+        """Ground-truth disk names, by kind and by whether they sit on root bus 0000:00."""
+        return sorted(d for d in self.truth.disks
+                      if (kind is None or self.truth.kind(d) == kind)
+                      and (root_bus is None or self.truth.on_root_bus_zero(d) == root_bus))
+
+    def findings(self, finding_id=None, device=None):
+        return [f for f in self.doc.get("findings", [])
+                if (finding_id is None or f.get("id") == finding_id)
+                and (device is None or f.get("device") == device)]
+
+
+def fmt(value):
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
+def compare_machine(ctx):
+    m, t = ctx.doc["machine"], ctx.truth
+    ctx.equal("machine", "kernel_release", m.get("kernel_release"), t.machine["kernel_release"])
+    ctx.equal_cpus("machine", "online_cpus", m.get("online_cpus"), t.machine["online_cpus"])
+    ctx.equal_cpus("machine", "possible_cpus", m.get("possible_cpus"), t.machine["possible_cpus"])
+    ctx.equal("machine", "multi_node", m.get("multi_node"), len(t.nodes) > 1)
+    nodes = {n.get("node"): n for n in m.get("nodes", [])}
+    ctx.equal("machine", "nodes", sorted(nodes, key=str), sorted(t.nodes))
+    for node, attrs in t.nodes.items():
+        n = nodes.get(node)
+        if n is None:
+            continue
+        subject = f"node{node}"
+        ctx.equal_cpus(subject, "cpus", n.get("cpus"), attrs["cpus"])
+        ctx.equal(subject, "cpu_count", n.get("cpu_count"), len(cpuset(attrs["cpus"])))
+        ctx.equal(subject, "distances", n.get("distances"), [int(x) for x in attrs["distances"].split()])
+        ctx.equal(subject, "memory_bytes", n.get("memory_bytes"), int(attrs["memory_kb"]) * 1024)
+
+
+def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx):
+    subject = f"{disk}: irq {num}"
+    ctx.equal(subject, "actions", irq.get("actions"), truth_irq["actions"])
+    ctx.equal(subject, "name", irq.get("name"), truth_irq["name"])
+    ctx.equal(subject, "chip", irq.get("chip"), truth_irq["chip"])
+    ctx.equal(subject, "type", irq.get("type"), ctx.truth.disks[disk]["irq_type"])
+    ctx.equal_cpus(subject, "affinity", irq.get("affinity"), truth_irq["smp_affinity_list"])
+    ctx.equal_cpus(subject, "effective_affinity", irq.get("effective_affinity"),
+                   truth_irq["effective_affinity_list"])
+    hint = cpulist(mask_cpuset(truth_irq["affinity_hint"]))
+    if irq.get("affinity_hint") not in (None, "") or hint:
+        ctx.equal_cpus(subject, "affinity_hint", irq.get("affinity_hint"), hint)
+    ctx.equal(subject, "node", irq.get("node"), int(truth_irq["node"]))
+    managed = truth_irq["managed"]
+    if managed in ("0", "1"):
+        ctx.equal(subject, "managed", irq.get("managed"), managed == "1")
+    else:
+        ctx.fail(f"{subject}: ground truth could not tell managed-ness ({managed})")
+    # Counts only grow: numastor's must lie between the two ground-truth reads.
+    lo = [int(x) for x in truth_irq_before.get("per_cpu_count", "").split(",") if x]
+    hi = [int(x) for x in truth_irq["per_cpu_count"].split(",") if x]
+    total = irq.get("total_count")
+    if total is not None or ctx.strict:
+        if total is None or not (sum(lo or hi) <= total <= sum(hi)):
+            ctx.mismatch(subject, "total_count", total, f"{sum(lo or hi)}..{sum(hi)}")
+    by_node = irq.get("counts_by_node")
+    if by_node is not None:
+        for entry in by_node:
+            cpus = cpuset(ctx.truth.nodes.get(entry["node"], {}).get("cpus", ""))
+            low = sum(c for i, c in enumerate(lo or hi) if i in cpus)
+            high = sum(c for i, c in enumerate(hi) if i in cpus)
+            if not low <= entry["count"] <= high:
+                ctx.mismatch(subject, f"counts_by_node[node {entry['node']}]", entry["count"],
+                             f"{low}..{high}")
+    # The hardware queue a vector serves: by name for nvme (nvmeXqN serves hctx N-1) and
+    # virtio-blk (req.N), otherwise by equal CPU sets for a managed vector.
+    name = truth_irq["actions"]
+    expected = None
+    m = re.fullmatch(r"nvme\d+q(\d+)", name) or re.fullmatch(r"virtio\d+-req\.(\d+)", name)
+    if m:
+        expected = int(m.group(1)) - (1 if name.startswith("nvme") else 0)
+        expected = expected if expected >= 0 else None
+        ctx.equal(subject, "hw_queue", irq.get("hw_queue"), expected)
+    elif irq.get("hw_queue") is not None:
+        q = hctx.get(irq["hw_queue"])
+        if q is None or cpuset(q["cpu_list"]) != cpuset(truth_irq["smp_affinity_list"]):
+            ctx.mismatch(subject, "hw_queue", irq["hw_queue"],
+                         "a queue whose cpu_list equals the vector's affinity")
+
+
+def compare_pci(ctx, disk, pci):
+    t = ctx.truth.disks[disk]
+    subject = f"{disk}: pci"
+    ctx.equal(subject, "address", pci.get("address"), t["pci"])
+    ctx.equal(subject, "vendor", hexnum(pci.get("vendor")), hexnum(t["vendor"]))
+    ctx.equal(subject, "device", hexnum(pci.get("device")), hexnum(t["device"]))
+    ctx.equal(subject, "class", hexnum(pci.get("class")), hexnum(t["class"]))
+    ctx.equal(subject, "driver", pci.get("driver"), t["driver"])
+    ctx.equal(subject, "numa_node", pci.get("numa_node"), int(t["numa_node"]))
+    ctx.equal_cpus(subject, "local_cpus", pci.get("local_cpus"), t["local_cpulist"])
+    ctx.equal(subject, "bus_node", pci.get("bus_node"), ctx.truth.bus_node(disk))
+    ctx.equal(subject, "bridge_nodes", pci.get("bridge_nodes"),
+              [int(x) for x in t["bridge_nodes"].split()])
+    mod = pci.get("module")
+    if mod is not None or ctx.strict:
+        mod = mod or {}
+        ctx.equal(subject, "module.name", mod.get("name"), t["module"])
+        ctx.equal(subject, "module.state", mod.get("state"), "live")
+        ctx.equal(subject, "module.srcversion", mod.get("srcversion"), t["module_srcversion"] or None)
+        ctx.equal(subject, "module.out_of_tree", mod.get("out_of_tree"), "O" in t["module_taint"])
+    irqs = {i.get("irq"): i for i in pci.get("irqs", [])}
+    truth_irqs = ctx.truth.irqs.get(disk, {})
+    ctx.equal(subject, "irqs", sorted(irqs), sorted(truth_irqs))
+    before = ctx.truth_before.irqs.get(disk, {})
+    hctx = ctx.truth.hctx.get(disk, {})
+    for num, truth_irq in sorted(truth_irqs.items()):
+        if num in irqs:
+            compare_irq(ctx, disk, irqs[num], num, truth_irq, before.get(num, {}), hctx)
+
+
+def compare_device(ctx, disk, dev):
+    t = ctx.truth.disks[disk]
+    ctx.equal(disk, "kind", dev.get("kind"), ctx.truth.kind(disk))
+    ctx.equal(disk, "devnum", dev.get("devnum"), t["devnum"])
+    ctx.equal(disk, "sysfs_path", devices_rel(dev.get("sysfs_path")), devices_rel(t["sysfs_path"]))
+    ctx.equal(disk, "size_bytes", dev.get("size_bytes"), int(t["size_sectors"]) * 512)
+    ctx.equal(disk, "partitions", dev.get("partitions"), [])
+    q = dev.get("queue") or {}
+    ctx.equal(disk, "queue.rq_affinity", q.get("rq_affinity"), int(t["rq_affinity"]))
+    active = re.search(r"\[([^]]+)\]", t["scheduler"])
+    ctx.equal(disk, "queue.scheduler", q.get("scheduler"), active.group(1) if active else t["scheduler"])
+    ctx.equal(disk, "queue.nr_requests", q.get("nr_requests"), int(t["nr_requests"]))
+
+    # Hardware queues: CPUs, tags, the nodes of those CPUs, and the memory node (that of
+    # the first CPU of the cpu_list).
+    hctx = ctx.truth.hctx.get(disk, {})
+    queues = {h.get("index"): h for h in dev.get("hw_queues", [])}
+    ctx.equal(disk, "hw_queues", sorted(queues, key=str), sorted(hctx))
+    for index, th in sorted(hctx.items()):
+        h = queues.get(index)
+        if h is None:
+            continue
+        subject = f"{disk}: hw_queue {index}"
+        cpus = cpuset(th["cpu_list"])
+        ctx.equal_cpus(subject, "cpus", h.get("cpus"), th["cpu_list"])
+        ctx.equal(subject, "nr_tags", h.get("nr_tags"), int(th["nr_tags"]))
+        ctx.equal(subject, "nodes", h.get("nodes"), sorted({ctx.truth.node_of_cpu(c) for c in cpus}))
+        ctx.equal(subject, "memory_node", h.get("memory_node"), ctx.truth.node_of_cpu(min(cpus)))
+    alloc = dev.get("allocations") or {}
+    memory_nodes = sorted({ctx.truth.node_of_cpu(min(cpuset(th["cpu_list"]))) for th in hctx.values()})
+    if alloc.get("hw_queue_nodes") is not None:
+        ctx.equal(disk, "allocations.hw_queue_nodes", sorted(set(alloc["hw_queue_nodes"])), memory_nodes)
+
+    # The path to the PCI function.
+    paths = dev.get("paths") or []
+    if not ctx.expect(len(paths) == 1, f"{disk}: paths: numastor lists {len(paths)} paths, ground truth 1"):
+        return
+    path = paths[0]
+    transport = {"nvme": "nvme", "scsi": "scsi", "virtio-blk": "virtio"}.get(ctx.truth.kind(disk), "other")
+    ctx.equal(disk, "paths[0].transport", path.get("transport"), transport)
+    controllers = t.get("controllers", "").split()
+    if path.get("controller") is not None or ctx.strict:
+        if path.get("controller") not in controllers:
+            ctx.mismatch(disk, "paths[0].controller", path.get("controller"), " or ".join(controllers))
+    if path.get("pci") is None:
+        ctx.mismatch(disk, "paths[0].pci", None, t["pci"])
+    else:
+        compare_pci(ctx, disk, path["pci"])
+
+    # The device's node and its source must follow from the function's numa_node.
+    pci = path.get("pci") or {}
+    numa = int(t["numa_node"])
+    source = dev.get("node_source")
+    if source == "pci":
+        ctx.equal(disk, "node", dev.get("node"), numa if numa >= 0 else None)
+        ctx.expect(numa >= 0, f"{disk}: node_source: numastor=pci while ground-truth numa_node=-1")
+        ctx.equal_cpus(disk, "local_cpus", dev.get("local_cpus"), t["local_cpulist"])
+    elif source == "unknown":
+        ctx.expect(numa == -1, f"{disk}: node_source: numastor=unknown ground-truth numa_node={numa}")
+        ctx.equal(disk, "node", dev.get("node"), None)
+    elif source == "forced":
+        ctx.equal(disk, "node", dev.get("node"), None)
+        ctx.expect(pci.get("node_forced") is True,
+                   f"{disk}: node_source is forced but pci.node_forced is {fmt(pci.get('node_forced'))}")
+    else:
+        ctx.mismatch(disk, "node_source", source, "pci, unknown or forced")
+
+
+def devices_rel(path):
+    """A sysfs path from its devices/ component on, so /sys/... and relative forms compare."""
+    if path is None:
+        return None
+    i = path.find("devices/")
+    return path[i:] if i >= 0 else path
+
+
+def compare_all(ctx):
+    doc = ctx.doc
+    names = [d.get("name") for d in doc.get("devices", [])]
+    ctx.equal("devices", "names", sorted(names), sorted(ctx.truth.disks))
+    for disk in sorted(ctx.truth.disks):
+        dev = ctx.device(disk)
+        if dev is not None:
+            compare_device(ctx, disk, dev)
+    compare_machine(ctx)
+    summary = doc.get("summary", {})
+    ctx.equal("summary", "devices", summary.get("devices"), len(names))
+    ctx.equal("summary", "exit_code", summary.get("exit_code"), ctx.rc)
+    for f in doc.get("findings", []):
+        if f.get("device") is not None and f["device"] not in ctx.truth.disks:
+            ctx.fail(f"finding {f.get('id')}: names device {f['device']!r}, which is no disk")
+
+
+def load_expectations(scenario_dir):
+    path = os.path.join(scenario_dir, "expect.py")
+    if not os.path.exists(path):
+        return None
+    spec = importlib.util.spec_from_file_location("expect_" + os.path.basename(scenario_dir), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    result_dir, scenario_dir = argv[1], argv[2]
+    expect = load_expectations(scenario_dir)
+    ctx = Context(result_dir, strict=getattr(expect, "STRICT", True))
+    exit_codes = getattr(expect, "EXIT_CODES", {0, 1, 2})
+
+    def read(name, default=""):
+        try:
+            with open(os.path.join(result_dir, name), encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return default
+
+    scenario_rc = read("scenario.rc", "missing").strip()
+    if scenario_rc != "0":
+        ctx.fail(f"guest scenario script failed (exit {scenario_rc}):\n" + read("scenario.log").rstrip())
+    rc_text = read("check.rc").strip()
+    if rc_text:
+        ctx.rc = int(rc_text)
+        if ctx.rc not in exit_codes:
+            ctx.fail(f"numastor check --json exited {ctx.rc}, expected one of {sorted(exit_codes)}"
+                     f"; stderr: {read('check.err').strip()[:500]}")
+        try:
+            ctx.doc = json.loads(read("check.out"))
+        except ValueError as e:
+            ctx.fail(f"numastor check --json printed no valid JSON ({e}); "
+                     f"stderr: {read('check.err').strip()[:500]}")
+    elif scenario_rc == "0":
+        ctx.fail("the scenario did not run numastor check --json")
+
+    if ctx.doc is not None:
+        with open(SCHEMA, encoding="utf-8") as f:
+            schema = json.load(f)
+        for err in schema_errors(ctx.doc, schema, schema)[:20]:
+            ctx.fail(f"schema: {err}")
+        if isinstance(ctx.doc, dict):
+            try:
+                compare_all(ctx)
+                if expect is not None and hasattr(expect, "check"):
+                    expect.check(ctx)
+            except (KeyError, TypeError, AttributeError, ValueError) as e:
+                ctx.fail(f"comparison stopped on malformed output: {type(e).__name__}: {e}")
+
+    # Ground truth that moved while numastor ran makes the comparison unreliable.
+    for disk, irqs in ctx.truth.irqs.items():
+        for num, attrs in irqs.items():
+            old = ctx.truth_before.irqs.get(disk, {}).get(num, {})
+            for field in ("smp_affinity_list", "effective_affinity_list"):
+                if old and old.get(field) != attrs.get(field):
+                    ctx.fail(f"{disk}: irq {num}: {field} moved while numastor ran "
+                             f"({old.get(field)} -> {attrs.get(field)})")
+
+    for message in ctx.failures:
+        print(message)
+    return 1 if ctx.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,87 @@
+#!/bin/bash
+# Run the real-kernel VM test bed: every scenario under tests/vm/scenarios/, one boot each.
+#
+#   run-all.sh [NUMASTOR]        (default: build/numastor)
+#
+# Environment: NUMASTOR_SKIP_VM=1 skips the suite (explicitly; otherwise a missing qemu is
+# a failure), NUMASTOR_VM_SCENARIOS="stock nonroot" runs only those, NUMASTOR_VM_CACHE moves
+# the kernel cache, NUMASTOR_VM_KEEP=1 keeps the work directory even when all pass.
+# Prints one line per scenario with its time and a final "N passed, N failed".
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+all_scenarios() {
+	local s
+	for s in "$VM_DIR"/scenarios/*/guest.sh; do
+		basename "$(dirname "$s")"
+	done
+}
+
+if [[ "${NUMASTOR_SKIP_VM:-0}" == 1 ]]; then
+	n=$(all_scenarios | wc -l)
+	echo "vm: skipped ($n scenarios) because NUMASTOR_SKIP_VM=1"
+	echo "0 passed, 0 failed, $n skipped"
+	exit 0
+fi
+
+# A failure before any scenario ran still ends with the summary line.
+fatal() {
+	vm_log "error: $*"
+	echo "0 passed, $(all_scenarios | wc -l) failed"
+	exit 1
+}
+
+numastor=$(realpath -m "${1:-$SRC_ROOT/build/numastor}")
+[[ -x "$numastor" ]] ||
+	fatal "numastor binary $numastor not found (build it: meson setup build && ninja -C build)"
+
+# qemu must run and know the devices the machine is made of.
+if ! command -v qemu-system-x86_64 >/dev/null; then
+	fatal "qemu-system-x86_64 not found: the VM tests cannot run (apt-get install qemu-system-x86; NUMASTOR_SKIP_VM=1 skips them)"
+fi
+devices=$(qemu-system-x86_64 -device help 2>&1) ||
+	fatal "qemu-system-x86_64 cannot run: $devices"
+for d in pxb-pcie pcie-root-port nvme megasas-gen2 virtio-scsi-pci virtio-blk-pci scsi-hd; do
+	grep -q "\"$d\"" <<<"$devices" || fatal "this qemu lacks the $d device: the VM tests cannot run"
+done
+
+kdir=$("$VM_DIR/fetch-kernel.sh") || fatal "preparing the kernel failed"
+work=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm.XXXXXX")
+"$VM_DIR/build-initramfs.sh" "$work/initramfs.gz" "$numastor" || fatal "building the initramfs failed"
+
+scenarios=${NUMASTOR_VM_SCENARIOS:-$(all_scenarios | tr '\n' ' ')}
+passed=0 failed=0
+for name in $scenarios; do
+	sdir="$VM_DIR/scenarios/$name"
+	out="$work/$name"
+	start=$(date +%s%N)
+	append=
+	[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
+	status=PASS
+	if [[ ! -f "$sdir/guest.sh" ]]; then
+		status=FAIL
+		echo "no scenario $name (no $sdir/guest.sh)" > "$work/$name.report"
+	elif ! "$VM_DIR/run-vm.sh" --append "$append" "$work/initramfs.gz" "$name" "$out" \
+		> "$work/$name.report" 2>&1; then
+		status=FAIL
+	elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$work/$name.report" 2>&1; then
+		status=FAIL
+	fi
+	secs=$(( ($(date +%s%N) - start) / 1000000 ))
+	printf '%s %s (%d.%ds)\n' "$status" "$name" $((secs / 1000)) $((secs % 1000 / 100))
+	if [[ $status == PASS ]]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		sed 's/^/    /' "$work/$name.report"
+		echo "    (guest results and console log: $out)"
+	fi
+done
+
+if ((failed == 0)) && [[ "${NUMASTOR_VM_KEEP:-0}" != 1 ]]; then
+	rm -rf "$work"
+else
+	echo "vm: work directory kept: $work"
+fi
+echo "$passed passed, $failed failed"
+((failed == 0))

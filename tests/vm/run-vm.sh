@@ -1,0 +1,77 @@
+#!/bin/bash
+# Boot the test guest once under qemu (TCG) and bring its results back.
+#
+#   run-vm.sh [--append "kernel args"] [--timeout SECONDS] INITRAMFS SCENARIO OUTDIR
+#
+# The machine: two NUMA nodes (CPUs 0-1 on node 0, 2-3 on node 1), a pxb-pcie expander on
+# node 1 holding an NVMe and a megasas-gen2 HBA (scsi-hd), and on the root bus pcie.0 an NVMe,
+# a virtio-scsi HBA (scsi-hd) and a virtio-blk disk. Disk images are small sparse raw files in
+# a temporary directory. The guest runs SCENARIO and sends a base64 tar of its /tmp/out over
+# the second serial port; it is unpacked into OUTDIR (console.log is the first serial port).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+append=
+timeout_s=${NUMASTOR_VM_TIMEOUT:-180}
+while (($#)); do
+	case $1 in
+	--append) append=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	--) shift; break ;;
+	-*) vm_die "unknown option $1" ;;
+	*) break ;;
+	esac
+done
+(($# == 3)) || vm_die "usage: run-vm.sh [--append ARGS] [--timeout S] INITRAMFS SCENARIO OUTDIR"
+initrd=$1 scenario=$2 outdir=$3
+
+kdir=$(vm_kernel_dir)
+command -v qemu-system-x86_64 >/dev/null || vm_die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
+mkdir -p "$outdir"
+disks=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm-disks.XXXXXX")
+trap 'rm -rf "$disks"' EXIT
+for d in nvme-pxb nvme-root mega vscsi vblk; do
+	truncate -s 64M "$disks/$d.img"
+done
+drive() { echo "file=$disks/$1.img,if=none,id=$1,format=raw,cache=unsafe"; }
+
+qemu_args=(
+	-accel tcg -nographic -no-reboot -monitor none
+	-machine q35 -smp 4,sockets=2,cores=2,threads=1 -m 2G
+	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
+	-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
+	-kernel "$kdir/vmlinux" -initrd "$initrd"
+	-append "console=ttyS0 panic=-1 quiet numastor_vm.scenario=$scenario $append"
+	-serial "file:$outdir/console.log" -serial "file:$outdir/results.b64"
+	# Node 1: a PCIe expander bus with two root ports: an NVMe and a megasas HBA.
+	-device pxb-pcie,id=pxb1,bus_nr=128,numa_node=1,bus=pcie.0
+	-device pcie-root-port,id=rp1,bus=pxb1,chassis=1
+	-drive "$(drive nvme-pxb)" -device nvme,drive=nvme-pxb,serial=NSPXB0001,bus=rp1
+	-device pcie-root-port,id=rp2,bus=pxb1,chassis=2
+	-device megasas-gen2,id=mega0,bus=rp2
+	-drive "$(drive mega)" -device scsi-hd,drive=mega,bus=mega0.0
+	# Root bus (no node from firmware): NVMe, virtio-scsi, virtio-blk.
+	-drive "$(drive nvme-root)" -device nvme,drive=nvme-root,serial=NSROOT0001,bus=pcie.0
+	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0
+	-drive "$(drive vscsi)" -device scsi-hd,drive=vscsi,bus=vscsi0.0
+	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
+)
+
+rc=0
+timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
+	</dev/null >"$outdir/qemu.log" 2>&1 || rc=$?
+if ((rc == 124 || rc == 137)); then
+	vm_die "guest did not finish within ${timeout_s}s (killed; see $outdir/console.log)"
+elif ((rc != 0)); then
+	cat "$outdir/qemu.log" >&2
+	vm_die "qemu failed with exit code $rc (see $outdir/qemu.log)"
+fi
+
+# The results: everything between the markers, base64 of a gzip'd tar.
+tr -d '\r' < "$outdir/results.b64" |
+	sed -n '/^==NUMASTOR-VM-RESULTS-BEGIN==$/,/^==NUMASTOR-VM-RESULTS-END==$/p' > "$outdir/results.framed"
+grep -q '^==NUMASTOR-VM-RESULTS-END==$' "$outdir/results.framed" ||
+	vm_die "no complete results from the guest (see $outdir/console.log)"
+sed '1d;$d' "$outdir/results.framed" | base64 -d | tar -xz -C "$outdir" ||
+	vm_die "the guest's results do not unpack"
+rm -f "$outdir/results.framed"

@@ -1,0 +1,33 @@
+"""prefix-nvme: the pre-fix nvme driver makes the root-bus NVMe read numa_node 0; numastor
+must call that forced (node_forced true, node unknown) and raise a node-forced finding for
+that disk with a remedy. The expander NVMe (a real node 1) is not forced."""
+
+
+def check(ctx):
+    pxb = ctx.truth_disks(kind="nvme", root_bus=False)
+    root = ctx.truth_disks(kind="nvme", root_bus=True)
+    if not ctx.expect(len(pxb) == 1 and len(root) == 1,
+                      f"test bed: expected one NVMe on each bus, ground truth has {pxb} and {root}"):
+        return
+    disk = root[0]
+    t = ctx.truth.disks[disk]
+    ctx.expect(t["numa_node"] == "0", f"test bed: {disk}: pre-fix nvme left numa_node at {t['numa_node']}")
+    ctx.expect("O" in t["module_taint"], f"test bed: loaded nvme is not the out-of-tree one (taint {t['module_taint']!r})")
+    dev = ctx.device(disk)
+    if dev is not None:
+        pci = ctx.pci_of(dev) or {}
+        ctx.equal(disk, "pci.numa_node", pci.get("numa_node"), 0)
+        ctx.equal(disk, "pci.node_forced", pci.get("node_forced"), True)
+        ctx.equal(disk, "node_source", dev.get("node_source"), "forced")
+        ctx.equal(disk, "node", dev.get("node"), None)
+        found = ctx.findings("node-forced", disk)
+        if ctx.expect(found, f"{disk}: findings: numastor has no node-forced finding for it"):
+            remedy = found[0].get("remedy") or {}
+            ctx.expect(remedy.get("text"), f"{disk}: node-forced finding: remedy text is empty")
+    other = ctx.device(pxb[0])
+    if other is not None:
+        pci = ctx.pci_of(other) or {}
+        ctx.equal(pxb[0], "pci.node_forced", pci.get("node_forced"), False)
+        ctx.equal(pxb[0], "node", other.get("node"), 1)
+        ctx.expect(not ctx.findings("node-forced", pxb[0]),
+                   f"{pxb[0]}: findings: numastor calls the expander NVMe (real node 1) forced")
