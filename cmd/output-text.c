@@ -146,7 +146,7 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		d->scheduler ? d->scheduler : "?", nr);
 	if (!d->nhctx)
 		return;
-	fprintf(p->out, "    %s%-5s %-12s %-6s %-6s %-12s %-12s %-8s %s%s\n", col(p, C_DIM), "hctx", "cpus", "nodes", "irq",
+	fprintf(p->out, "    %s%-8s %-12s %-6s %-6s %-12s %-12s %-8s %s%s\n", col(p, C_DIM), "hctx", "cpus", "nodes", "irq",
 		"irq-cpus", "effective", "managed", "fires per node", col(p, C_RESET));
 	for (size_t i = 0; i < d->nhctx; i++) {
 		const struct ns_hctx *h = &d->hctx[i];
@@ -162,7 +162,7 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 			snprintf(idx, sizeof(idx), "%s/%d", h->controller, h->index);
 		else
 			snprintf(idx, sizeof(idx), "%d", h->index);
-		fprintf(p->out, "    %-5s %-12s %-6s %-6s %-12s %-12s %-8s ", idx, hc, hn, irqno, aff ? aff : "?",
+		fprintf(p->out, "    %-8s %-12s %-6s %-6s %-12s %-12s %-8s ", idx, hc, hn, irqno, aff ? aff : "?",
 			eff ? eff : "?", managed);
 		if (h->irq && h->irq->per_node) {
 			for (size_t n = 0; n < h->irq->nper_node && n < maxnode; n++)
@@ -236,7 +236,7 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 	fputc('\n', p->out);
 	print_queues(p, sys, d);
 	print_other_irqs(p, d);
-	fprintf(p->out, "  allocations: device %s", d->alloc.device_basis ? d->alloc.device_basis : "?");
+	fprintf(p->out, "  allocations: per-device structures on %s", d->alloc.device_basis ? d->alloc.device_basis : "?");
 	if (d->alloc.midlayer_basis)
 		fprintf(p->out, "; midlayer: %s", d->alloc.midlayer_basis);
 	fputc('\n', p->out);

@@ -23,16 +23,16 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 	a->device_node = -1;
 	a->midlayer_node = -1;
 	if (!pci) {
-		r = asprintf(&a->device_basis, "no PCI function: the allocating CPU's node");
+		r = asprintf(&a->device_basis, "the allocating CPU's node (no PCI function)");
 	} else if (pci->numa_node >= 0 && pci->forced == 1) {
 		a->device_node = pci->numa_node;
-		r = asprintf(&a->device_basis, "forced node %d: %s allocated with dev_to_node() after setting it",
+		r = asprintf(&a->device_basis, "node %d, forced: %s allocated with dev_to_node() after setting it",
 			     pci->numa_node, pci->driver ? pci->driver : "the driver");
 	} else if (pci->numa_node >= 0) {
 		a->device_node = pci->numa_node;
-		r = asprintf(&a->device_basis, "device node %d (dev_to_node)", pci->numa_node);
+		r = asprintf(&a->device_basis, "node %d, the device's (dev_to_node)", pci->numa_node);
 	} else {
-		r = asprintf(&a->device_basis, "node -1: the probing CPU's node, not recorded by the kernel");
+		r = asprintf(&a->device_basis, "the probing CPU's node (device node -1; the kernel does not record which)");
 	}
 	if (r < 0)
 		return -ENOMEM;

@@ -160,7 +160,9 @@ int ns_cpuset_parse_list(struct ns_cpuset *s, const char *text)
 		if (*p == '-') {
 			p++;
 			r = parse_uint(&p, &b);
-			if (r < 0 || b < a) {
+			if (r < 0)
+				goto bad;
+			if (b < a) {
 				r = -EINVAL;
 				goto bad;
 			}

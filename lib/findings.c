@@ -178,7 +178,8 @@ static int rule_unknown(struct ns_findings *f, struct disk_ctx *c)
 	const struct ns_pci *pci = c->d->npaths ? c->d->paths[0].pci : NULL;
 	struct json_object *ev;
 
-	if (c->d->node_source != NS_NODE_SRC_UNKNOWN || !pci)
+	/* only a real -1: an unreadable numa_node is a note, not a firmware statement */
+	if (c->d->node_source != NS_NODE_SRC_UNKNOWN || !pci || pci->numa_node != -1)
 		return 0;
 	ev = json_object_new_object();
 	json_object_object_add(ev, "pci", json_object_new_string(pci->address));

@@ -96,14 +96,20 @@ static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **fi
 		return;
 	}
 	r = kmod_module_get_initstate(km);
-	if (r == KMOD_MODULE_BUILTIN)
+	if (m->state == NS_MODULE_BUILTIN)
+		;
+	else if (r == KMOD_MODULE_BUILTIN)
 		m->state = NS_MODULE_BUILTIN;
 	else if (r >= 0)
 		m->state = NS_MODULE_LIVE;
 	r = kmod_module_get_info(km, &info);
 	if (r < 0) {
-		ns_note(notes, m->name, "module.patched", "modinfo of %s could not be read: %s", m->name,
-			strerror(-r));
+		if (m->state == NS_MODULE_BUILTIN)
+			ns_note(notes, m->name, "module.patched",
+				"%s is built into the kernel and modules.builtin.modinfo does not describe it", m->name);
+		else
+			ns_note(notes, m->name, "module.patched", "modinfo of %s could not be read: %s", m->name,
+				strerror(-r));
 		kmod_module_unref(km);
 		return;
 	}
@@ -177,6 +183,13 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 				*p = '_';
 	} else {
 		m->state = NS_MODULE_LIVE;
+	}
+	/* a built-in module has a sys/module directory but no initstate */
+	snprintf(path, sizeof(path), "sys/module/%s/initstate", m->name);
+	if (!ns_exists(mods->root, path)) {
+		snprintf(path, sizeof(path), "sys/module/%s", m->name);
+		if (ns_exists(mods->root, path))
+			m->state = NS_MODULE_BUILTIN;
 	}
 	snprintf(path, sizeof(path), "sys/module/%s/srcversion", m->name);
 	ns_read_str(mods->root, path, &m->srcversion);

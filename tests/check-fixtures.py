@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Fixture machines: generate each captured tree, run `numastor check` on it, and compare the
+JSON and text reports with the expected ones in tests/fixtures/expected/. Every JSON document is
+validated against schema/numastor.schema.json, and the per-fixture facts below are asserted on
+their own so a regenerated expectation cannot quietly drop them.
+
+    check-fixtures.py NUMASTOR [NAME...]
+    NUMASTOR_REGENERATE=1 check-fixtures.py NUMASTOR   # rewrite expectations after review
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
+EXPECTED = os.path.join(HERE, "fixtures", "expected")
+SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor.schema.json")))
+REGEN = os.environ.get("NUMASTOR_REGENERATE") == "1"
+
+
+def finding_ids(doc, device=None):
+    return {f["id"] for f in doc["findings"] if device is None or f["device"] == device}
+
+
+def device(doc, name):
+    for d in doc["devices"]:
+        if d["name"] == name:
+            return d
+    raise AssertionError(f"device {name} missing from the report")
+
+
+def facts_cloud(doc, code):
+    """The seed: forced node 0, unmanaged vectors confined to node 0, irqbalance running."""
+    assert code == 2, f"exit code {code}, expected 2"
+    nvmes = [d for d in doc["devices"] if d["kind"] == "nvme"]
+    assert len(nvmes) == 8, f"{len(nvmes)} nvme disks, expected 8"
+    for d in nvmes:
+        pci = d["paths"][0]["pci"]
+        assert pci["numa_node"] == 0 and pci["node_forced"] is True, (d["name"], pci["numa_node"], pci["node_forced"])
+        assert d["node"] is None and d["node_source"] == "forced", (d["name"], d["node"], d["node_source"])
+        ids = finding_ids(doc, d["name"])
+        for want in ("node-forced", "irq-confined"):
+            assert want in ids, f"{d['name']}: no {want} finding (has {sorted(ids)})"
+        assert all(q["irq_pairing"] == "nvme-name" for q in d["hw_queues"])
+        assert all(i["managed"] is False for i in pci["irqs"])
+
+
+def facts_healthy(doc, code):
+    assert code == 0, f"exit code {code}, expected 0"
+    assert not [f for f in doc["findings"] if f["severity"] != "info"], doc["findings"]
+    for d in doc["devices"]:
+        if d["kind"] == "nvme":
+            assert d["node"] is not None
+            for q in d["hw_queues"]:
+                assert q["irq"] is not None and q["irq_pairing"] == "nvme-name"
+
+
+def facts_hba(doc, code):
+    sda = device(doc, "sda")
+    assert sda["node"] == 1, sda["node"]
+    q = sda["hw_queues"]
+    assert len(q) == 1 and q[0]["memory_node"] == 0 and q[0]["irq_pairing"] == "single-vector", q
+    ids = finding_ids(doc, "sda")
+    for want in ("irq-fires-remote", "vector-serves-all-nodes", "alloc-remote"):
+        assert want in ids, f"sda: no {want} finding (has {sorted(ids)})"
+    assert code >= 1
+
+
+def facts_vm(doc, code):
+    assert code == 0, code
+    assert [f["id"] for f in doc["findings"]] == ["single-node"], doc["findings"]
+    vda = device(doc, "vda")
+    assert vda["kind"] == "virtio-blk" and len(vda["hw_queues"]) >= 1
+    assert all(q["irq_pairing"] == "virtio-name" for q in vda["hw_queues"])
+    dm = [d for d in doc["devices"] if d["kind"] == "dm"]
+    assert dm and dm[0]["slaves"], dm
+
+
+def facts_multipath(doc, code):
+    mp = [d for d in doc["devices"] if d["kind"] == "nvme-multipath"]
+    assert len(mp) == 1, [d["name"] for d in doc["devices"]]
+    d = mp[0]
+    nodes = sorted(p["pci"]["numa_node"] for p in d["paths"])
+    assert nodes == [0, 1], nodes
+    assert d["node_source"] == "paths-disagree"
+    assert "paths-on-different-nodes" in finding_ids(doc, d["name"])
+    assert not [x for x in doc["devices"] if "c" in x["name"][4:] and x["name"].startswith("nvme") and "n" in x["name"]], \
+        "hidden path devices listed as disks"
+
+
+def facts_broken(doc, code):
+    assert code in (0, 1, 2), code
+    fields = {(n["subject"], n["field"]) for n in doc["notes"]}
+    assert any(f == "pci.numa_node" for _, f in fields), fields
+    assert any(f == "effective_affinity" for _, f in fields), fields
+    assert any(n["field"] == "irq" and "gone" in n["message"] for n in doc["notes"]), doc["notes"]
+    assert doc["machine"]["nohz_full_cpus"] == "", doc["machine"]["nohz_full_cpus"]
+
+
+FACTS = {
+    "cloud-2n64c-8nvme-forced-node0": facts_cloud,
+    "baremetal-2s-4nvme-healthy": facts_healthy,
+    "hba-megaraid-node1-irq-cpu0": facts_hba,
+    "vm-1n-virtio-blk": facts_vm,
+    "nvme-multipath-2ctrl-2nodes": facts_multipath,
+    "broken-inputs": facts_broken,
+}
+
+
+def run(numastor, root, *args):
+    env = dict(os.environ, NO_COLOR="1")
+    p = subprocess.run([numastor, "check", "--sysroot", root, *args], capture_output=True, text=True, env=env)
+    # the capture's location is not part of the expectation
+    return p.returncode, p.stdout.replace(root, "<root>"), p.stderr
+
+
+def compare(name, kind, got, path):
+    if REGEN or not os.path.exists(path):
+        if not REGEN:
+            print(f"  {name}: no expected {kind}; run with NUMASTOR_REGENERATE=1 after review")
+            return False
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(got)
+        return True
+    want = open(path).read()
+    if got == want:
+        return True
+    import difflib
+    diff = difflib.unified_diff(want.splitlines(), got.splitlines(), f"expected/{os.path.basename(path)}", "numastor", lineterm="", n=2)
+    print(f"  {name}: {kind} differs from the expectation:")
+    for line in list(diff)[:60]:
+        print("    " + line)
+    return False
+
+
+def main():
+    numastor = os.path.abspath(sys.argv[1])
+    names = sys.argv[2:] or sorted(FACTS)
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="numastor-fixtures.") as tmp:
+        subprocess.run([sys.executable, GEN, tmp, *names], check=True)
+        for name in names:
+            root = os.path.join(tmp, name)
+            ok = True
+            code, out, err = run(numastor, root, "--json")
+            try:
+                doc = json.loads(out)
+                jsonschema.validate(doc, SCHEMA)
+                assert doc["summary"]["exit_code"] == code, (doc["summary"]["exit_code"], code)
+                FACTS[name](doc, code)
+            except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError) as e:
+                print(f"  {name}: {type(e).__name__}: {str(e)[:2000]}")
+                if err:
+                    print("    stderr: " + err[:500])
+                ok = False
+            ok &= compare(name, "json", out, os.path.join(EXPECTED, name + ".json"))
+            tcode, text, _ = run(numastor, root)
+            if tcode != code:
+                print(f"  {name}: text exit code {tcode} != JSON exit code {code}")
+                ok = False
+            ok &= compare(name, "text", text, os.path.join(EXPECTED, name + ".txt"))
+            print(("PASS " if ok else "FAIL ") + name)
+            passed += ok
+            failed += not ok
+    print(f"fixtures: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

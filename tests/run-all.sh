@@ -1,0 +1,67 @@
+#!/bin/bash
+# The whole test suite (quick start, step 2; .ci/run runs exactly this): a normal and an
+# ASan+UBSan build, each running the unit, CLI, fixture and live tests, then the real-kernel
+# VM test bed. Ends with one line "N passed, N failed".
+# NUMASTOR_SKIP_VM=1 skips the VM bed (say so explicitly; it is never skipped silently).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$PWD
+tools/install-deps || exit 1
+
+passed=0
+failed=0
+
+count_meson() { # count results in a build's testlog.json
+	local log=$1/meson-logs/testlog.json p f
+	p=$(grep -c '"result": "OK"' "$log" 2>/dev/null || true)
+	f=$(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" 2>/dev/null || true)
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+}
+
+build() { # build DIR [meson options]
+	local dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >/dev/null || return 1
+	fi
+	ninja -C "$dir" >/dev/null || ninja -C "$dir"
+}
+
+if ! build build; then
+	echo "build failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+echo "== tests, normal build"
+meson test -C build --print-errorlogs --no-rebuild
+count_meson build
+
+if build build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug; then
+	echo "== tests, ASan+UBSan build"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C build-asan --print-errorlogs --no-rebuild
+	count_meson build-asan
+else
+	echo "sanitizer build failed"
+	failed=$((failed + 1))
+fi
+
+if [ "${NUMASTOR_SKIP_VM:-0}" = 1 ]; then
+	echo "== VM test bed: SKIPPED because NUMASTOR_SKIP_VM=1"
+elif [ -x tests/vm/run-all.sh ]; then
+	echo "== VM test bed (Debian's kernel under qemu)"
+	vmlog=$(mktemp)
+	tests/vm/run-all.sh "$top/build/numastor" 2>&1 | tee "$vmlog"
+	vmrc=${PIPESTATUS[0]}
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$vmlog" | tail -1)
+	if [ -n "$line" ]; then
+		passed=$((passed + $(sed -E 's/^([0-9]+) passed.*/\1/' <<<"$line")))
+		failed=$((failed + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
+	fi
+	if [ "$vmrc" != 0 ] && [ -z "$line" ]; then failed=$((failed + 1)); fi
+	rm -f "$vmlog"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
