@@ -1,0 +1,46 @@
+# bash completion for numastor(8)
+_numastor() {
+	local cur prev words cword
+	_init_completion || return
+
+	local commands="check"
+	local cmd="" i
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		-*) ;;
+		*) cmd=${words[i]}; break ;;
+		esac
+	done
+
+	if [[ -z $cmd ]]; then
+		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+		return
+	fi
+
+	case $cmd in
+	check)
+		case $prev in
+		--sysroot | -r)
+			_filedir -d
+			return
+			;;
+		--color | --colour)
+			COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--json --sysroot --color --help" -- "$cur"))
+			return
+		fi
+		local sysroot="" j
+		for ((j = 1; j < cword; j++)); do
+			[[ ${words[j]} == --sysroot || ${words[j]} == -r ]] && sysroot=${words[j + 1]}
+		done
+		local devs
+		devs=$(ls "${sysroot:-}/sys/block" 2>/dev/null)
+		COMPREPLY=($(compgen -W "$devs" -- "$cur"))
+		;;
+	esac
+}
+complete -F _numastor numastor
