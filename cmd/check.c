@@ -34,12 +34,9 @@ static void check_usage(FILE *out)
 int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"sysroot", required_argument, NULL, 'r'},
-		{"color", required_argument, NULL, 'C'},
-		{"colour", required_argument, NULL, 'C'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+		{"json", no_argument, NULL, 'j'},	 {"sysroot", required_argument, NULL, 'r'},
+		{"color", required_argument, NULL, 'C'}, {"colour", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},	 {0},
 	};
 	const char *sysroot = NULL, *color = "auto";
 	bool json = false;
@@ -81,12 +78,14 @@ int cmd_check(int argc, char **argv)
 	}
 	r = ns_root_open(sysroot, &root);
 	if (r < 0) {
-		fprintf(stderr, "numastor check: cannot use %s as the root: %s\n", sysroot ? sysroot : "/", strerror(-r));
+		fprintf(stderr, "numastor check: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
+			strerror(-r));
 		return NS_EXIT_UNKNOWN;
 	}
 	r = ns_system_discover(root, (const char *const *)argv + optind, (size_t)(argc - optind), &sys);
 	if (r == -ENODEV) {
-		fprintf(stderr, "numastor check: %s\n", sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : "no such device");
+		fprintf(stderr, "numastor check: %s\n",
+			sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : "no such device");
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}

@@ -18,13 +18,12 @@ static const struct subcommand subcommands[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: numastor [--version] [--help] COMMAND [OPTIONS]\n"
-		"\n"
-		"NUMA locality of block devices: where each device, its driver's memory and its\n"
-		"interrupts sit, and what to do when they are on the wrong node.\n"
-		"\n"
-		"Commands:\n");
+	fprintf(out, "Usage: numastor [--version] [--help] COMMAND [OPTIONS]\n"
+		     "\n"
+		     "NUMA locality of block devices: where each device, its driver's memory and its\n"
+		     "interrupts sit, and what to do when they are on the wrong node.\n"
+		     "\n"
+		     "Commands:\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].help);
 	fprintf(out, "\nRun 'numastor COMMAND --help' for a command's options. See numastor(8).\n");

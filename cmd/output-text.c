@@ -114,11 +114,15 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 		return;
 	}
 	lc = cpus(&pci->local_cpus);
-	fprintf(p->out, "PCI %s [%s:%s] driver %s", pci->address, pci->vendor ? pci->vendor + (strncmp(pci->vendor, "0x", 2) ? 0 : 2) : "?",
-		pci->device ? pci->device + (strncmp(pci->device, "0x", 2) ? 0 : 2) : "?", pci->driver ? pci->driver : "(none)");
+	fprintf(p->out, "PCI %s [%s:%s] driver %s", pci->address,
+		pci->vendor ? pci->vendor + (strncmp(pci->vendor, "0x", 2) ? 0 : 2) : "?",
+		pci->device ? pci->device + (strncmp(pci->device, "0x", 2) ? 0 : 2) : "?",
+		pci->driver ? pci->driver : "(none)");
 	if (pci->module)
 		fprintf(p->out, " (%s%s)",
-			pci->module->patched == 1 ? "numastor-patched" : pci->module->patched == 0 ? "stock" : "stock?",
+			pci->module->patched == 1   ? "numastor-patched"
+			: pci->module->patched == 0 ? "stock"
+						    : "stock?",
 			pci->module->state == NS_MODULE_BUILTIN ? ", built in" : "");
 	if (pci->numa_node == NS_NODE_UNREAD)
 		fprintf(p->out, " -> node ?");
@@ -141,13 +145,12 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 	if (d->nr_requests >= 0)
 		snprintf(nr, sizeof(nr), "%ld", d->nr_requests);
 	fprintf(p->out, "  queues: %zu hardware queue%s, rq_affinity %s, scheduler %s, nr_requests %s\n", d->nhctx,
-		d->nhctx == 1 ? "" : "s",
-		d->rq_affinity >= 0 ? (const char *[]){"0", "1", "2"}[d->rq_affinity] : "?",
+		d->nhctx == 1 ? "" : "s", d->rq_affinity >= 0 ? (const char *[]){"0", "1", "2"}[d->rq_affinity] : "?",
 		d->scheduler ? d->scheduler : "?", nr);
 	if (!d->nhctx)
 		return;
-	fprintf(p->out, "    %s%-8s %-12s %-6s %-6s %-12s %-12s %-8s %s%s\n", col(p, C_DIM), "hctx", "cpus", "nodes", "irq",
-		"irq-cpus", "effective", "managed", "fires per node", col(p, C_RESET));
+	fprintf(p->out, "    %s%-8s %-12s %-6s %-6s %-12s %-12s %-8s %s%s\n", col(p, C_DIM), "hctx", "cpus", "nodes",
+		"irq", "irq-cpus", "effective", "managed", "fires per node", col(p, C_RESET));
 	for (size_t i = 0; i < d->nhctx; i++) {
 		const struct ns_hctx *h = &d->hctx[i];
 		char *hc = cpus(&h->cpus), *hn = cpus(&h->nodes), irqno[16] = "-";
@@ -195,7 +198,10 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 			eff = cpus(ns_irq_target(irq));
 			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, %llu fired\n", irq->irq,
 				irq->name ? irq->name : "?", eff,
-				irq->managed == 1 ? "yes" : irq->managed == 0 ? "no" : "?", irq->total);
+				irq->managed == 1   ? "yes"
+				: irq->managed == 0 ? "no"
+						    : "?",
+				irq->total);
 			free(eff);
 		}
 	}
@@ -236,14 +242,14 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 	fputc('\n', p->out);
 	print_queues(p, sys, d);
 	print_other_irqs(p, d);
-	fprintf(p->out, "  allocations: per-device structures on %s", d->alloc.device_basis ? d->alloc.device_basis : "?");
+	fprintf(p->out, "  allocations: per-device structures on %s",
+		d->alloc.device_basis ? d->alloc.device_basis : "?");
 	if (d->alloc.midlayer_basis)
 		fprintf(p->out, "; midlayer: %s", d->alloc.midlayer_basis);
 	fputc('\n', p->out);
 }
 
-void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findings *f,
-		   const struct ns_text_opts *opts)
+void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findings *f, const struct ns_text_opts *opts)
 {
 	struct pen p = {.out = out, .color = opts->color};
 	int code = ns_findings_exit_code(f);
@@ -256,9 +262,11 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 		fprintf(out, "  none\n");
 	for (size_t i = 0; i < f->n; i++) {
 		const struct ns_finding *x = &f->v[i];
-		const char *c = x->severity == NS_SEV_CRITICAL ? C_RED : x->severity == NS_SEV_WARNING ? C_YELLOW : C_BLUE;
-		fprintf(out, "  %s%-8s%s %s%s%s%s\n", col(&p, c), ns_severity_name(x->severity), col(&p, C_RESET), x->id,
-			x->device ? " " : "", x->device ? x->device : "", "");
+		const char *c = x->severity == NS_SEV_CRITICAL	? C_RED
+				: x->severity == NS_SEV_WARNING ? C_YELLOW
+								: C_BLUE;
+		fprintf(out, "  %s%-8s%s %s%s%s%s\n", col(&p, c), ns_severity_name(x->severity), col(&p, C_RESET),
+			x->id, x->device ? " " : "", x->device ? x->device : "", "");
 		fprintf(out, "           %s\n", x->message);
 		fprintf(out, "           remedy: %s%s%s\n", x->remedy_action ? x->remedy_action : "",
 			x->remedy_action ? ": " : "", x->remedy_text);
@@ -266,10 +274,13 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 	if (sys->notes.n) {
 		fprintf(out, "\n%snotes%s\n", col(&p, C_BOLD), col(&p, C_RESET));
 		for (size_t i = 0; i < sys->notes.n; i++)
-			fprintf(out, "  %s %s: %s\n", sys->notes.v[i].subject, sys->notes.v[i].field, sys->notes.v[i].message);
+			fprintf(out, "  %s %s: %s\n", sys->notes.v[i].subject, sys->notes.v[i].field,
+				sys->notes.v[i].message);
 	}
 	fprintf(out, "\nsummary: %s, %zu device%s, %zu critical, %zu warning, %zu info (exit %d)\n",
-		code == 2 ? "CRITICAL" : code == 1 ? "WARNING" : "OK", sys->ndisks, sys->ndisks == 1 ? "" : "s",
-		ns_findings_count(f, NS_SEV_CRITICAL), ns_findings_count(f, NS_SEV_WARNING),
-		ns_findings_count(f, NS_SEV_INFO), code);
+		code == 2   ? "CRITICAL"
+		: code == 1 ? "WARNING"
+			    : "OK",
+		sys->ndisks, sys->ndisks == 1 ? "" : "s", ns_findings_count(f, NS_SEV_CRITICAL),
+		ns_findings_count(f, NS_SEV_WARNING), ns_findings_count(f, NS_SEV_INFO), code);
 }

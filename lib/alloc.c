@@ -32,7 +32,8 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 		a->device_node = pci->numa_node;
 		r = asprintf(&a->device_basis, "node %d, the device's (dev_to_node)", pci->numa_node);
 	} else {
-		r = asprintf(&a->device_basis, "the probing CPU's node (device node -1; the kernel does not record which)");
+		r = asprintf(&a->device_basis,
+			     "the probing CPU's node (device node -1; the kernel does not record which)");
 	}
 	if (r < 0)
 		return -ENOMEM;
@@ -41,14 +42,16 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 		if (scsi_mod_patched(sys) && pci && pci->numa_node >= 0) {
 			a->midlayer_node = pci->numa_node;
 			r = asprintf(&a->midlayer_basis,
-				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on dev_to_node(dma_dev) = %d",
+				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on "
+				     "dev_to_node(dma_dev) = %d",
 				     pci->numa_node);
 		} else if (pci && pci->numa_node >= 0) {
 			a->midlayer_node = pci->numa_node;
-			r = asprintf(&a->midlayer_basis,
-				     "stock scsi_mod: scsi_alloc_sdev/scsi_alloc_target use the scanning CPU's node; the "
-				     "first probe runs on node %d, rescans and async scans run elsewhere",
-				     pci->numa_node);
+			r = asprintf(
+				&a->midlayer_basis,
+				"stock scsi_mod: scsi_alloc_sdev/scsi_alloc_target use the scanning CPU's node; the "
+				"first probe runs on node %d, rescans and async scans run elsewhere",
+				pci->numa_node);
 		} else {
 			r = asprintf(&a->midlayer_basis,
 				     "stock scsi_mod: scsi_alloc_sdev/scsi_alloc_target use the scanning CPU's node");
@@ -59,7 +62,8 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 	ns_cpuset_clear(&a->hw_queue_nodes);
 	a->hw_queue_nodes.known = true;
 	for (size_t i = 0; i < d->nhctx; i++)
-		if (d->hctx[i].memory_node >= 0 && ns_cpuset_set(&a->hw_queue_nodes, (unsigned)d->hctx[i].memory_node) < 0)
+		if (d->hctx[i].memory_node >= 0 &&
+		    ns_cpuset_set(&a->hw_queue_nodes, (unsigned)d->hctx[i].memory_node) < 0)
 			return -ENOMEM;
 	return 0;
 }

@@ -14,9 +14,15 @@
 const char *ns_disk_kind_name(enum ns_disk_kind k)
 {
 	static const char *const names[] = {
-		[NS_DISK_OTHER] = "other",     [NS_DISK_NVME] = "nvme", [NS_DISK_NVME_MULTIPATH] = "nvme-multipath",
-		[NS_DISK_SCSI] = "scsi",       [NS_DISK_VIRTIO_BLK] = "virtio-blk", [NS_DISK_ATA] = "ata",
-		[NS_DISK_DM] = "dm",	       [NS_DISK_MD] = "md",     [NS_DISK_LOOP] = "loop",
+		[NS_DISK_OTHER] = "other",
+		[NS_DISK_NVME] = "nvme",
+		[NS_DISK_NVME_MULTIPATH] = "nvme-multipath",
+		[NS_DISK_SCSI] = "scsi",
+		[NS_DISK_VIRTIO_BLK] = "virtio-blk",
+		[NS_DISK_ATA] = "ata",
+		[NS_DISK_DM] = "dm",
+		[NS_DISK_MD] = "md",
+		[NS_DISK_LOOP] = "loop",
 		[NS_DISK_ZRAM] = "zram",
 	};
 	return names[k];
@@ -24,15 +30,18 @@ const char *ns_disk_kind_name(enum ns_disk_kind k)
 
 const char *ns_transport_name(enum ns_transport t)
 {
-	static const char *const names[] = {[NS_TRANSPORT_OTHER] = "other", [NS_TRANSPORT_NVME] = "nvme",
-					    [NS_TRANSPORT_SCSI] = "scsi", [NS_TRANSPORT_VIRTIO] = "virtio",
+	static const char *const names[] = {[NS_TRANSPORT_OTHER] = "other",
+					    [NS_TRANSPORT_NVME] = "nvme",
+					    [NS_TRANSPORT_SCSI] = "scsi",
+					    [NS_TRANSPORT_VIRTIO] = "virtio",
 					    [NS_TRANSPORT_ATA] = "ata"};
 	return names[t];
 }
 
 const char *ns_pairing_name(enum ns_pairing p)
 {
-	static const char *const names[] = {[NS_PAIRING_UNKNOWN] = "unknown", [NS_PAIRING_NVME_NAME] = "nvme-name",
+	static const char *const names[] = {[NS_PAIRING_UNKNOWN] = "unknown",
+					    [NS_PAIRING_NVME_NAME] = "nvme-name",
 					    [NS_PAIRING_VIRTIO_NAME] = "virtio-name",
 					    [NS_PAIRING_SINGLE_VECTOR] = "single-vector"};
 	return names[p];
@@ -40,8 +49,10 @@ const char *ns_pairing_name(enum ns_pairing p)
 
 const char *ns_node_source_name(enum ns_node_source s)
 {
-	static const char *const names[] = {[NS_NODE_SRC_NONE] = "none", [NS_NODE_SRC_PCI] = "pci",
-					    [NS_NODE_SRC_FORCED] = "forced", [NS_NODE_SRC_UNKNOWN] = "unknown",
+	static const char *const names[] = {[NS_NODE_SRC_NONE] = "none",
+					    [NS_NODE_SRC_PCI] = "pci",
+					    [NS_NODE_SRC_FORCED] = "forced",
+					    [NS_NODE_SRC_UNKNOWN] = "unknown",
 					    [NS_NODE_SRC_PATHS_DISAGREE] = "paths-disagree"};
 	return names[s];
 }
@@ -270,7 +281,8 @@ static void read_hctx(struct ns_system *sys, struct ns_disk *d, const struct ns_
 			continue;
 		h->irq = ns_pci_irq_for_queue(pci, h->index);
 		if (h->irq) {
-			h->pairing = path->transport == NS_TRANSPORT_NVME ? NS_PAIRING_NVME_NAME : NS_PAIRING_VIRTIO_NAME;
+			h->pairing =
+				path->transport == NS_TRANSPORT_NVME ? NS_PAIRING_NVME_NAME : NS_PAIRING_VIRTIO_NAME;
 		} else if (d->nhctx - first == 1 && pci->nirqs == 1) {
 			h->irq = &pci->irqs[0];
 			h->pairing = NS_PAIRING_SINGLE_VECTOR;

@@ -22,17 +22,29 @@ enum ns_disk_kind {
 	NS_DISK_ZRAM,
 };
 
-enum ns_transport { NS_TRANSPORT_OTHER = 0, NS_TRANSPORT_NVME, NS_TRANSPORT_SCSI, NS_TRANSPORT_VIRTIO, NS_TRANSPORT_ATA };
+enum ns_transport {
+	NS_TRANSPORT_OTHER = 0,
+	NS_TRANSPORT_NVME,
+	NS_TRANSPORT_SCSI,
+	NS_TRANSPORT_VIRTIO,
+	NS_TRANSPORT_ATA
+};
 
 enum ns_pairing { NS_PAIRING_UNKNOWN = 0, NS_PAIRING_NVME_NAME, NS_PAIRING_VIRTIO_NAME, NS_PAIRING_SINGLE_VECTOR };
 
-enum ns_node_source { NS_NODE_SRC_NONE = 0, NS_NODE_SRC_PCI, NS_NODE_SRC_FORCED, NS_NODE_SRC_UNKNOWN, NS_NODE_SRC_PATHS_DISAGREE };
+enum ns_node_source {
+	NS_NODE_SRC_NONE = 0,
+	NS_NODE_SRC_PCI,
+	NS_NODE_SRC_FORCED,
+	NS_NODE_SRC_UNKNOWN,
+	NS_NODE_SRC_PATHS_DISAGREE
+};
 
 struct ns_path {
 	enum ns_transport transport;
-	char *controller;    /* nvmeN, hostN, virtioN, ataN */
-	char *disk_syspath;  /* the path's own disk (nvmeXcYnZ) or the disk itself */
-	struct ns_pci *pci;  /* borrowed from the system's PCI cache; NULL when none */
+	char *controller;   /* nvmeN, hostN, virtioN, ataN */
+	char *disk_syspath; /* the path's own disk (nvmeXcYnZ) or the disk itself */
+	struct ns_pci *pci; /* borrowed from the system's PCI cache; NULL when none */
 };
 
 struct ns_hctx {
@@ -54,7 +66,7 @@ struct ns_identity {
 struct ns_alloc {
 	int device_node; /* -1 unknown */
 	char *device_basis;
-	int midlayer_node; /* -1 unknown or not applicable */
+	int midlayer_node;    /* -1 unknown or not applicable */
 	char *midlayer_basis; /* NULL when not SCSI */
 	struct ns_cpuset hw_queue_nodes;
 };
@@ -62,8 +74,8 @@ struct ns_alloc {
 struct ns_disk {
 	char *name;
 	enum ns_disk_kind kind;
-	char *devnum;  /* "259:0" */
-	char *syspath; /* canonical, relative to the root */
+	char *devnum;	      /* "259:0" */
+	char *syspath;	      /* canonical, relative to the root */
 	long long size_bytes; /* -1 unknown */
 	char **partitions, **slaves, **holders;
 	size_t npartitions, nslaves, nholders;

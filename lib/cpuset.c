@@ -77,7 +77,10 @@ int ns_cpuset_next(const struct ns_cpuset *s, int cpu)
 	return -1;
 }
 
-int ns_cpuset_first(const struct ns_cpuset *s) { return ns_cpuset_next(s, -1); }
+int ns_cpuset_first(const struct ns_cpuset *s)
+{
+	return ns_cpuset_next(s, -1);
+}
 
 static unsigned long word(const struct ns_cpuset *s, size_t i)
 {

@@ -71,7 +71,8 @@ static struct json_object *cpus_json(const struct ns_cpuset *s)
 static struct json_object *nodes_json(const struct ns_cpuset *nodes)
 {
 	struct json_object *a = json_object_new_array();
-	ns_cpuset_foreach(n, nodes) json_object_array_add(a, json_object_new_int(n));
+	ns_cpuset_foreach (n, nodes)
+		json_object_array_add(a, json_object_new_int(n));
 	return a;
 }
 
@@ -122,7 +123,8 @@ static void node_set_of(const struct ns_system *sys, const struct ns_cpuset *cpu
 static bool all_nodes(const struct ns_system *sys, const struct ns_cpuset *nodes)
 {
 	for (size_t i = 0; i < sys->machine.nnodes; i++)
-		if (ns_cpuset_count(&sys->machine.nodes[i].cpus) && !ns_cpuset_test(nodes, (unsigned)sys->machine.nodes[i].id))
+		if (ns_cpuset_count(&sys->machine.nodes[i].cpus) &&
+		    !ns_cpuset_test(nodes, (unsigned)sys->machine.nodes[i].id))
 			return false;
 	return true;
 }
@@ -156,15 +158,21 @@ static int rule_forced(struct ns_findings *f, struct disk_ctx *c)
 		json_object_object_add(ev, "detail",
 				       pci->forced_evidence ? json_object_new_string(pci->forced_evidence) : NULL);
 		r = add(f, "node-forced", NS_SEV_CRITICAL, c->d->name, ev,
-			fmt("%s sits on PCI function %s, which reads NUMA node %d although nothing above it has a node: "
-			    "driver %s forced it, and tools that trust numa_node (irqbalance) confine its interrupts to node %d.",
-			    c->d->name, pci->address, pci->numa_node, pci->driver ? pci->driver : "(none)", pci->numa_node),
+			fmt("%s sits on PCI function %s, which reads NUMA node %d although nothing above it has a "
+			    "node: "
+			    "driver %s forced it, and tools that trust numa_node (irqbalance) confine its interrupts "
+			    "to node %d.",
+			    c->d->name, pci->address, pci->numa_node, pci->driver ? pci->driver : "(none)",
+			    pci->numa_node),
 			"numastor fix --modules",
-			nvme ? fmt("Load the numastor-patched nvme driver, which leaves a node-less controller at -1, and "
-				   "remove + rescan %s so the forced node goes (upstream dad651b2a44e, v6.6 and 6.1.56); "
+			nvme ? fmt("Load the numastor-patched nvme driver, which leaves a node-less controller at -1, "
+				   "and "
+				   "remove + rescan %s so the forced node goes (upstream dad651b2a44e, v6.6 and "
+				   "6.1.56); "
 				   "until then `numastor fix` re-spreads the vectors user space may move.",
 				   pci->address)
-			     : fmt("Reload %s without the node override and remove + rescan %s; `numastor fix` re-spreads "
+			     : fmt("Reload %s without the node override and remove + rescan %s; `numastor fix` "
+				   "re-spreads "
 				   "the vectors user space may move.",
 				   pci->driver ? pci->driver : "the driver", pci->address));
 		if (r < 0)
@@ -231,10 +239,11 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 		    "nodes %s: completions for submitters on the other nodes cross the interconnect.",
 		    c->nqv, c->d->name, node, qn ? qn : "?"),
 		managed_all ? NULL : "numastor fix",
-		managed_all ? fmt("These vectors are kernel-managed: check isolcpus=managed_irq, irqaffinity= and the "
-				  "driver's queue count; user space cannot move them.")
-			    : fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor fix`), "
-				  "and keep irqbalance from undoing it (`numastor irqbalance-policy`)."));
+		managed_all
+			? fmt("These vectors are kernel-managed: check isolcpus=managed_irq, irqaffinity= and the "
+			      "driver's queue count; user space cannot move them.")
+			: fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor fix`), "
+			      "and keep irqbalance from undoing it (`numastor irqbalance-policy`)."));
 	free(qn);
 out:
 	ns_cpuset_clear(&irq_nodes);
@@ -299,14 +308,16 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		c->remote_completions = true;
 		json_object_object_add(ev, "irqs", list);
 		r = add(f, "irq-fires-remote", NS_SEV_WARNING, c->d->name, ev,
-			fmt("%zu of %zu queue interrupts of %s fire mostly on a node other than the CPUs their queue serves.",
+			fmt("%zu of %zu queue interrupts of %s fire mostly on a node other than the CPUs their queue "
+			    "serves.",
 			    remote, checked, c->d->name),
 			managed_all ? NULL : "numastor fix",
-			managed_all ? fmt("The vectors are kernel-managed; set rq_affinity=2 on %s so completion work "
-					  "runs on the submitting CPU.",
-					  c->d->name)
-				    : fmt("Move each vector to the CPUs its hardware queue serves, or to the device's node "
-					  "for a queue that serves every node (`numastor fix`)."));
+			managed_all
+				? fmt("The vectors are kernel-managed; set rq_affinity=2 on %s so completion work "
+				      "runs on the submitting CPU.",
+				      c->d->name)
+				: fmt("Move each vector to the CPUs its hardware queue serves, or to the device's node "
+				      "for a queue that serves every node (`numastor fix`)."));
 	} else {
 		json_object_put(list);
 	}
@@ -390,7 +401,8 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 			    "CPU it serves) while the device sits on node %d.",
 			    h->index, d->name, h->memory_node, d->node),
 			NULL,
-			fmt("blk-mq places a shared queue's memory by its first CPU. More hardware queues (one per node "
+			fmt("blk-mq places a shared queue's memory by its first CPU. More hardware queues (one per "
+			    "node "
 			    "at least) make each queue's memory local; check the driver's queue/vector settings."));
 		if (r < 0)
 			return r;
@@ -402,11 +414,13 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 		json_object_object_add(ev, "module", json_object_new_string("scsi_mod"));
 		json_object_object_add(ev, "patched", json_object_new_boolean(0));
 		r = add(f, "alloc-remote", NS_SEV_INFO, d->name, ev,
-			fmt("The stock SCSI midlayer allocates %s's scsi_device and scsi_target on whichever node scans "
+			fmt("The stock SCSI midlayer allocates %s's scsi_device and scsi_target on whichever node "
+			    "scans "
 			    "it, not on the HBA's node %d: rescans from other nodes leave them remote.",
 			    d->name, d->node),
 			"numastor fix --modules",
-			fmt("Load the numastor-patched scsi_mod (scsi_alloc_sdev/scsi_alloc_target on the HBA's node)."));
+			fmt("Load the numastor-patched scsi_mod (scsi_alloc_sdev/scsi_alloc_target on the HBA's "
+			    "node)."));
 		if (r < 0)
 			return r;
 	}
@@ -443,16 +457,18 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 	json_object_object_add(ev, "irqbalance_pid", json_object_new_int64(ib->pid));
 	json_object_object_add(ev, "policyscript", ib->policyscript ? json_object_new_string(ib->policyscript) : NULL);
 	json_object_object_add(ev, "node_forced", json_object_new_boolean(c->forced));
-	return add(f, "irqbalance-confines", c->forced ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev,
-		   c->forced ? fmt("irqbalance runs and trusts the forced node of %s: it confines the vectors user space "
-				   "may move to that node's CPUs.",
-				   c->d->name)
-			     : fmt("irqbalance runs without numastor's policy script: it moves %s's vectors user space may "
-				   "move by its own rules and undoes any placement made for the queues.",
-				   c->d->name),
-		   "numastor fix",
-		   fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` (IRQBALANCE_ARGS in "
-		       "/etc/default/irqbalance) so it leaves the placed vectors alone, then `numastor fix`."));
+	return add(
+		f, "irqbalance-confines", c->forced ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev,
+		c->forced
+			? fmt("irqbalance runs and trusts the forced node of %s: it confines the vectors user space "
+			      "may move to that node's CPUs.",
+			      c->d->name)
+			: fmt("irqbalance runs without numastor's policy script: it moves %s's vectors user space may "
+			      "move by its own rules and undoes any placement made for the queues.",
+			      c->d->name),
+		"numastor fix",
+		fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` (IRQBALANCE_ARGS in "
+		    "/etc/default/irqbalance) so it leaves the placed vectors alone, then `numastor fix`."));
 }
 
 static int rule_paths(struct ns_findings *f, struct disk_ctx *c)

@@ -13,10 +13,10 @@ enum ns_severity { NS_SEV_INFO = 0, NS_SEV_WARNING, NS_SEV_CRITICAL };
 struct ns_finding {
 	const char *id; /* stable: "node-forced" ... (static string) */
 	enum ns_severity severity;
-	char *device;		 /* NULL for machine-wide findings */
-	char *message;		 /* one plain sentence */
+	char *device;		      /* NULL for machine-wide findings */
+	char *message;		      /* one plain sentence */
 	struct json_object *evidence; /* owned */
-	const char *remedy_action; /* "numastor fix", NULL when manual (static string) */
+	const char *remedy_action;    /* "numastor fix", NULL when manual (static string) */
 	char *remedy_text;
 };
 

@@ -41,8 +41,7 @@ static void from_libudev(struct ns_system *sys, struct ns_disk *d)
 	set(&d->identity.serial, udev_device_get_property_value(dev, "ID_SERIAL_SHORT"));
 	set(&d->identity.serial, udev_device_get_property_value(dev, "ID_SERIAL"));
 	set(&d->identity.wwn, udev_device_get_property_value(dev, "ID_WWN"));
-	udev_list_entry_foreach(e, udev_device_get_devlinks_list_entry(dev))
-	{
+	udev_list_entry_foreach (e, udev_device_get_devlinks_list_entry(dev)) {
 		const char *link = udev_list_entry_get_name(e);
 		if (strstr(link, "/by-id/")) {
 			set(&d->identity.by_id, link);

@@ -37,8 +37,8 @@ static void read_list(struct ns_root *root, const char *path, struct ns_cpuset *
 	free(txt);
 }
 
-static void read_counts(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq,
-			struct ns_notes *notes, const char *subj)
+static void read_counts(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq, struct ns_notes *notes,
+			const char *subj)
 {
 	char path[96], *txt, *p, *end;
 	size_t cap = m->ncpu_node ? m->ncpu_node : 1, n = 0;
@@ -77,8 +77,8 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 	}
 	if (m->possible.known && n < (size_t)ns_cpuset_count(&m->possible)) {
 		/* a truncated list would put counts on the wrong CPUs: refuse it */
-		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path,
-			n, ns_cpuset_count(&m->possible));
+		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, n,
+			ns_cpuset_count(&m->possible));
 		goto bad;
 	}
 	irq->per_cpu = v;

@@ -19,20 +19,20 @@ enum ns_managed_source {
 
 struct ns_irq {
 	int irq;
-	bool msi; /* from msi_irqs/, else legacy INTx */
+	bool msi;   /* from msi_irqs/, else legacy INTx */
 	char *name; /* first action: "nvme0q3", "virtio1-req.0" */
 	char *actions;
 	char *chip;
 	struct ns_cpuset affinity, effective, hint;
-	int node;	   /* /proc/irq/N/node, -2 unknown */
-	int managed;	   /* 1, 0, -1 unknown */
+	int node;    /* /proc/irq/N/node, -2 unknown */
+	int managed; /* 1, 0, -1 unknown */
 	enum ns_managed_source managed_source;
 	unsigned long long *per_cpu; /* NULL when unknown */
 	size_t ncpu;
 	unsigned long long total;
 	unsigned long long *per_node; /* indexed by node id, nper_node entries */
 	size_t nper_node;
-	int hw_queue;	 /* hctx index this vector serves, -1 none/unknown */
+	int hw_queue;	  /* hctx index this vector serves, -1 none/unknown */
 	int queue_of_ctl; /* for nvme: the N of nvmeXqN, -1 */
 };
 

@@ -43,7 +43,8 @@ static struct json_object *jstrv(char **v, size_t n)
 static struct json_object *jnodes(const struct ns_cpuset *nodes)
 {
 	struct json_object *a = json_object_new_array();
-	ns_cpuset_foreach(n, nodes) json_object_array_add(a, json_object_new_int(n));
+	ns_cpuset_foreach (n, nodes)
+		json_object_array_add(a, json_object_new_int(n));
 	return a;
 }
 
@@ -121,9 +122,10 @@ static struct json_object *module_json(const struct ns_module *m)
 		return NULL;
 	o = json_object_new_object();
 	add(o, "name", json_object_new_string(m->name));
-	add(o, "state", json_object_new_string(m->state == NS_MODULE_LIVE      ? "live"
-					       : m->state == NS_MODULE_BUILTIN ? "builtin"
-									: "unknown"));
+	add(o, "state",
+	    json_object_new_string(m->state == NS_MODULE_LIVE	   ? "live"
+				   : m->state == NS_MODULE_BUILTIN ? "builtin"
+								   : "unknown"));
 	add(o, "patched", jtri(m->patched));
 	add(o, "patches", jstrv(m->patches, m->npatches));
 	add(o, "srcversion", jstr(m->srcversion));

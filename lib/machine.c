@@ -157,8 +157,12 @@ static int build_cpu_node_map(struct ns_machine *m)
 	int max = -1;
 
 	for (size_t i = 0; i < m->nnodes; i++)
-		ns_cpuset_foreach(c, &m->nodes[i].cpus) if (c > max) max = c;
-	ns_cpuset_foreach(c, &m->possible) if (c > max) max = c;
+		ns_cpuset_foreach (c, &m->nodes[i].cpus)
+			if (c > max)
+				max = c;
+	ns_cpuset_foreach (c, &m->possible)
+		if (c > max)
+			max = c;
 	m->ncpu_node = (size_t)(max + 1);
 	m->cpu_node = malloc((m->ncpu_node ? m->ncpu_node : 1) * sizeof(int));
 	if (!m->cpu_node)
@@ -166,7 +170,8 @@ static int build_cpu_node_map(struct ns_machine *m)
 	for (size_t c = 0; c < m->ncpu_node; c++)
 		m->cpu_node[c] = -1;
 	for (size_t i = 0; i < m->nnodes; i++)
-		ns_cpuset_foreach(c, &m->nodes[i].cpus) m->cpu_node[c] = m->nodes[i].id;
+		ns_cpuset_foreach (c, &m->nodes[i].cpus)
+			m->cpu_node[c] = m->nodes[i].id;
 	m->first_memory_node = -1;
 	for (size_t i = 0; i < m->nnodes; i++)
 		if (m->nodes[i].memory_bytes != 0 &&
@@ -317,8 +322,7 @@ int ns_machine_nodes_of(const struct ns_machine *m, const struct ns_cpuset *s, s
 {
 	ns_cpuset_clear(nodes);
 	nodes->known = s->known;
-	ns_cpuset_foreach(c, s)
-	{
+	ns_cpuset_foreach (c, s) {
 		int n = ns_machine_cpu_node(m, c);
 		if (n >= 0) {
 			int r = ns_cpuset_set(nodes, (unsigned)n);

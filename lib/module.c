@@ -11,8 +11,8 @@
 struct ns_modules {
 	struct ns_root *root;
 	struct kmod_ctx *kmod; /* live root only */
-	struct ns_module **v; /* stable pointers: callers keep them */
-	char **drivers; /* driver name of each entry */
+	struct ns_module **v;  /* stable pointers: callers keep them */
+	char **drivers;	       /* driver name of each entry */
 	size_t n;
 };
 
@@ -78,8 +78,7 @@ static int add_patch(struct ns_module *m, const char *value)
 }
 
 /* Live: the modinfo of the module file through libkmod. */
-static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **file_srcversion,
-			 struct ns_notes *notes)
+static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **file_srcversion, struct ns_notes *notes)
 {
 	struct kmod_module *km = NULL;
 	struct kmod_list *info = NULL, *l;
@@ -91,8 +90,7 @@ static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **fi
 	}
 	r = kmod_module_new_from_name(mods->kmod, m->name, &km);
 	if (r < 0) {
-		ns_note(notes, m->name, "module.patched", "libkmod does not know module %s: %s", m->name,
-			strerror(-r));
+		ns_note(notes, m->name, "module.patched", "libkmod does not know module %s: %s", m->name, strerror(-r));
 		return;
 	}
 	r = kmod_module_get_initstate(km);
@@ -106,7 +104,8 @@ static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **fi
 	if (r < 0) {
 		if (m->state == NS_MODULE_BUILTIN)
 			ns_note(notes, m->name, "module.patched",
-				"%s is built into the kernel and modules.builtin.modinfo does not describe it", m->name);
+				"%s is built into the kernel and modules.builtin.modinfo does not describe it",
+				m->name);
 		else
 			ns_note(notes, m->name, "module.patched", "modinfo of %s could not be read: %s", m->name,
 				strerror(-r));
@@ -114,8 +113,7 @@ static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **fi
 		return;
 	}
 	m->patched = 0;
-	kmod_list_foreach(l, info)
-	{
+	kmod_list_foreach (l, info) {
 		const char *key = kmod_module_info_get_key(l);
 		const char *val = kmod_module_info_get_value(l);
 		if (!key || !val)
@@ -162,8 +160,7 @@ static void modinfo_captured(struct ns_modules *mods, struct ns_module *m, char 
 	free(txt);
 }
 
-static int module_read(struct ns_modules *mods, const char *driver, struct ns_module *m,
-		       struct ns_notes *notes)
+static int module_read(struct ns_modules *mods, const char *driver, struct ns_module *m, struct ns_notes *notes)
 {
 	char path[256], *taint = NULL, *file_srcversion = NULL;
 	int r;
@@ -206,8 +203,8 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 	/* the file modinfo read may not be what is loaded (a patched module insmod'ed from elsewhere) */
 	if (m->srcversion && file_srcversion && strcmp(m->srcversion, file_srcversion) != 0 && m->patched == 0) {
 		ns_note(notes, m->name, "module.patched",
-			"the loaded %s (srcversion %s) is not the file modinfo describes (%s)", m->name,
-			m->srcversion, file_srcversion);
+			"the loaded %s (srcversion %s) is not the file modinfo describes (%s)", m->name, m->srcversion,
+			file_srcversion);
 		m->patched = -1;
 	}
 	if (!m->srcversion)
@@ -217,8 +214,7 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 	return 0;
 }
 
-int ns_modules_lookup(struct ns_modules *mods, const char *driver, struct ns_notes *notes,
-		      const struct ns_module **out)
+int ns_modules_lookup(struct ns_modules *mods, const char *driver, struct ns_notes *notes, const struct ns_module **out)
 {
 	struct ns_module **nv, *m;
 	char **nd;

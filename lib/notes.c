@@ -43,8 +43,8 @@ void ns_note(struct ns_notes *notes, const char *subject, const char *field, con
 	notes->n++;
 }
 
-void ns_note_read(struct ns_notes *notes, const char *subject, const char *field, const char *path,
-		  int err, const char *raw)
+void ns_note_read(struct ns_notes *notes, const char *subject, const char *field, const char *path, int err,
+		  const char *raw)
 {
 	switch (-err) {
 	case ENOENT:

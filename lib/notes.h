@@ -19,11 +19,11 @@ struct ns_notes {
 	size_t n, cap;
 };
 
-__attribute__((format(printf, 4, 5))) void ns_note(struct ns_notes *notes, const char *subject,
-						   const char *field, const char *fmt, ...);
+__attribute__((format(printf, 4, 5))) void ns_note(struct ns_notes *notes, const char *subject, const char *field,
+						   const char *fmt, ...);
 /* A note for a failed read: the message says what err means for that path. */
-void ns_note_read(struct ns_notes *notes, const char *subject, const char *field, const char *path,
-		  int err, const char *raw);
+void ns_note_read(struct ns_notes *notes, const char *subject, const char *field, const char *path, int err,
+		  const char *raw);
 void ns_notes_free(struct ns_notes *notes);
 
 #endif

@@ -28,8 +28,7 @@ static bool is_bdf(const char *s)
 	return sscanf(s, "%x:%x:%x.%x%c", &d, &b, &dev, &f, &tail) == 4;
 }
 
-static int read_node(struct ns_root *root, const char *dir, struct ns_notes *notes, const char *subj,
-		     const char *field)
+static int read_node(struct ns_root *root, const char *dir, struct ns_notes *notes, const char *subj, const char *field)
 {
 	char p[4096], *raw = NULL;
 	long v;
@@ -48,8 +47,8 @@ static int read_node(struct ns_root *root, const char *dir, struct ns_notes *not
 	return (int)v;
 }
 
-static char *read_opt(struct ns_root *root, const char *dir, const char *file, struct ns_notes *notes,
-		      const char *subj, const char *field)
+static char *read_opt(struct ns_root *root, const char *dir, const char *file, struct ns_notes *notes, const char *subj,
+		      const char *field)
 {
 	char p[4096], *v = NULL;
 	int r;
@@ -228,8 +227,7 @@ static void pair_virtio(struct ns_pci *pci)
 	}
 }
 
-static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct ns_pci *pci,
-		      struct ns_notes *notes)
+static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct ns_pci *pci, struct ns_notes *notes)
 {
 	char p[4096];
 	char **names = NULL;

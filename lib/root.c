@@ -61,8 +61,14 @@ void ns_root_free(struct ns_root *root)
 	free(root);
 }
 
-bool ns_root_is_live(const struct ns_root *root) { return root->live; }
-const char *ns_root_dir(const struct ns_root *root) { return root->dir; }
+bool ns_root_is_live(const struct ns_root *root)
+{
+	return root->live;
+}
+const char *ns_root_dir(const struct ns_root *root)
+{
+	return root->dir;
+}
 
 static const char *rel(const char *path)
 {
@@ -137,8 +143,7 @@ int ns_read_str(struct ns_root *root, const char *path, char **out)
 		len += (size_t)r;
 	}
 	close(fd);
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
-			   buf[len - 1] == '\0'))
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t' || buf[len - 1] == '\0'))
 		len--;
 	buf[len] = '\0';
 	if (len == 0) {

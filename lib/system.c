@@ -135,7 +135,8 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 			continue; /* a multipath path device: reported under its namespace */
 		r = ns_disk_read(sys, names[i], d);
 		if (r == -ENOENT || r == -ENOTDIR) {
-			ns_note(&sys->notes, names[i], "device", "/sys/block/%s vanished while reading: skipped", names[i]);
+			ns_note(&sys->notes, names[i], "device", "/sys/block/%s vanished while reading: skipped",
+				names[i]);
 			ns_disk_free(d);
 			continue;
 		}

@@ -22,7 +22,7 @@ struct ns_system {
 	struct ns_machine machine;
 	struct ns_modules *modules;
 	const struct ns_module *scsi_mod; /* the SCSI midlayer module, when a SCSI disk was found */
-	struct ns_pci **pcis; /* cache: a function shared by several disks is read once */
+	struct ns_pci **pcis;		  /* cache: a function shared by several disks is read once */
 	size_t npcis;
 	struct ns_disk *disks;
 	size_t ndisks;

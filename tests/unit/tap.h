@@ -8,24 +8,24 @@
 
 static int tap_failed, tap_run;
 
-#define CHECK(cond)                                                                                  \
-	do {                                                                                         \
-		tap_run++;                                                                           \
-		if (!(cond)) {                                                                       \
-			tap_failed++;                                                                \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
-		}                                                                                    \
+#define CHECK(cond)                                                                              \
+	do {                                                                                     \
+		tap_run++;                                                                       \
+		if (!(cond)) {                                                                   \
+			tap_failed++;                                                            \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+		}                                                                                \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                                              \
-	do {                                                                                         \
-		const char *_a = (a), *_b = (b);                                                     \
-		tap_run++;                                                                           \
-		if (!_a || !_b || strcmp(_a, _b) != 0) {                                             \
-			tap_failed++;                                                                \
+#define CHECK_STR(a, b)                                                                               \
+	do {                                                                                          \
+		const char *_a = (a), *_b = (b);                                                      \
+		tap_run++;                                                                            \
+		if (!_a || !_b || strcmp(_a, _b) != 0) {                                              \
+			tap_failed++;                                                                 \
 			fprintf(stderr, "%s:%d: %s is '%s', expected '%s'\n", __FILE__, __LINE__, #a, \
-				_a ? _a : "(null)", _b ? _b : "(null)");                             \
-		}                                                                                    \
+				_a ? _a : "(null)", _b ? _b : "(null)");                              \
+		}                                                                                     \
 	} while (0)
 
 static inline int tap_done(const char *name)
