@@ -230,6 +230,8 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 			fprintf(p->out, " %s", d->slaves[i]);
 		fputc('\n', p->out);
 	}
+	if (d->backing_file)
+		fprintf(p->out, "  backed by file: %s\n", d->backing_file);
 	if (ns_disk_is_virtual(d)) {
 		fprintf(p->out, "  virtual device: locality follows what it sits on\n");
 		return;

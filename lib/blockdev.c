@@ -329,6 +329,12 @@ int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
 	read_list_names(sys->root, p, &d->slaves, &d->nslaves);
 	snprintf(p, sizeof(p), "%s/holders", d->syspath);
 	read_list_names(sys->root, p, &d->holders, &d->nholders);
+	if (d->kind == NS_DISK_LOOP) {
+		snprintf(p, sizeof(p), "%s/loop/backing_file", d->syspath);
+		r = ns_read_str(sys->root, p, &d->backing_file);
+		if (r < 0 && r != -ENOENT) /* no loop/ directory: not attached */
+			ns_note_read(&sys->notes, name, "backing_file", p, r, NULL);
+	}
 	read_queue(sys, d);
 	ns_identity_read(sys, d);
 
@@ -378,6 +384,7 @@ void ns_disk_free(struct ns_disk *d)
 	ns_strv_free(d->partitions, d->npartitions);
 	ns_strv_free(d->slaves, d->nslaves);
 	ns_strv_free(d->holders, d->nholders);
+	free(d->backing_file);
 	free(d->identity.model);
 	free(d->identity.serial);
 	free(d->identity.wwn);

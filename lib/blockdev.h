@@ -78,6 +78,7 @@ struct ns_disk {
 	char *syspath;	      /* canonical, relative to the root */
 	long long size_bytes; /* -1 unknown */
 	char **partitions, **slaves, **holders;
+	char *backing_file; /* loop devices: the file they sit on */
 	size_t npartitions, nslaves, nholders;
 	struct ns_identity identity;
 	struct ns_path *paths;

@@ -185,6 +185,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(o, "partitions", jstrv(d->partitions, d->npartitions));
 	add(o, "slaves", jstrv(d->slaves, d->nslaves));
 	add(o, "holders", jstrv(d->holders, d->nholders));
+	add(o, "backing_file", jstr(d->backing_file));
 	id = json_object_new_object();
 	add(id, "model", jstr(d->identity.model));
 	add(id, "serial", jstr(d->identity.serial));
