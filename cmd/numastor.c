@@ -14,6 +14,8 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{"check", cmd_check, "report every block device's NUMA locality, IRQs and queues"},
+	{"fix", cmd_fix, "move the IRQs user space may move onto their queues' CPUs; --revert undoes it"},
+	{"irqbalance-policy", cmd_irqbalance_policy, "irqbalance --policyscript: ban what numastor placed"},
 };
 
 static void usage(FILE *out)
@@ -25,7 +27,7 @@ static void usage(FILE *out)
 		     "\n"
 		     "Commands:\n");
 	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		fprintf(out, "  %-10s %s\n", subcommands[i].name, subcommands[i].help);
+		fprintf(out, "  %-18s %s\n", subcommands[i].name, subcommands[i].help);
 	fprintf(out, "\nRun 'numastor COMMAND --help' for a command's options. See numastor(8).\n");
 }
 

@@ -173,6 +173,8 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		} else {
 			fputc(h->irq ? '?' : '-', p->out);
 		}
+		if (h->irq && h->irq->placed)
+			fputs("  (placed by numastor fix)", p->out);
 		fputc('\n', p->out);
 		free(hc);
 		free(hn);

@@ -3,7 +3,7 @@ _numastor() {
 	local cur prev words cword
 	_init_completion || return
 
-	local commands="check"
+	local commands="check fix irqbalance-policy"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -18,6 +18,43 @@ _numastor() {
 	fi
 
 	case $cmd in
+	fix)
+		case $prev in
+		--sysroot | -r)
+			_filedir -d
+			return
+			;;
+		--color | --colour)
+			COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
+			return
+			;;
+		--rq-affinity)
+			COMPREPLY=($(compgen -W "2" -- "$cur"))
+			return
+			;;
+		--lock-timeout)
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --sysroot --quiet --color --help" -- "$cur"))
+			return
+		fi
+		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))
+		;;
+	irqbalance-policy)
+		case $prev in
+		--sysroot | -r)
+			_filedir -d
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--sysroot --help" -- "$cur"))
+			return
+		fi
+		_filedir -d
+		;;
 	check)
 		case $prev in
 		--sysroot | -r)

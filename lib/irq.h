@@ -34,6 +34,7 @@ struct ns_irq {
 	size_t nper_node;
 	int hw_queue;	  /* hctx index this vector serves, -1 none/unknown */
 	int queue_of_ctl; /* for nvme: the N of nvmeXqN, -1 */
+	bool placed;	  /* numastor fix placed it (the journal says so) */
 };
 
 /* Read IRQ n. -ENOENT when it vanished (no /proc/irq/N and no /sys/kernel/irq/N). */

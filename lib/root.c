@@ -391,3 +391,87 @@ int ns_realpath(struct ns_root *root, const char *path, char **out)
 	*out = strdup(res[0] ? res : ".");
 	return *out ? 0 : -ENOMEM;
 }
+
+int ns_write_str(struct ns_root *root, const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	ssize_t w;
+	int fd = root_openat(root, path, root->live ? O_WRONLY : O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		return fd;
+	w = write(fd, text, len);
+	if (w < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	/* sysfs reports some errors only at close */
+	if (close(fd) < 0)
+		return -errno;
+	return (size_t)w == len ? 0 : -EIO;
+}
+
+int ns_mkdir_p(struct ns_root *root, const char *dir)
+{
+	char p[PATH_MAX];
+	size_t len = strlen(rel(dir));
+
+	if (len >= sizeof(p))
+		return -ENAMETOOLONG;
+	memcpy(p, rel(dir), len + 1);
+	for (char *s = p;; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdirat(root->dirfd, p, 0755) < 0 && errno != EEXIST)
+				return -errno;
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
+int ns_write_atomic(struct ns_root *root, const char *path, const char *text, mode_t mode)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	const char *p = rel(path), *slash = strrchr(p, '/');
+	size_t len = strlen(text);
+	int fd, dfd, r = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", p, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = openat(root->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0)
+		r = errno ? -errno : -EIO;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (!r && renameat(root->dirfd, tmp, root->dirfd, p) < 0)
+		r = -errno;
+	if (r) {
+		unlinkat(root->dirfd, tmp, 0);
+		return r;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - p) : 1, slash ? p : ".");
+	dfd = openat(root->dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+}
+
+int ns_unlink(struct ns_root *root, const char *path)
+{
+	return unlinkat(root->dirfd, rel(path), 0) < 0 ? -errno : 0;
+}
+
+int ns_open_rw(struct ns_root *root, const char *path, mode_t mode)
+{
+	int fd = openat(root->dirfd, rel(path), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);
+	return fd < 0 ? -errno : fd;
+}

@@ -44,4 +44,19 @@ bool ns_exists(struct ns_root *root, const char *path);
 /* Canonical path (no symlinks, no "..") of path inside the root, relative to it. */
 int ns_realpath(struct ns_root *root, const char *path, char **out);
 
+/*
+ * Writing, through the same root. On the live root these are the kernel's files; under a
+ * sysroot they are plain files, which lets the journal, lock and revert logic be tested on a
+ * captured tree (the kernel's refusals are then not simulated).
+ */
+/* Write text to an existing file (sysfs/procfs semantics: one write, then close). */
+int ns_write_str(struct ns_root *root, const char *path, const char *text);
+/* Create dir and its parents (mode 0755). */
+int ns_mkdir_p(struct ns_root *root, const char *dir);
+/* Replace path atomically: temp file in the same directory, fsync, rename, fsync the directory. */
+int ns_write_atomic(struct ns_root *root, const char *path, const char *text, mode_t mode);
+int ns_unlink(struct ns_root *root, const char *path);
+/* Open (creating) a file for locking; returns the fd or -errno. */
+int ns_open_rw(struct ns_root *root, const char *path, mode_t mode);
+
 #endif

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "identity.h"
+#include "journal.h"
 
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
 {
@@ -75,6 +76,27 @@ static void resolve_node(struct ns_disk *d)
 	} else {
 		d->node_source = NS_NODE_SRC_UNKNOWN;
 	}
+}
+
+/* IRQs that numastor fix placed, from its journal, so a report after a fix explains itself. */
+static void mark_placed(struct ns_system *sys)
+{
+	struct ns_journal j;
+	int r = ns_journal_load(sys->root, &j);
+
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		ns_note_read(&sys->notes, "machine", "placed_by_numastor", NS_JOURNAL_PATH, r, NULL);
+		return;
+	}
+	for (size_t i = 0; i < sys->npcis; i++)
+		for (size_t k = 0; k < sys->pcis[i]->nirqs; k++) {
+			struct ns_irq *irq = &sys->pcis[i]->irqs[k];
+			const struct ns_journal_irq *e = ns_journal_find_irq(&j, irq->irq, irq->name);
+			irq->placed = e && e->placed;
+		}
+	ns_journal_free(&j);
 }
 
 static bool wanted(const char *name, const char *const *only, size_t nonly, bool *seen)
@@ -154,6 +176,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		}
 		sys->ndisks++;
 	}
+	mark_placed(sys);
 	for (size_t i = 0; i < nonly; i++)
 		if (!seen[i]) {
 			r = -ENODEV;

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* numastor fix: re-spread the interrupts user space may move, journaled and revertible. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apply.h"
+#include "config.h"
+#include "journal.h"
+#include "json.h"
+#include "numastor.h"
+#include "plan.h"
+
+#define FIX_SCHEMA_VERSION 1
+
+static void fix_usage(FILE *out)
+{
+	fprintf(out, "Usage: numastor fix [OPTIONS] [DEVICE...]\n"
+		     "       numastor fix --revert\n"
+		     "\n"
+		     "Place the interrupts of the devices that `numastor check` faults (or the DEVICEs\n"
+		     "named) on the CPUs their hardware queues serve, at runtime: kernel-managed vectors\n"
+		     "are never written, every write is read back, the previous values are journaled in\n"
+		     "/run/numastor/journal.json first, and --revert restores them.\n"
+		     "\n"
+		     "Options:\n"
+		     "  -n, --dry-run             print the plan and change nothing\n"
+		     "  -j, --json                print the plan (and results) as JSON\n"
+		     "      --revert              restore every value the journal holds\n"
+		     "      --rq-affinity=2       also set rq_affinity=2 where completions are remote and\n"
+		     "                            the vectors are kernel-managed\n"
+		     "      --lock-timeout SECS   wait at most SECS for another fix to finish (default 30)\n"
+		     "  -r, --sysroot DIR         plan for a captured tree (implies --dry-run)\n"
+		     "  -q, --quiet               print only problems\n"
+		     "      --color WHEN          colour: auto (default), always, never\n"
+		     "  -h, --help                show this help\n"
+		     "\n"
+		     "Exit status: 0 done (or nothing to do), 1 some writes failed or differ, 3 could not run.\n");
+}
+
+struct fix_opts {
+	bool dry_run, json, revert, quiet, color;
+	int rq_affinity;
+	unsigned lock_timeout_s;
+	const char *sysroot;
+};
+
+/* Test-only: NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write, as a kill would. */
+static void stop_after_writes(void *data, unsigned nwrites)
+{
+	unsigned limit = *(unsigned *)data;
+	if (limit && nwrites >= limit) {
+		fflush(stdout);
+		_exit(137);
+	}
+}
+
+static char *cpus(const struct ns_cpuset *s)
+{
+	char *t = NULL;
+	if (!s->known || ns_cpuset_format(s, &t) < 0)
+		return strdup("?");
+	return t;
+}
+
+static struct json_object *jcpus(const struct ns_cpuset *s)
+{
+	char *t;
+	struct json_object *o;
+	if (!s->known || ns_cpuset_format(s, &t) < 0)
+		return NULL;
+	o = json_object_new_string(t);
+	free(t);
+	return o;
+}
+
+static struct json_object *plan_json(const struct ns_system *sys, const struct ns_plan *plan, const struct fix_opts *o,
+				     const struct ns_apply_result *ir, const struct ns_apply_result *rr)
+{
+	struct json_object *doc = json_object_new_object(), *irqs = json_object_new_array(),
+			   *rqs = json_object_new_array(), *sum = json_object_new_object(),
+			   *ib = json_object_new_object();
+	const struct ns_irqbalance *m = &sys->machine.irqbalance;
+
+	json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+	json_object_object_add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
+	json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
+	json_object_object_add(doc, "allowed_cpus", jcpus(&plan->allowed));
+	for (size_t i = 0; i < plan->nirqs; i++) {
+		const struct ns_plan_irq *e = &plan->irqs[i];
+		struct json_object *x = json_object_new_object();
+		json_object_object_add(x, "irq", json_object_new_int(e->irq));
+		json_object_object_add(x, "name", e->name ? json_object_new_string(e->name) : NULL);
+		json_object_object_add(x, "device", json_object_new_string(e->device));
+		json_object_object_add(x, "pci", json_object_new_string(e->pci));
+		json_object_object_add(x, "hw_queue", e->hw_queue >= 0 ? json_object_new_int(e->hw_queue) : NULL);
+		json_object_object_add(x, "managed", e->managed < 0 ? NULL : json_object_new_boolean(e->managed));
+		json_object_object_add(x, "current", jcpus(&e->current));
+		json_object_object_add(x, "target", jcpus(&e->target));
+		json_object_object_add(x, "action", json_object_new_string(ns_plan_action_name(e->action)));
+		json_object_object_add(x, "reason", json_object_new_string(e->reason));
+		json_object_object_add(x, "answers", json_object_new_string(e->answers));
+		if (ir) {
+			struct json_object *res = json_object_new_object();
+			json_object_object_add(res, "status",
+					       json_object_new_string(ns_apply_status_name(ir[i].status)));
+			json_object_object_add(res, "error",
+					       ir[i].err ? json_object_new_string(strerror(-ir[i].err)) : NULL);
+			json_object_object_add(res, "error_class",
+					       ir[i].err_class ? json_object_new_string(ir[i].err_class) : NULL);
+			json_object_object_add(res, "attempts", json_object_new_int((int)ir[i].attempts));
+			json_object_object_add(res, "affinity", jcpus(&ir[i].after));
+			json_object_object_add(res, "effective_affinity", jcpus(&ir[i].after_effective));
+			json_object_object_add(x, "result", res);
+		} else {
+			json_object_object_add(x, "result", NULL);
+		}
+		json_object_array_add(irqs, x);
+	}
+	json_object_object_add(doc, "irqs", irqs);
+	for (size_t i = 0; i < plan->nrqs; i++) {
+		const struct ns_plan_rq *e = &plan->rqs[i];
+		struct json_object *x = json_object_new_object();
+		json_object_object_add(x, "device", json_object_new_string(e->device));
+		json_object_object_add(x, "current", json_object_new_int(e->current));
+		json_object_object_add(x, "target", json_object_new_int(e->target));
+		json_object_object_add(x, "action", json_object_new_string(ns_plan_action_name(e->action)));
+		json_object_object_add(x, "reason", json_object_new_string(e->reason));
+		json_object_object_add(x, "result",
+				       rr ? json_object_new_string(ns_apply_status_name(rr[i].status)) : NULL);
+		json_object_array_add(rqs, x);
+	}
+	json_object_object_add(doc, "rq_affinity", rqs);
+	json_object_object_add(ib, "running", m->running < 0 ? NULL : json_object_new_boolean(m->running));
+	json_object_object_add(ib, "policy_installed",
+			       json_object_new_boolean(m->policyscript && strstr(m->policyscript, "numastor")));
+	json_object_object_add(ib, "advice",
+			       plan->irqbalance_advice ? json_object_new_string(plan->irqbalance_advice) : NULL);
+	json_object_object_add(doc, "irqbalance", ib);
+	json_object_object_add(sum, "move", json_object_new_int((int)ns_plan_count(plan, NS_PLAN_MOVE)));
+	json_object_object_add(sum, "skip", json_object_new_int((int)ns_plan_count(plan, NS_PLAN_SKIP)));
+	json_object_object_add(sum, "unchanged", json_object_new_int((int)ns_plan_count(plan, NS_PLAN_UNCHANGED)));
+	if (ir) {
+		size_t failed = 0;
+		for (size_t i = 0; i < plan->nirqs; i++)
+			failed += ir[i].status == NS_APPLY_FAILED || ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS;
+		for (size_t i = 0; i < plan->nrqs; i++)
+			failed += rr[i].status == NS_APPLY_FAILED;
+		json_object_object_add(sum, "failed", json_object_new_int((int)failed));
+	} else {
+		json_object_object_add(sum, "failed", NULL);
+	}
+	json_object_object_add(doc, "summary", sum);
+	return doc;
+}
+
+static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_plan *plan, const struct fix_opts *o,
+		      const struct ns_apply_result *ir, const struct ns_apply_result *rr)
+{
+	if (!o->quiet)
+		fprintf(out, "numastor fix: %s for %s\n",
+			o->dry_run ? "plan (dry run, nothing changed)" : "plan and results", ns_root_dir(sys->root));
+	if (!plan->nirqs && !plan->nrqs && !o->quiet)
+		fprintf(out, "  nothing to do: no device has a finding about its interrupt placement\n");
+	for (size_t i = 0; i < plan->nirqs; i++) {
+		const struct ns_plan_irq *e = &plan->irqs[i];
+		char *cur = cpus(&e->current), *tgt = cpus(&e->target), q[32] = "";
+		bool problem = ir && (ir[i].status == NS_APPLY_FAILED || ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS);
+		if (e->hw_queue >= 0)
+			snprintf(q, sizeof(q), " hctx %d", e->hw_queue);
+		if (!o->quiet || problem) {
+			fprintf(out, "  irq %d %s (%s%s): %s -> %s  %s", e->irq, e->name ? e->name : "?", e->device, q,
+				cur, tgt, ns_plan_action_name(e->action));
+			if (ir) {
+				fprintf(out, ", %s", ns_apply_status_name(ir[i].status));
+				if (ir[i].err)
+					fprintf(out, " (%s: %s)", ir[i].err_class, strerror(-ir[i].err));
+				if (ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS) {
+					char *eff = cpus(&ir[i].after_effective);
+					fprintf(out, " (effective %s)", eff);
+					free(eff);
+				}
+			}
+			fprintf(out, "\n      %s [%s]\n", e->reason, e->answers);
+		}
+		free(cur);
+		free(tgt);
+	}
+	for (size_t i = 0; i < plan->nrqs; i++) {
+		const struct ns_plan_rq *e = &plan->rqs[i];
+		bool problem = rr && rr[i].status == NS_APPLY_FAILED;
+		if (!o->quiet || problem)
+			fprintf(out, "  %s rq_affinity: %d -> %d  %s%s%s\n      %s\n", e->device, e->current, e->target,
+				ns_plan_action_name(e->action), rr ? ", " : "",
+				rr ? ns_apply_status_name(rr[i].status) : "", e->reason);
+	}
+	if (plan->irqbalance_advice)
+		fprintf(out, "  irqbalance: %s\n", plan->irqbalance_advice);
+	if (!o->quiet)
+		fprintf(out, "summary: %zu to move, %zu skipped, %zu unchanged\n", ns_plan_count(plan, NS_PLAN_MOVE),
+			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
+}
+
+static bool sysroot_writes_allowed(void)
+{
+	const char *v = getenv("NUMASTOR_TEST_SYSROOT_WRITES");
+	return v && strcmp(v, "1") == 0;
+}
+
+static int do_revert(struct ns_root *root, const struct fix_opts *o, const struct ns_apply_opts *aopts)
+{
+	struct ns_revert_report rep;
+	int r = ns_revert(root, aopts, &rep);
+
+	if (r == -ENOENT) {
+		if (!o->quiet)
+			printf("numastor fix --revert: nothing to revert (no %s)\n", "/" NS_JOURNAL_PATH);
+		return NS_EXIT_OK;
+	}
+	if (r == -EINVAL && !rep.n) {
+		fprintf(stderr, "numastor fix --revert: /%s is malformed; nothing was changed\n", NS_JOURNAL_PATH);
+		return NS_EXIT_UNKNOWN;
+	}
+	if (o->json) {
+		struct json_object *doc = json_object_new_object(), *items = json_object_new_array();
+		for (size_t i = 0; i < rep.n; i++) {
+			struct json_object *x = json_object_new_object();
+			json_object_object_add(x, "what", json_object_new_string(rep.v[i].what ? rep.v[i].what : "?"));
+			json_object_object_add(x, "value",
+					       rep.v[i].value ? json_object_new_string(rep.v[i].value) : NULL);
+			json_object_object_add(x, "restored", json_object_new_boolean(rep.v[i].ok));
+			json_object_object_add(x, "problem",
+					       rep.v[i].problem ? json_object_new_string(rep.v[i].problem) : NULL);
+			json_object_array_add(items, x);
+		}
+		json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+		json_object_object_add(doc, "reverted", items);
+		json_object_object_add(doc, "failed", json_object_new_int((int)rep.failed));
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	} else {
+		for (size_t i = 0; i < rep.n; i++)
+			if (!o->quiet || !rep.v[i].ok)
+				printf("  %s: %s%s%s\n", rep.v[i].what ? rep.v[i].what : "?",
+				       rep.v[i].ok ? "restored " : "NOT restored: ",
+				       rep.v[i].ok ? rep.v[i].value : (rep.v[i].problem ? rep.v[i].problem : "?"), "");
+		if (!o->quiet || rep.failed)
+			printf("revert: %zu restored, %zu not restored%s\n", rep.n - rep.failed, rep.failed,
+			       rep.failed ? " (kept in the journal for another --revert)" : "");
+	}
+	if (r < 0)
+		fprintf(stderr, "numastor fix --revert: updating the journal: %s\n", strerror(-r));
+	r = rep.failed || r < 0 ? NS_EXIT_WARNING : NS_EXIT_OK;
+	ns_revert_report_free(&rep);
+	return r;
+}
+
+int cmd_fix(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{"dry-run", no_argument, NULL, 'n'},
+		{"json", no_argument, NULL, 'j'},
+		{"revert", no_argument, NULL, 'R'},
+		{"rq-affinity", required_argument, NULL, 'A'},
+		{"lock-timeout", required_argument, NULL, 'T'},
+		{"sysroot", required_argument, NULL, 'r'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"color", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct fix_opts o = {.lock_timeout_s = 30};
+	const char *color = "auto";
+	struct ns_root *root = NULL;
+	struct ns_system sys;
+	struct ns_findings findings = {0};
+	struct ns_plan plan = {0};
+	struct ns_plan_opts popts = {0};
+	struct ns_apply_result *ir = NULL, *rr = NULL;
+	unsigned stop_after = 0;
+	struct ns_apply_opts aopts = {
+		.retries = 3, .retry_delay_ms = 50, .after_write = stop_after_writes, .data = &stop_after};
+	int c, r, code = NS_EXIT_OK, lockfd = -1;
+	long holder;
+	char *end;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "njr:qh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			o.dry_run = true;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'R':
+			o.revert = true;
+			break;
+		case 'A':
+			if (strcmp(optarg, "2") != 0) {
+				fprintf(stderr, "numastor fix: --rq-affinity takes 2, not '%s'\n", optarg);
+				return NS_EXIT_UNKNOWN;
+			}
+			popts.rq_affinity = 2;
+			break;
+		case 'T': {
+			unsigned long v;
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || v > 3600) {
+				fprintf(stderr, "numastor fix: --lock-timeout takes seconds (0-3600), not '%s'\n",
+					optarg);
+				return NS_EXIT_UNKNOWN;
+			}
+			o.lock_timeout_s = (unsigned)v;
+			break;
+		}
+		case 'r':
+			o.sysroot = optarg;
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'C':
+			color = optarg;
+			break;
+		case 'h':
+			fix_usage(stdout);
+			return NS_EXIT_OK;
+		default:
+			fix_usage(stderr);
+			return NS_EXIT_UNKNOWN;
+		}
+	}
+	if (ns_color_choice(color, stdout) < 0) {
+		fprintf(stderr, "numastor fix: --color takes auto, always or never, not '%s'\n", color);
+		return NS_EXIT_UNKNOWN;
+	}
+	if (o.revert && (o.dry_run || optind < argc || popts.rq_affinity)) {
+		fprintf(stderr, "numastor fix: --revert takes no devices and no --dry-run or --rq-affinity\n");
+		return NS_EXIT_UNKNOWN;
+	}
+	if (o.sysroot && !sysroot_writes_allowed()) {
+		if (o.revert) {
+			fprintf(stderr, "numastor fix: --revert acts on the live system only, not on --sysroot\n");
+			return NS_EXIT_UNKNOWN;
+		}
+		o.dry_run = true; /* a captured tree is never written */
+	}
+	if (getenv("NUMASTOR_TEST_STOP_AFTER_WRITES"))
+		stop_after = (unsigned)strtoul(getenv("NUMASTOR_TEST_STOP_AFTER_WRITES"), NULL, 10);
+	if (!o.dry_run && !o.sysroot && geteuid() != 0) {
+		fprintf(stderr,
+			"numastor fix: changing IRQ affinities needs root; run it as root, or use --dry-run to see "
+			"the plan\n");
+		return NS_EXIT_UNKNOWN;
+	}
+	r = ns_root_open(o.sysroot, &root);
+	if (r < 0) {
+		fprintf(stderr, "numastor fix: cannot use %s as the root: %s\n", o.sysroot ? o.sysroot : "/",
+			strerror(-r));
+		return NS_EXIT_UNKNOWN;
+	}
+	if (!o.dry_run) {
+		r = ns_lock_acquire(root, o.lock_timeout_s * 1000, &lockfd, &holder);
+		if (r == -EWOULDBLOCK) {
+			fprintf(stderr, "numastor fix: another numastor fix (pid %ld) holds /%s; gave up after %u s\n",
+				holder, NS_LOCK_PATH, o.lock_timeout_s);
+			ns_root_free(root);
+			return NS_EXIT_UNKNOWN;
+		}
+		if (r < 0) {
+			fprintf(stderr, "numastor fix: cannot take /%s: %s\n", NS_LOCK_PATH, strerror(-r));
+			ns_root_free(root);
+			return NS_EXIT_UNKNOWN;
+		}
+	}
+	if (o.revert) {
+		code = do_revert(root, &o, &aopts);
+		ns_lock_release(lockfd);
+		ns_root_free(root);
+		return code;
+	}
+
+	r = ns_system_discover(root, (const char *const *)argv + optind, (size_t)(argc - optind), &sys);
+	if (r < 0) {
+		fprintf(stderr, "numastor fix: %s\n",
+			r == -ENODEV && sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	r = ns_findings_evaluate(&sys, &findings);
+	if (r == 0)
+		r = ns_plan_build(&sys, &findings, &popts, &plan);
+	if (r < 0) {
+		fprintf(stderr, "numastor fix: building the plan: %s\n", strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (!o.dry_run) {
+		ir = calloc(plan.nirqs + 1, sizeof(*ir));
+		rr = calloc(plan.nrqs + 1, sizeof(*rr));
+		if (!ir || !rr) {
+			code = NS_EXIT_UNKNOWN;
+			goto out;
+		}
+		r = ns_apply_plan(root, &plan, &aopts, ir, rr);
+		if (r < 0) {
+			fprintf(stderr, "numastor fix: nothing was changed: cannot write the journal /%s: %s\n",
+				NS_JOURNAL_PATH, strerror(-r));
+			code = NS_EXIT_UNKNOWN;
+			goto out;
+		}
+		for (size_t i = 0; i < plan.nirqs; i++)
+			if (ir[i].status == NS_APPLY_FAILED || ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS)
+				code = NS_EXIT_WARNING;
+		for (size_t i = 0; i < plan.nrqs; i++)
+			if (rr[i].status == NS_APPLY_FAILED)
+				code = NS_EXIT_WARNING;
+	}
+	if (o.json) {
+		struct json_object *doc = plan_json(&sys, &plan, &o, ir, rr);
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	} else {
+		plan_text(stdout, &sys, &plan, &o, ir, rr);
+	}
+	if (plan.irqbalance_advice && !o.json && o.quiet)
+		fprintf(stderr, "numastor fix: %s\n", plan.irqbalance_advice);
+out:
+	for (size_t i = 0; ir && i < plan.nirqs; i++)
+		ns_apply_result_free(&ir[i]);
+	free(ir);
+	free(rr);
+	ns_plan_free(&plan);
+	ns_findings_free(&findings);
+	ns_system_free(&sys);
+	ns_lock_release(lockfd);
+	ns_root_free(root);
+	return code;
+}

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * numastor irqbalance-policy DEVPATH IRQ: irqbalance's --policyscript protocol. irqbalance
+ * runs it for every IRQ with the device's sysfs path and the IRQ number and reads key=value
+ * lines: numastor says ban=true for the IRQs `numastor fix` placed (so irqbalance does not
+ * move them back), and numa_node=-1 for devices whose node a driver forced (so irqbalance
+ * stops confining them to that node). Exit 0: said something; 1: nothing to say about this
+ * IRQ (not mine); 2: error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "journal.h"
+#include "machine.h"
+#include "module.h"
+#include "numastor.h"
+#include "pci.h"
+
+static void policy_usage(FILE *out)
+{
+	fprintf(out, "Usage: numastor irqbalance-policy [--sysroot DIR] DEVPATH IRQ\n"
+		     "\n"
+		     "For irqbalance's policy script: prints ban=true for an IRQ that `numastor fix`\n"
+		     "placed, and numa_node=-1 for a device whose NUMA node a driver forced.\n"
+		     "Exit status: 0 printed a policy, 1 nothing to say, 2 error.\n"
+		     "\n"
+		     "Options:\n"
+		     "  -r, --sysroot DIR   answer for a captured tree\n"
+		     "  -h, --help          show this help\n");
+}
+
+static char *irq_name(struct ns_root *root, int irq)
+{
+	char path[64], *a = NULL, *n;
+	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", irq);
+	if (ns_read_str(root, path, &a) < 0)
+		return NULL;
+	n = strndup(a, strcspn(a, ","));
+	free(a);
+	return n;
+}
+
+/* Is the PCI function at devpath's node forced by its driver? */
+static int device_forced(struct ns_root *root, const char *devpath)
+{
+	struct ns_machine m;
+	struct ns_notes notes = {0};
+	struct ns_modules *mods = NULL;
+	struct ns_pci pci;
+	char *real = NULL;
+	int forced = 0;
+
+	if (ns_realpath(root, devpath, &real) < 0)
+		return 0;
+	if (!ns_pci_is_function(root, real) || ns_machine_read(root, &m, &notes) < 0) {
+		free(real);
+		ns_notes_free(&notes);
+		return 0;
+	}
+	if (ns_modules_new(root, &mods) == 0 && ns_pci_read(root, &m, mods, real, &pci, &notes) == 0) {
+		forced = pci.forced == 1;
+		ns_pci_free(&pci);
+	}
+	ns_modules_free(mods);
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	free(real);
+	return forced;
+}
+
+int cmd_irqbalance_policy(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"sysroot", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *sysroot = NULL;
+	struct ns_root *root;
+	struct ns_journal j;
+	char *end, *name;
+	long irq;
+	int c, r, said = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			sysroot = optarg;
+			break;
+		case 'h':
+			policy_usage(stdout);
+			return 0;
+		default:
+			policy_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		policy_usage(stderr);
+		return 2;
+	}
+	errno = 0;
+	irq = strtol(argv[optind + 1], &end, 10);
+	if (errno || *end || end == argv[optind + 1] || irq < 0) {
+		fprintf(stderr, "numastor irqbalance-policy: '%s' is not an IRQ number\n", argv[optind + 1]);
+		return 2;
+	}
+	r = ns_root_open(sysroot, &root);
+	if (r < 0) {
+		fprintf(stderr, "numastor irqbalance-policy: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
+			strerror(-r));
+		return 2;
+	}
+	r = ns_journal_load(root, &j);
+	if (r == 0) {
+		name = irq_name(root, (int)irq);
+		const struct ns_journal_irq *e = ns_journal_find_irq(&j, (int)irq, name);
+		if (e && e->placed) {
+			printf("ban=true\n");
+			said = 1;
+		}
+		free(name);
+		ns_journal_free(&j);
+	}
+	if (device_forced(root, argv[optind])) {
+		printf("numa_node=-1\n");
+		said = 1;
+	}
+	ns_root_free(root);
+	return said ? 0 : 1;
+}

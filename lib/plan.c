@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "plan.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ns_plan_action_name(enum ns_plan_action a)
+{
+	return a == NS_PLAN_MOVE ? "move" : a == NS_PLAN_SKIP ? "skip" : "unchanged";
+}
+
+/* Findings that say a device's interrupts are in the wrong place. */
+static bool placement_finding(const char *id)
+{
+	return strcmp(id, "node-forced") == 0 || strcmp(id, "irq-confined") == 0 ||
+	       strcmp(id, "irq-fires-remote") == 0 || strcmp(id, "vector-serves-all-nodes") == 0 ||
+	       strcmp(id, "irqbalance-confines") == 0;
+}
+
+/* Comma-separated ids of the placement findings about a device; NULL when none. */
+static char *answers_for(const struct ns_findings *f, const char *device)
+{
+	char *out = NULL;
+	size_t len = 0;
+	bool first = true;
+	FILE *m = open_memstream(&out, &len);
+
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].device && strcmp(f->v[i].device, device) == 0 && placement_finding(f->v[i].id)) {
+			fprintf(m, "%s%s", first ? "" : ",", f->v[i].id);
+			first = false;
+		}
+	fclose(m);
+	if (out && !*out) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static __attribute__((format(printf, 1, 2))) char *fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+static void allowed_cpus(const struct ns_system *sys, struct ns_cpuset *out)
+{
+	const struct ns_machine *m = &sys->machine;
+
+	ns_cpuset_clear(out);
+	out->known = true;
+	ns_cpuset_foreach (c, &m->online) {
+		if (ns_cpuset_test(&m->isolated, (unsigned)c) || ns_cpuset_test(&m->nohz_full, (unsigned)c) ||
+		    ns_cpuset_test(&m->irqbalance.banned_cpus, (unsigned)c))
+			continue;
+		ns_cpuset_set(out, (unsigned)c);
+	}
+}
+
+/* s & allowed into out */
+static void restrict_to(const struct ns_cpuset *s, const struct ns_cpuset *allowed, struct ns_cpuset *out)
+{
+	ns_cpuset_clear(out);
+	out->known = true;
+	ns_cpuset_foreach (c, s)
+		if (ns_cpuset_test(allowed, (unsigned)c))
+			ns_cpuset_set(out, (unsigned)c);
+}
+
+static bool queue_serves_every_node(const struct ns_system *sys, const struct ns_hctx *h)
+{
+	size_t with_cpus = 0;
+	for (size_t i = 0; i < sys->machine.nnodes; i++)
+		if (ns_cpuset_count(&sys->machine.nodes[i].cpus))
+			with_cpus++;
+	return ns_cpuset_count(&h->nodes) >= with_cpus && with_cpus > 1;
+}
+
+static const struct ns_hctx *queue_of(const struct ns_disk *d, const struct ns_irq *irq)
+{
+	for (size_t i = 0; i < d->nhctx; i++)
+		if (d->hctx[i].irq == irq)
+			return &d->hctx[i];
+	return NULL;
+}
+
+struct builder {
+	const struct ns_system *sys;
+	struct ns_plan *plan;
+	unsigned spread_next; /* round robin over nodes for vectors of node-less devices */
+};
+
+static const struct ns_node *nth_node_with_cpus(const struct ns_machine *m, unsigned k)
+{
+	size_t with = 0;
+	for (size_t i = 0; i < m->nnodes; i++)
+		with += ns_cpuset_count(&m->nodes[i].cpus) > 0;
+	if (!with)
+		return NULL;
+	k %= (unsigned)with;
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (ns_cpuset_count(&m->nodes[i].cpus) > 0 && k-- == 0)
+			return &m->nodes[i];
+	return NULL;
+}
+
+static bool planned(const struct ns_plan *plan, int irq)
+{
+	for (size_t i = 0; i < plan->nirqs; i++)
+		if (plan->irqs[i].irq == irq)
+			return true;
+	return false;
+}
+
+static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_pci *pci, const struct ns_irq *irq,
+		    const char *answers)
+{
+	struct ns_plan *plan = b->plan;
+	const struct ns_machine *m = &b->sys->machine;
+	const struct ns_hctx *h = queue_of(d, irq);
+	struct ns_plan_irq *e;
+	struct ns_plan_irq *nv;
+	char *cpus = NULL;
+
+	if (planned(plan, irq->irq))
+		return 0; /* a function shared by several disks: planned once */
+	nv = realloc(plan->irqs, (plan->nirqs + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	plan->irqs = nv;
+	e = &plan->irqs[plan->nirqs];
+	memset(e, 0, sizeof(*e));
+	e->irq = irq->irq;
+	e->name = irq->name ? strdup(irq->name) : NULL;
+	e->device = strdup(d->name);
+	e->pci = strdup(pci->address);
+	e->hw_queue = h ? h->index : -1;
+	e->managed = irq->managed;
+	e->answers = strdup(answers);
+	ns_cpuset_copy(&e->current, &irq->affinity);
+
+	if (h && !queue_serves_every_node(b->sys, h)) {
+		restrict_to(&h->cpus, &plan->allowed, &e->target);
+		ns_cpuset_format(&h->cpus, &cpus);
+		e->reason = fmt("hardware queue %d serves CPUs %s: completions land on the submitters' node", h->index,
+				cpus ? cpus : "?");
+	} else if (d->node >= 0) {
+		const struct ns_node *n = ns_machine_node(m, d->node);
+		if (n)
+			restrict_to(&n->cpus, &plan->allowed, &e->target);
+		e->reason = h ? fmt("hardware queue %d serves every node: the vector goes to the device's node %d",
+				    h->index, d->node)
+			      : fmt("no hardware queue pairing: the vector goes to the device's node %d", d->node);
+	} else {
+		const struct ns_node *n = nth_node_with_cpus(m, b->spread_next++);
+		if (n)
+			restrict_to(&n->cpus, &plan->allowed, &e->target);
+		e->reason =
+			fmt("%s has no NUMA node of its own: its unpaired vectors are spread across nodes (this one "
+			    "to node %d)",
+			    d->name, n ? n->id : -1);
+	}
+	free(cpus);
+	if (!e->reason || !e->device || !e->pci || !e->answers) {
+		plan->nirqs++;
+		return -ENOMEM;
+	}
+	if (irq->managed == 1) {
+		char *r = fmt("kernel-managed (%s): the kernel placed it and refuses writes; %s",
+			      ns_managed_source_name(irq->managed_source), e->reason);
+		free(e->reason);
+		e->reason = r;
+		e->action = NS_PLAN_SKIP;
+	} else if (ns_cpuset_count(&e->target) == 0) {
+		char *r = fmt("no allowed CPU (online, not isolated, not nohz_full, not banned) for it; %s", e->reason);
+		free(e->reason);
+		e->reason = r;
+		e->action = NS_PLAN_SKIP;
+	} else if (irq->affinity.known && ns_cpuset_equal(&irq->affinity, &e->target)) {
+		e->action = NS_PLAN_UNCHANGED;
+	} else {
+		e->action = NS_PLAN_MOVE;
+	}
+	plan->nirqs++;
+	return 0;
+}
+
+static int plan_rq(struct builder *b, const struct ns_disk *d, bool all_managed, const struct ns_plan_opts *opts)
+{
+	struct ns_plan_rq *nv, *e;
+
+	if (opts->rq_affinity != 2 || d->rq_affinity < 0 || !all_managed)
+		return 0;
+	nv = realloc(b->plan->rqs, (b->plan->nrqs + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	b->plan->rqs = nv;
+	e = &nv[b->plan->nrqs++];
+	memset(e, 0, sizeof(*e));
+	e->device = strdup(d->name);
+	e->current = d->rq_affinity;
+	e->target = 2;
+	e->action = d->rq_affinity == 2 ? NS_PLAN_UNCHANGED : NS_PLAN_MOVE;
+	e->reason = fmt("completions of %s are remote and its queue vectors are kernel-managed: rq_affinity=2 "
+			"completes on the submitting CPU",
+			d->name);
+	return e->device && e->reason ? 0 : -ENOMEM;
+}
+
+int ns_plan_build(const struct ns_system *sys, const struct ns_findings *findings, const struct ns_plan_opts *opts,
+		  struct ns_plan *plan)
+{
+	struct builder b = {.sys = sys, .plan = plan};
+	const struct ns_irqbalance *ib = &sys->machine.irqbalance;
+	int r;
+
+	memset(plan, 0, sizeof(*plan));
+	allowed_cpus(sys, &plan->allowed);
+	if (!ns_machine_multi_node(&sys->machine))
+		return 0;
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		char *answers = answers_for(findings, d->name);
+		bool all_managed = true, any = false;
+
+		if (!answers)
+			continue;
+		for (size_t p = 0; p < d->npaths; p++) {
+			const struct ns_pci *pci = d->paths[p].pci;
+			for (size_t k = 0; pci && k < pci->nirqs; k++) {
+				const struct ns_irq *irq = &pci->irqs[k];
+				r = plan_irq(&b, d, pci, irq, answers);
+				if (r < 0) {
+					free(answers);
+					return r;
+				}
+				if (queue_of(d, irq)) {
+					any = true;
+					all_managed &= irq->managed == 1;
+				}
+			}
+		}
+		free(answers);
+		r = plan_rq(&b, d, any && all_managed, opts);
+		if (r < 0)
+			return r;
+	}
+	if (ib->running == 1 && ns_plan_count(plan, NS_PLAN_MOVE) &&
+	    !(ib->policyscript && strstr(ib->policyscript, "numastor"))) {
+		plan->irqbalance_advice =
+			fmt("irqbalance (pid %ld) runs without numastor's policy script and will move these vectors "
+			    "back: add --policyscript=/usr/libexec/numastor/irqbalance-policy to IRQBALANCE_ARGS in "
+			    "/etc/default/irqbalance and restart it (see numastor-fix(8))",
+			    ib->pid);
+		if (!plan->irqbalance_advice)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void ns_plan_free(struct ns_plan *plan)
+{
+	for (size_t i = 0; i < plan->nirqs; i++) {
+		struct ns_plan_irq *e = &plan->irqs[i];
+		free(e->name);
+		free(e->device);
+		free(e->pci);
+		free(e->reason);
+		free(e->answers);
+		ns_cpuset_clear(&e->current);
+		ns_cpuset_clear(&e->target);
+	}
+	free(plan->irqs);
+	for (size_t i = 0; i < plan->nrqs; i++) {
+		free(plan->rqs[i].device);
+		free(plan->rqs[i].reason);
+	}
+	free(plan->rqs);
+	ns_cpuset_clear(&plan->allowed);
+	free(plan->irqbalance_advice);
+	memset(plan, 0, sizeof(*plan));
+}
+
+size_t ns_plan_count(const struct ns_plan *plan, enum ns_plan_action a)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < plan->nirqs; i++)
+		n += plan->irqs[i].action == a;
+	for (size_t i = 0; i < plan->nrqs; i++)
+		n += plan->rqs[i].action == a;
+	return n;
+}
