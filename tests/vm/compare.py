@@ -75,6 +75,9 @@ class Truth:
 
     def __init__(self, path):
         self.machine, self.nodes, self.disks, self.irqs, self.hctx = {}, {}, {}, {}, {}
+        self.present = os.path.exists(path)
+        if not self.present:
+            return
         with open(path, encoding="utf-8") as f:
             for line in f:
                 rec = line.rstrip("\n").split("\t")
@@ -213,6 +216,17 @@ class Context:
         return self.equal(subject, field, numastor, truth,
                           lambda a, b: a is not None and b is not None and cpuset(a) == cpuset(b))
 
+    # Other files the guest sent back (e.g. a fix scenario's own outputs).
+    def path(self, name):
+        return os.path.join(self.result_dir, name)
+
+    def read(self, name):
+        try:
+            with open(self.path(name), encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
     # Looking things up.
     def device(self, name):
         for dev in self.doc.get("devices", []):
@@ -262,9 +276,10 @@ def compare_machine(ctx):
 
 
 def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx):
-    subject = f"{disk}: irq {num}"
+    subject = f"{disk}: irq {num} ({truth_irq['actions']})"
     ctx.equal(subject, "actions", irq.get("actions"), truth_irq["actions"])
-    ctx.equal(subject, "name", irq.get("name"), truth_irq["name"])
+    # numastor's irq name is the first action (the handler name /proc/interrupts shows).
+    ctx.equal(subject, "name", irq.get("name"), truth_irq["actions"].split(",")[0] or None)
     ctx.equal(subject, "chip", irq.get("chip"), truth_irq["chip"])
     ctx.equal(subject, "type", irq.get("type"), ctx.truth.disks[disk]["irq_type"])
     ctx.equal_cpus(subject, "affinity", irq.get("affinity"), truth_irq["smp_affinity_list"])
@@ -295,15 +310,10 @@ def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx):
             if not low <= entry["count"] <= high:
                 ctx.mismatch(subject, f"counts_by_node[node {entry['node']}]", entry["count"],
                              f"{low}..{high}")
-    # The hardware queue a vector serves: by name for nvme (nvmeXqN serves hctx N-1) and
-    # virtio-blk (req.N), otherwise by equal CPU sets for a managed vector.
-    name = truth_irq["actions"]
-    expected = None
-    m = re.fullmatch(r"nvme\d+q(\d+)", name) or re.fullmatch(r"virtio\d+-req\.(\d+)", name)
-    if m:
-        expected = int(m.group(1)) - (1 if name.startswith("nvme") else 0)
-        expected = expected if expected >= 0 else None
-        ctx.equal(subject, "hw_queue", irq.get("hw_queue"), expected)
+    # The hardware queue a vector serves.
+    named = named_queue(truth_irq["actions"])
+    if named is not False:
+        ctx.equal(subject, "hw_queue", irq.get("hw_queue"), named)
     elif irq.get("hw_queue") is not None:
         q = hctx.get(irq["hw_queue"])
         if q is None or cpuset(q["cpu_list"]) != cpuset(truth_irq["smp_affinity_list"]):
@@ -311,34 +321,68 @@ def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx):
                          "a queue whose cpu_list equals the vector's affinity")
 
 
+def named_queue(actions):
+    """The hctx a vector serves by its name: nvmeXqN serves N-1 (q0, the admin queue, none),
+    virtioX-req.N serves N; None for another nvme/virtio-blk vector (config), False when the
+    name does not tell (virtio-scsi "request", megasas)."""
+    m = re.fullmatch(r"nvme\d+q(\d+)", actions)
+    if m:
+        return int(m.group(1)) - 1 if int(m.group(1)) > 0 else None
+    m = re.fullmatch(r"virtio\d+-req\.(\d+)", actions)
+    if m:
+        return int(m.group(1))
+    return False
+
+
 def compare_pci(ctx, disk, pci):
     t = ctx.truth.disks[disk]
-    subject = f"{disk}: pci"
-    ctx.equal(subject, "address", pci.get("address"), t["pci"])
-    ctx.equal(subject, "vendor", hexnum(pci.get("vendor")), hexnum(t["vendor"]))
-    ctx.equal(subject, "device", hexnum(pci.get("device")), hexnum(t["device"]))
-    ctx.equal(subject, "class", hexnum(pci.get("class")), hexnum(t["class"]))
-    ctx.equal(subject, "driver", pci.get("driver"), t["driver"])
-    ctx.equal(subject, "numa_node", pci.get("numa_node"), int(t["numa_node"]))
-    ctx.equal_cpus(subject, "local_cpus", pci.get("local_cpus"), t["local_cpulist"])
-    ctx.equal(subject, "bus_node", pci.get("bus_node"), ctx.truth.bus_node(disk))
-    ctx.equal(subject, "bridge_nodes", pci.get("bridge_nodes"),
+    subject = disk
+    ctx.equal(subject, "pci.address", pci.get("address"), t["pci"])
+    ctx.equal(subject, "pci.vendor", hexnum(pci.get("vendor")), hexnum(t["vendor"]))
+    ctx.equal(subject, "pci.device", hexnum(pci.get("device")), hexnum(t["device"]))
+    ctx.equal(subject, "pci.class", hexnum(pci.get("class")), hexnum(t["class"]))
+    ctx.equal(subject, "pci.driver", pci.get("driver"), t["driver"])
+    ctx.equal(subject, "pci.numa_node", pci.get("numa_node"), int(t["numa_node"]))
+    ctx.equal_cpus(subject, "pci.local_cpus", pci.get("local_cpus"), t["local_cpulist"])
+    ctx.equal(subject, "pci.bus_node", pci.get("bus_node"), ctx.truth.bus_node(disk))
+    ctx.equal(subject, "pci.bridge_nodes", pci.get("bridge_nodes"),
               [int(x) for x in t["bridge_nodes"].split()])
     mod = pci.get("module")
     if mod is not None or ctx.strict:
         mod = mod or {}
-        ctx.equal(subject, "module.name", mod.get("name"), t["module"])
-        ctx.equal(subject, "module.state", mod.get("state"), "live")
-        ctx.equal(subject, "module.srcversion", mod.get("srcversion"), t["module_srcversion"] or None)
-        ctx.equal(subject, "module.out_of_tree", mod.get("out_of_tree"), "O" in t["module_taint"])
+        ctx.equal(subject, "pci.module.name", mod.get("name"), t["module"])
+        ctx.equal(subject, "pci.module.state", mod.get("state"), "live")
+        ctx.equal(subject, "pci.module.srcversion", mod.get("srcversion"), t["module_srcversion"] or None)
+        ctx.equal(subject, "pci.module.out_of_tree", mod.get("out_of_tree"), "O" in t["module_taint"])
     irqs = {i.get("irq"): i for i in pci.get("irqs", [])}
     truth_irqs = ctx.truth.irqs.get(disk, {})
-    ctx.equal(subject, "irqs", sorted(irqs), sorted(truth_irqs))
+    ctx.equal(subject, "pci.irqs", sorted(irqs), sorted(truth_irqs))
     before = ctx.truth_before.irqs.get(disk, {})
     hctx = ctx.truth.hctx.get(disk, {})
     for num, truth_irq in sorted(truth_irqs.items()):
         if num in irqs:
             compare_irq(ctx, disk, irqs[num], num, truth_irq, before.get(num, {}), hctx)
+
+
+def compare_queue_irq(ctx, disk, index, h):
+    """A hardware queue's vector: the one named for it (nvme, virtio-blk), the only vector of
+    a single-vector function, or (unnamed) a managed vector with the queue's CPUs."""
+    subject = f"{disk}: hw_queue {index}"
+    irqs = ctx.truth.irqs.get(disk, {})
+    named = [n for n, t in irqs.items() if isinstance(named_queue(t["actions"]), int)
+             and not isinstance(named_queue(t["actions"]), bool) and named_queue(t["actions"]) == index]
+    if named:
+        ctx.equal(subject, "irq", h.get("irq"), named[0])
+        ctx.equal(subject, "irq_pairing", h.get("irq_pairing"),
+                  "nvme-name" if irqs[named[0]]["actions"].startswith("nvme") else "virtio-name")
+    elif len(irqs) == 1:
+        ctx.equal(subject, "irq", h.get("irq"), next(iter(irqs)))
+        ctx.equal(subject, "irq_pairing", h.get("irq_pairing"), "single-vector")
+    elif h.get("irq") is not None:
+        t = irqs.get(h["irq"])
+        cpus = cpuset(ctx.truth.hctx[disk][index]["cpu_list"])
+        if t is None or t["managed"] != "1" or cpuset(t["smp_affinity_list"]) != cpus:
+            ctx.mismatch(subject, "irq", h["irq"], "a managed vector with the queue's CPUs")
 
 
 def compare_device(ctx, disk, dev):
@@ -348,6 +392,10 @@ def compare_device(ctx, disk, dev):
     ctx.equal(disk, "sysfs_path", devices_rel(dev.get("sysfs_path")), devices_rel(t["sysfs_path"]))
     ctx.equal(disk, "size_bytes", dev.get("size_bytes"), int(t["size_sectors"]) * 512)
     ctx.equal(disk, "partitions", dev.get("partitions"), [])
+    ident = dev.get("identity") or {}
+    for field in ("model", "serial"):
+        ctx.equal(disk, f"identity.{field}", ident.get(field), t.get(field) or None)
+    ctx.equal(disk, "identity.wwn", ident.get("wwn"), t.get("wwid") or None)
     q = dev.get("queue") or {}
     ctx.equal(disk, "queue.rq_affinity", q.get("rq_affinity"), int(t["rq_affinity"]))
     active = re.search(r"\[([^]]+)\]", t["scheduler"])
@@ -369,6 +417,7 @@ def compare_device(ctx, disk, dev):
         ctx.equal(subject, "nr_tags", h.get("nr_tags"), int(th["nr_tags"]))
         ctx.equal(subject, "nodes", h.get("nodes"), sorted({ctx.truth.node_of_cpu(c) for c in cpus}))
         ctx.equal(subject, "memory_node", h.get("memory_node"), ctx.truth.node_of_cpu(min(cpus)))
+        compare_queue_irq(ctx, disk, index, h)
     alloc = dev.get("allocations") or {}
     memory_nodes = sorted({ctx.truth.node_of_cpu(min(cpuset(th["cpu_list"]))) for th in hctx.values()})
     if alloc.get("hw_queue_nodes") is not None:
@@ -477,7 +526,9 @@ def main(argv):
     elif scenario_rc == "0":
         ctx.fail("the scenario did not run numastor check --json")
 
-    if ctx.doc is not None:
+    if not ctx.truth.present:
+        ctx.fail("the guest wrote no ground truth (truth.txt)")
+    elif ctx.doc is not None:
         with open(SCHEMA, encoding="utf-8") as f:
             schema = json.load(f)
         for err in schema_errors(ctx.doc, schema, schema)[:20]:
@@ -499,7 +550,7 @@ def main(argv):
                     ctx.fail(f"{disk}: irq {num}: {field} moved while numastor ran "
                              f"({old.get(field)} -> {attrs.get(field)})")
 
-    for message in ctx.failures:
+    for message in dict.fromkeys(ctx.failures):
         print(message)
     return 1 if ctx.failures else 0
 

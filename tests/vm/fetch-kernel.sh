@@ -44,6 +44,11 @@ main() {
 	mkdir -p "$VM_CACHE" || vm_die "cannot create the cache $VM_CACHE (set NUMASTOR_VM_CACHE)"
 	local krel ver
 	krel=$(newest_kernel_release)
+	if [[ -z "$krel" && $(id -u) == 0 ]]; then
+		# A fresh machine's apt lists may be empty.
+		apt-get update -q >&2 || true
+		krel=$(newest_kernel_release)
+	fi
 	[[ -n "$krel" ]] || vm_die "apt-cache knows no linux-image-6.1.0-NN-amd64 (run apt-get update)"
 	ver=$(candidate_version "linux-image-$krel")
 	[[ -n "$ver" && "$ver" != "(none)" ]] || vm_die "no candidate version for linux-image-$krel"

@@ -2,6 +2,7 @@
 # shellcheck shell=bash
 
 VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034 # used by the scripts that source this
 SRC_ROOT=$(cd "$VM_DIR/../.." && pwd)
 # The kernel cache lives outside the source tree; reruns reuse it.
 VM_CACHE=${NUMASTOR_VM_CACHE:-/var/cache/numastor-vm}

@@ -45,7 +45,7 @@ for d in pxb-pcie pcie-root-port nvme megasas-gen2 virtio-scsi-pci virtio-blk-pc
 	grep -q "\"$d\"" <<<"$devices" || fatal "this qemu lacks the $d device: the VM tests cannot run"
 done
 
-kdir=$("$VM_DIR/fetch-kernel.sh") || fatal "preparing the kernel failed"
+"$VM_DIR/fetch-kernel.sh" >/dev/null || fatal "preparing the kernel failed"
 work=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm.XXXXXX")
 "$VM_DIR/build-initramfs.sh" "$work/initramfs.gz" "$numastor" || fatal "building the initramfs failed"
 

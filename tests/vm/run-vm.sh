@@ -35,8 +35,9 @@ for d in nvme-pxb nvme-root mega vscsi vblk; do
 done
 drive() { echo "file=$disks/$1.img,if=none,id=$1,format=raw,cache=unsafe"; }
 
+# shellcheck disable=SC2054 # the commas belong to qemu option values
 qemu_args=(
-	-accel tcg -nographic -no-reboot -monitor none
+	-accel tcg -nographic -nodefaults -no-reboot -monitor none
 	-machine q35 -smp 4,sockets=2,cores=2,threads=1 -m 2G
 	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
 	-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
@@ -57,11 +58,18 @@ qemu_args=(
 	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
 )
 
+# On failure, the end of the guest's console says most.
+console_tail() {
+	echo "--- last lines of the guest console ($outdir/console.log):" >&2
+	tr -d '\r' < "$outdir/console.log" | tail -n 25 >&2
+}
+
 rc=0
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
 	</dev/null >"$outdir/qemu.log" 2>&1 || rc=$?
 if ((rc == 124 || rc == 137)); then
-	vm_die "guest did not finish within ${timeout_s}s (killed; see $outdir/console.log)"
+	console_tail
+	vm_die "guest did not finish within ${timeout_s}s (killed)"
 elif ((rc != 0)); then
 	cat "$outdir/qemu.log" >&2
 	vm_die "qemu failed with exit code $rc (see $outdir/qemu.log)"
@@ -71,7 +79,7 @@ fi
 tr -d '\r' < "$outdir/results.b64" |
 	sed -n '/^==NUMASTOR-VM-RESULTS-BEGIN==$/,/^==NUMASTOR-VM-RESULTS-END==$/p' > "$outdir/results.framed"
 grep -q '^==NUMASTOR-VM-RESULTS-END==$' "$outdir/results.framed" ||
-	vm_die "no complete results from the guest (see $outdir/console.log)"
+	{ console_tail; vm_die "no complete results from the guest"; }
 sed '1d;$d' "$outdir/results.framed" | base64 -d | tar -xz -C "$outdir" ||
 	vm_die "the guest's results do not unpack"
 rm -f "$outdir/results.framed"

@@ -31,7 +31,8 @@ vm_load_storage() {
 vm_disks() {
 	for d in /sys/block/*; do
 		[ -e "$d" ] || continue
-		[ "$(cat "$d/hidden" 2>/dev/null)" = 1 ] && continue
+		_rd "$d/hidden"
+		[ "$_v" = 1 ] && continue
 		echo "${d##*/}"
 	done
 }
@@ -48,7 +49,7 @@ vm_wait_disks() {
 		sleep 0.1
 		_left=$((_left - 1))
 	done
-	echo "only $_n of $VM_DISKS disks appeared:" $(vm_disks) >&2
+	echo "only $_n of $VM_DISKS disks appeared: $(vm_disks | tr '\n' ' ')" >&2
 	return 1
 }
 
@@ -60,7 +61,10 @@ vm_wait_disks() {
 #   irq <disk> <irq> <field> <value>
 #   hctx <disk> <index> <field> <value>
 # Values are the sysfs/procfs contents as read (cpulists normalised on the host side).
+# Under TCG every fork+exec costs, so this code uses shell builtins only: `read` for files,
+# `cd -P` to resolve links, and sets variables instead of printing into $(...).
 
+# One record line.
 _t() {
 	local _v
 	printf '%s' "$1"
@@ -68,29 +72,62 @@ _t() {
 	for _v in "$@"; do printf '\t%s' "$_v"; done
 	printf '\n'
 }
-_rd() { cat "$1" 2>/dev/null | head -n 1; }
 
-# The basename of a sysfs link (e.g. a driver or subsystem).
-_link_base() { local _l; _l=$(readlink "$1" 2>/dev/null) && echo "${_l##*/}"; }
+# _rd FILE: the first line of FILE into $_v (empty when unreadable).
+_rd() {
+	_v=
+	read -r _v < "$1" 2>/dev/null || :
+}
 
-# Managed-ness of one IRQ: write its current smp_affinity_list back. The kernel refuses
-# that with EIO for a managed vector (on 6.1; EPERM since 6.12); prints 1, 0 or "error: ...".
+# _tf FILE RECORD... FIELD: a record whose value is the first line of FILE.
+_tf() {
+	_rd "$1"
+	shift
+	_t "$@" "$_v"
+}
+
+# _resolve PATH: the physical path PATH leads to into $_v (empty when it does not exist).
+_resolve() {
+	_v=
+	if cd -P "$1" 2>/dev/null; then
+		_v=$PWD
+		cd /
+	fi
+}
+
+# _link_base LINK: the basename of a directory link's target into $_v.
+_link_base() {
+	_resolve "$1"
+	_v=${_v##*/}
+}
+
+# Managed-ness of one IRQ into $_v: write its current smp_affinity_list back. The kernel
+# refuses that with EIO for a managed vector (on 6.1; EPERM since 6.12): 1, 0 or "error: ...".
 vm_irq_managed() {
 	local _cur _err
-	_cur=$(cat "/proc/irq/$1/smp_affinity_list")
-	_err=$( { echo "$_cur" > "/proc/irq/$1/smp_affinity_list"; } 2>&1 ) && { echo 0; return; }
+	_rd "/proc/irq/$1/smp_affinity_list"
+	_cur=$_v
+	if { echo "$_cur" > "/proc/irq/$1/smp_affinity_list"; } 2>/tmp/.wb-err; then
+		_v=0
+		return
+	fi
+	_err=
+	read -r _err < /tmp/.wb-err || :
 	case $_err in
-	*"Input/output error"* | *"I/O error"* | *"Operation not permitted"*) echo 1 ;;
-	*) echo "error: $_err" ;;
+	*"Input/output error"* | *"I/O error"* | *"Operation not permitted"*) _v=1 ;;
+	*) _v="error: $_err" ;;
 	esac
 }
 
-# The PCI function directory above a sysfs device directory, and the transport components
-# met on the way (nvmeN, hostN, virtioN, ataN), nearest the disk first.
+# The PCI function directory above a sysfs device directory into $_pcidev, and the
+# transport components met on the way (nvmeN, hostN, virtioN, ataN) into $_ctl, nearest
+# the disk first.
 _pci_walk() {
-	_p=$1 _ctl= _pcidev=
-	while [ "$_p" != /sys/devices ] && [ "$_p" != / ]; do
-		if [ "$(_link_base "$_p/subsystem")" = pci ]; then
+	local _p="$1"
+	_ctl='' _pcidev=''
+	while [ "$_p" != /sys/devices ] && [ -n "$_p" ]; do
+		_link_base "$_p/subsystem"
+		if [ "$_v" = pci ]; then
 			_pcidev=$_p
 			return 0
 		fi
@@ -103,84 +140,110 @@ _pci_walk() {
 }
 
 vm_truth_machine() {
-	_t machine kernel_release "$(_rd /proc/sys/kernel/osrelease)"
-	_t machine online_cpus "$(_rd /sys/devices/system/cpu/online)"
-	_t machine possible_cpus "$(_rd /sys/devices/system/cpu/possible)"
-	_t machine nodes_online "$(_rd /sys/devices/system/node/online)"
-	local _n _i
+	local _n _i _line
+	_tf /proc/sys/kernel/osrelease machine kernel_release
+	_tf /sys/devices/system/cpu/online machine online_cpus
+	_tf /sys/devices/system/cpu/possible machine possible_cpus
+	_tf /sys/devices/system/node/online machine nodes_online
 	for _n in /sys/devices/system/node/node[0-9]*; do
 		_i=${_n##*node}
-		_t node "$_i" cpus "$(_rd "$_n/cpulist")"
-		_t node "$_i" distances "$(_rd "$_n/distance")"
-		_t node "$_i" memory_kb "$(awk '/MemTotal/ { print $4 }' "$_n/meminfo")"
+		# a binary attribute that answers a 1-byte read (as `read` does) with nothing
+		_t node "$_i" cpus "$(cat "$_n/cpulist")"
+		_tf "$_n/distance" node "$_i" distances
+		# "Node N MemTotal:   X kB"
+		while read -r _line; do
+			# shellcheck disable=SC2086 # split into words on purpose
+			case $_line in
+			*MemTotal:*) set -- $_line; _t node "$_i" memory_kb "$4" ;;
+			esac
+		done < "$_n/meminfo"
 	done
 }
 
 vm_truth_irq() { # disk irq
-	local _i=/proc/irq/$2 _k=/sys/kernel/irq/$2
-	_t irq "$1" "$2" managed "$(vm_irq_managed "$2")"
-	_t irq "$1" "$2" actions "$(_rd "$_k/actions")"
-	_t irq "$1" "$2" name "$(_rd "$_k/name")"
-	_t irq "$1" "$2" chip "$(_rd "$_k/chip_name")"
-	_t irq "$1" "$2" smp_affinity_list "$(_rd "$_i/smp_affinity_list")"
-	_t irq "$1" "$2" effective_affinity_list "$(_rd "$_i/effective_affinity_list")"
-	_t irq "$1" "$2" affinity_hint "$(_rd "$_i/affinity_hint")"
-	_t irq "$1" "$2" node "$(_rd "$_i/node")"
-	_t irq "$1" "$2" per_cpu_count "$(_rd "$_k/per_cpu_count")"
+	local _i="/proc/irq/$2" _k="/sys/kernel/irq/$2"
+	vm_irq_managed "$2"
+	_t irq "$1" "$2" managed "$_v"
+	_tf "$_k/actions" irq "$1" "$2" actions
+	_tf "$_k/name" irq "$1" "$2" name
+	_tf "$_k/chip_name" irq "$1" "$2" chip
+	_tf "$_i/smp_affinity_list" irq "$1" "$2" smp_affinity_list
+	_tf "$_i/effective_affinity_list" irq "$1" "$2" effective_affinity_list
+	_tf "$_i/affinity_hint" irq "$1" "$2" affinity_hint
+	_tf "$_i/node" irq "$1" "$2" node
+	_tf "$_k/per_cpu_count" irq "$1" "$2" per_cpu_count
 }
 
 vm_truth_disk() { # disk
-	local _b=/sys/block/$1 _q _dev _m _f _nodes _p _bus _irqs _drv _mod
-	_t disk "$1" sysfs_path "$(readlink -f "$_b")"
-	_t disk "$1" devnum "$(_rd "$_b/dev")"
-	_t disk "$1" size_sectors "$(_rd "$_b/size")"
-	_t disk "$1" rq_affinity "$(_rd "$_b/queue/rq_affinity")"
-	_t disk "$1" scheduler "$(_rd "$_b/queue/scheduler")"
-	_t disk "$1" nr_requests "$(_rd "$_b/queue/nr_requests")"
+	local _b="/sys/block/$1" _q _dev _m _f _nodes _p _bus _irqs _drv _mod
+	_resolve "$_b"
+	_t disk "$1" sysfs_path "$_v"
+	_tf "$_b/dev" disk "$1" devnum
+	_tf "$_b/size" disk "$1" size_sectors
+	_tf "$_b/queue/rq_affinity" disk "$1" rq_affinity
+	_tf "$_b/queue/scheduler" disk "$1" scheduler
+	_tf "$_b/queue/nr_requests" disk "$1" nr_requests
+	# Identity as sysfs has it (SCSI: the sdev; NVMe: the controller; the namespace's wwid).
+	_tf "$_b/device/model" disk "$1" model
+	_tf "$_b/device/serial" disk "$1" serial
+	_rd "$_b/wwid"
+	[ -n "$_v" ] || _rd "$_b/device/wwid"
+	_t disk "$1" wwid "$_v"
 	for _q in "$_b"/mq/*; do
 		[ -d "$_q" ] || continue
-		_t hctx "$1" "${_q##*/}" cpu_list "$(_rd "$_q/cpu_list")"
-		_t hctx "$1" "${_q##*/}" nr_tags "$(_rd "$_q/nr_tags")"
+		_tf "$_q/cpu_list" hctx "$1" "${_q##*/}" cpu_list
+		_tf "$_q/nr_tags" hctx "$1" "${_q##*/}" nr_tags
 	done
 	# An NVMe multipath head: the per-path devices stand for it.
-	_dev=$(readlink -f "$_b/device")
+	_resolve "$_b/device"
+	_dev=$_v
 	if [ -d "$_b/multipath" ]; then
-		for _m in "$_b"/multipath/*; do _dev=$(readlink -f "$_m/device"); break; done
+		for _m in "$_b"/multipath/*; do
+			_resolve "$_m/device"
+			_dev=$_v
+			break
+		done
 	fi
 	_pci_walk "$_dev" || { _t disk "$1" pci none; return 0; }
 	_f=$_pcidev
 	_t disk "$1" controllers "${_ctl# }"
 	_t disk "$1" pci "${_f##*/}"
-	_t disk "$1" vendor "$(_rd "$_f/vendor")"
-	_t disk "$1" device "$(_rd "$_f/device")"
-	_t disk "$1" class "$(_rd "$_f/class")"
-	_drv=$(_link_base "$_f/driver")
+	_tf "$_f/vendor" disk "$1" vendor
+	_tf "$_f/device" disk "$1" device
+	_tf "$_f/class" disk "$1" class
+	_link_base "$_f/driver"
+	_drv=$_v
 	_t disk "$1" driver "$_drv"
-	_mod=$(_link_base "/sys/bus/pci/drivers/$_drv/module")
+	_link_base "/sys/bus/pci/drivers/$_drv/module"
+	_mod=$_v
 	_t disk "$1" module "$_mod"
-	_t disk "$1" module_srcversion "$(_rd "/sys/module/$_mod/srcversion")"
-	_t disk "$1" module_taint "$(_rd "/sys/module/$_mod/taint")"
-	_t disk "$1" numa_node "$(_rd "$_f/numa_node")"
-	_t disk "$1" local_cpulist "$(_rd "$_f/local_cpulist")"
+	_tf "/sys/module/$_mod/srcversion" disk "$1" module_srcversion
+	_tf "/sys/module/$_mod/taint" disk "$1" module_taint
+	_tf "$_f/numa_node" disk "$1" numa_node
+	_tf "$_f/local_cpulist" disk "$1" local_cpulist
 	# PCI bridges above the function, nearest first, then the root bus.
-	_nodes= _p=${_f%/*}
-	while [ "$(_link_base "$_p/subsystem")" = pci ]; do
-		_nodes="$_nodes $(_rd "$_p/numa_node")"
+	_nodes='' _p="${_f%/*}"
+	while _link_base "$_p/subsystem" && [ "$_v" = pci ]; do
+		_rd "$_p/numa_node"
+		_nodes="$_nodes $_v"
 		_p=${_p%/*}
 	done
 	_t disk "$1" bridge_nodes "${_nodes# }"
 	_bus=${_p##*/pci}
 	_t disk "$1" root_bus "$_bus"
-	_t disk "$1" bus_cpulistaffinity "$(_rd "$_p/pci_bus/$_bus/cpulistaffinity")"
+	_tf "$_p/pci_bus/$_bus/cpulistaffinity" disk "$1" bus_cpulistaffinity
 	_irqs=
 	if [ -d "$_f/msi_irqs" ]; then
 		_t disk "$1" irq_type msi
-		_irqs=$(ls "$_f/msi_irqs" | sort -n | tr '\n' ' ')
+		for _q in "$_f"/msi_irqs/*; do
+			[ -e "$_q" ] && _irqs="$_irqs ${_q##*/}"
+		done
 	else
 		_t disk "$1" irq_type intx
-		_irqs=$(_rd "$_f/irq")
+		_rd "$_f/irq"
+		_irqs=$_v
 	fi
-	_t disk "$1" irqs "${_irqs% }"
+	_t disk "$1" irqs "${_irqs# }"
 	for _q in $_irqs; do
 		vm_truth_irq "$1" "$_q"
 	done
@@ -200,11 +263,13 @@ vm_truth() {
 # Run numastor with the given arguments, as root or (VM_AS_USER=1) as $VM_USER; stdout,
 # stderr and the exit code go to $VM_OUT/<tag>.{out,err,rc}.
 vm_numastor() { # tag args...
-	local _tag=$1 _rc=0
+	local _tag="$1" _rc=0
 	shift
 	if [ "${VM_AS_USER:-0}" = 1 ]; then
-		( cd /home/nsuser && exec setpriv --reuid=1000 --regid=1000 --clear-groups -- \
-			/usr/bin/numastor "$@" ) > "$VM_OUT/$_tag.out" 2> "$VM_OUT/$_tag.err" || _rc=$?
+		# busybox su permutes options, so the arguments travel in a script (no quotes in them).
+		{ printf 'cd && exec /usr/bin/numastor'; printf " '%s'" "$@"; echo; } > /tmp/as-user.sh
+		su -s /bin/sh -c 'sh /tmp/as-user.sh' "$VM_USER" \
+			> "$VM_OUT/$_tag.out" 2> "$VM_OUT/$_tag.err" || _rc=$?
 	else
 		/usr/bin/numastor "$@" > "$VM_OUT/$_tag.out" 2> "$VM_OUT/$_tag.err" || _rc=$?
 	fi
@@ -216,6 +281,6 @@ vm_numastor() { # tag args...
 # ground truth again to see that nothing moved while numastor ran.
 vm_check_round() {
 	vm_truth > "$VM_OUT/truth-before.txt"
-	vm_numastor check --json
+	vm_numastor check check --json
 	vm_truth > "$VM_OUT/truth.txt"
 }
