@@ -312,6 +312,7 @@ int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_
 		if (asprintf(&what, "irq %d (%s)", e->irq, e->name ? e->name : "?") < 0)
 			what = NULL;
 		if (e->name && (!name || strcmp(name, e->name) != 0)) {
+			/* the IRQ it was taken from is gone: reported, and dropped from the journal */
 			if (asprintf(&problem, "irq %d is now %s, not %s: not touched", e->irq, name ? name : "gone",
 				     e->name) < 0)
 				problem = NULL;

@@ -182,7 +182,6 @@ void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvect
 	const char *name = irq->name ? irq->name : "";
 	bool xen = irq->chip && strncmp(irq->chip, "xen", 3) == 0;
 
-	(void)nvectors;
 	if (irq->managed >= 0)
 		return;
 	if (!irq->msi) {
@@ -191,6 +190,10 @@ void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvect
 		irq->managed = 0; /* Xen pirq MSIs lose the managed flag */
 	} else if (driver && strcmp(driver, "nvme") == 0 && irq->queue_of_ctl >= 0) {
 		irq->managed = irq->queue_of_ctl > 0; /* admin queue q0 is never managed */
+	} else if (driver && strcmp(driver, "megaraid_sas") == 0 && nvectors == 1) {
+		/* measured on Debian's 6.1: megaraid_sas's single-vector setup is never managed,
+		 * whatever smp_affinity_enable says */
+		irq->managed = 0;
 	} else if (driver && strncmp(driver, "virtio", 6) == 0 && strchr(name, '-')) {
 		const char *vq = strchr(name, '-') + 1;
 		irq->managed = strncmp(vq, "req", 3) == 0 || strncmp(vq, "request", 7) == 0;

@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
 EXPECTED = os.path.join(HERE, "fixtures", "expected")
 SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor.schema.json")))
+FIX_SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor-fix.schema.json")))
 REGEN = os.environ.get("NUMASTOR_REGENERATE") == "1"
 
 
@@ -101,6 +102,44 @@ def facts_broken(doc, code):
     assert doc["machine"]["nohz_full_cpus"] == "", doc["machine"]["nohz_full_cpus"]
 
 
+def plan_cloud(plan, doc):
+    """Every queue vector moves to exactly the CPUs its hardware queue serves."""
+    queues = {(d["name"], q["index"]): q["cpus"] for d in doc["devices"] for q in d["hw_queues"]}
+    moved = [e for e in plan["irqs"] if e["hw_queue"] is not None]
+    assert len(moved) == sum(len(d["hw_queues"]) for d in doc["devices"]), len(moved)
+    for e in moved:
+        assert e["action"] == "move", e
+        assert e["target"] == queues[(e["device"], e["hw_queue"])], (e["irq"], e["target"])
+        assert "irq-confined" in e["answers"], e["answers"]
+    assert plan["irqbalance"]["advice"], "irqbalance runs without the policy: the plan must say so"
+
+
+def plan_empty(plan, doc):
+    assert plan["irqs"] == [] and plan["rq_affinity"] == [], plan["irqs"][:3]
+
+
+def plan_hba(plan, doc):
+    [e] = plan["irqs"]
+    node1 = [n["cpus"] for n in doc["machine"]["nodes"] if n["node"] == 1][0]
+    assert e["action"] == "move" and e["target"] == node1, e
+
+
+def plan_all_skipped(plan, doc):
+    assert plan["irqs"], "the plan should list the managed vectors"
+    for e in plan["irqs"]:
+        if e["managed"]:
+            assert e["action"] == "skip" and "kernel-managed" in e["reason"], e
+    assert all(e["action"] != "move" for e in plan["irqs"] if e["hw_queue"] is not None)
+
+
+PLAN_FACTS = {
+    "cloud-2n64c-8nvme-forced-node0": plan_cloud,
+    "baremetal-2s-4nvme-healthy": plan_empty,
+    "hba-megaraid-node1-irq-cpu0": plan_hba,
+    "vm-1n-virtio-blk": plan_empty,
+}
+
+
 FACTS = {
     "cloud-2n64c-8nvme-forced-node0": facts_cloud,
     "baremetal-2s-4nvme-healthy": facts_healthy,
@@ -111,9 +150,9 @@ FACTS = {
 }
 
 
-def run(numastor, root, *args):
+def run(numastor, root, *args, cmd="check"):
     env = dict(os.environ, NO_COLOR="1")
-    p = subprocess.run([numastor, "check", "--sysroot", root, *args], capture_output=True, text=True, env=env)
+    p = subprocess.run([numastor, cmd, "--sysroot", root, *args], capture_output=True, text=True, env=env)
     # the capture's location is not part of the expectation
     return p.returncode, p.stdout.replace(root, "<root>"), p.stderr
 
@@ -164,6 +203,21 @@ def main():
                 print(f"  {name}: text exit code {tcode} != JSON exit code {code}")
                 ok = False
             ok &= compare(name, "text", text, os.path.join(EXPECTED, name + ".txt"))
+            # the fix plan for the same machine
+            pcode, pout, perr = run(numastor, root, "--json", cmd="fix")
+            try:
+                assert pcode == 0, f"fix --sysroot exited {pcode}: {perr[:300]}"
+                plan = json.loads(pout)
+                jsonschema.validate(plan, FIX_SCHEMA)
+                assert plan["dry_run"] is True
+                if name in PLAN_FACTS:
+                    PLAN_FACTS[name](plan, doc)
+            except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError, NameError) as e:
+                print(f"  {name}: plan: {type(e).__name__}: {str(e)[:2000]}")
+                ok = False
+            ok &= compare(name, "plan json", pout, os.path.join(EXPECTED, name + ".plan.json"))
+            _, ptext, _ = run(numastor, root, cmd="fix")
+            ok &= compare(name, "plan text", ptext, os.path.join(EXPECTED, name + ".plan.txt"))
             print(("PASS " if ok else "FAIL ") + name)
             passed += ok
             failed += not ok

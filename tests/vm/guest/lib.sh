@@ -29,11 +29,12 @@ vm_load_storage() {
 
 # The whole disks under /sys/block (no partitions live there; hidden nvme paths are skipped).
 vm_disks() {
-	for d in /sys/block/*; do
-		[ -e "$d" ] || continue
-		_rd "$d/hidden"
+	local _d
+	for _d in /sys/block/*; do
+		[ -e "$_d" ] || continue
+		_rd "$_d/hidden"
 		[ "$_v" = 1 ] && continue
-		echo "${d##*/}"
+		echo "${_d##*/}"
 	done
 }
 

@@ -1,0 +1,145 @@
+#!/bin/bash
+# numastor fix on a captured tree with test-only writes enabled (NUMASTOR_TEST_SYSROOT_WRITES=1):
+# the journal is written before the first write, every planned IRQ ends where the plan said,
+# --revert restores the exact previous values, a fix killed after its first writes is fully
+# reverted, a held lock makes a second fix wait and then fail clearly, and irqbalance-policy
+# answers for placed IRQs and forced-node devices. The kernel's refusals are shown in tests/vm.
+set -u
+numastor=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d /tmp/numastor-fix.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+export NUMASTOR_TEST_SYSROOT_WRITES=1 NO_COLOR=1
+fixture=cloud-2n64c-8nvme-forced-node0
+
+fresh() { # a fresh copy of the fixture at $tmp/t
+	rm -rf "$tmp/t"
+	python3 "$here/fixtures/gen-fixtures.py" "$tmp/gen" "$fixture" >/dev/null && cp -a "$tmp/gen/$fixture" "$tmp/t"
+	rm -rf "$tmp/gen"
+}
+affinities() { # every IRQ's smp_affinity_list, one "N value" per line
+	for f in "$1"/proc/irq/*/smp_affinity_list; do
+		n=${f%/smp_affinity_list}
+		echo "${n##*/} $(cat "$f")"
+	done | sort -n
+}
+
+fresh
+before=$(affinities "$tmp/t")
+"$numastor" fix --sysroot "$tmp/t" --json >"$tmp/apply.json"
+rc=$?
+# a captured tree's effective_affinity_list does not follow the write (no kernel behind it):
+# every write reads back as applied-effective-differs, and fix exits 1 to say so
+[ "$rc" = 1 ] || fail "fix exited $rc, expected 1 (effective affinity differs in a captured tree)"
+[ -f "$tmp/t/run/numastor/journal.json" ] || fail "no journal after fix"
+python3 - "$tmp/apply.json" "$tmp/t" <<'PY' || fails=$((fails + 1))
+import json, sys
+plan = json.load(open(sys.argv[1])); root = sys.argv[2]
+assert plan["dry_run"] is False
+moved = [e for e in plan["irqs"] if e["action"] == "move"]
+assert moved, "nothing moved"
+for e in moved:
+    assert e["result"]["status"] in ("applied", "applied-effective-differs"), e
+    assert e["result"]["affinity"] == e["target"], e
+    got = open(f"{root}/proc/irq/{e['irq']}/smp_affinity_list").read().strip()
+    assert got == e["target"], f"irq {e['irq']}: {got} != planned {e['target']}"
+journal = json.load(open(f"{root}/run/numastor/journal.json"))
+assert sorted(j["irq"] for j in journal["irqs"]) == sorted(e["irq"] for e in moved)
+for j in journal["irqs"]:
+    e = [m for m in moved if m["irq"] == j["irq"]][0]
+    assert j["previous"] == e["current"] and j["placed"] == e["target"], (j, e)
+PY
+# check explains the fix
+"$numastor" check --sysroot "$tmp/t" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+placed = [i for x in d["devices"] for p in x["paths"] for i in p["pci"]["irqs"] if i["placed_by_numastor"]]
+assert placed, "check does not mark placed IRQs"
+' || fail "check --json does not mark the IRQs fix placed"
+"$numastor" check --sysroot "$tmp/t" | grep -q "placed by numastor fix" || fail "check text does not mark placed IRQs"
+# irqbalance policy: a placed IRQ is banned; the forced-node device gets numa_node=-1
+irq=$(python3 -c 'import json,sys; print([e["irq"] for e in json.load(open(sys.argv[1]))["irqs"] if e["action"]=="move"][0])' "$tmp/apply.json")
+out=$("$numastor" irqbalance-policy --sysroot "$tmp/t" /sys/devices/pci0000:00/0000:00:04.0 "$irq")
+grep -qx "ban=true" <<<"$out" || fail "irqbalance-policy: no ban=true for placed irq $irq: $out"
+grep -qx "numa_node=-1" <<<"$out" || fail "irqbalance-policy: no numa_node=-1 for the forced device: $out"
+"$numastor" irqbalance-policy --sysroot "$tmp/t" /sys/devices/pci0000:00/0000:00:04.0 99999 | grep -q ban= &&
+	fail "irqbalance-policy banned an IRQ numastor never placed"
+"$numastor" irqbalance-policy --sysroot "$tmp/t" /sys/devices/pci0000:00/0000:00:04.0 banana >/dev/null 2>&1
+[ $? = 2 ] || fail "irqbalance-policy with a bad IRQ should exit 2"
+
+# revert restores exactly what was there
+"$numastor" fix --sysroot "$tmp/t" --revert >"$tmp/revert.txt" || fail "revert exited non-zero: $(cat "$tmp/revert.txt")"
+[ "$(affinities "$tmp/t")" = "$before" ] || fail "revert did not restore the previous affinities"
+[ ! -e "$tmp/t/run/numastor/journal.json" ] || fail "journal left after a full revert"
+out=$("$numastor" fix --sysroot "$tmp/t" --revert)
+grep -q "nothing to revert" <<<"$out" || fail "second revert: $out"
+
+# a fix killed after its third write leaves a journal from which revert restores everything
+fresh
+before=$(affinities "$tmp/t")
+NUMASTOR_TEST_STOP_AFTER_WRITES=3 "$numastor" fix --sysroot "$tmp/t" >/dev/null
+rc=$?
+[ "$rc" = 137 ] || fail "the stop-after-3-writes fix exited $rc, not 137"
+changed=$(diff <(echo "$before") <(affinities "$tmp/t") | grep -c '^>')
+[ "$changed" = 3 ] || fail "the killed fix changed $changed IRQs, expected 3"
+"$numastor" fix --sysroot "$tmp/t" --revert >/dev/null || fail "revert after a killed fix failed"
+[ "$(affinities "$tmp/t")" = "$before" ] || fail "revert after a killed fix did not restore everything"
+
+# a reused IRQ number is not touched by revert
+fresh
+"$numastor" fix --sysroot "$tmp/t" >/dev/null
+echo "eth0-rx-0" >"$tmp/t/sys/kernel/irq/$irq/actions"
+out=$("$numastor" fix --sysroot "$tmp/t" --revert)
+[ $? = 1 ] || fail "revert with a reused IRQ number should exit 1"
+grep -q "irq $irq is now eth0-rx-0" <<<"$out" || fail "revert did not name the reused IRQ: $out"
+[ ! -e "$tmp/t/run/numastor/journal.json" ] || fail "the journal still holds an IRQ that no longer exists"
+
+# one fix at a time: a held lock makes the second wait, then fail with a clear message
+fresh
+mkdir -p "$tmp/t/run/numastor"
+(flock 9; echo 4242 >&9; sleep 4) 9>"$tmp/t/run/numastor/lock" &
+holder=$!
+sleep 0.5
+start=$(date +%s)
+out=$("$numastor" fix --sysroot "$tmp/t" --lock-timeout 1 2>&1)
+rc=$?
+[ "$rc" = 3 ] || fail "fix under a held lock exited $rc, expected 3"
+grep -q "another numastor fix (pid 4242) holds /run/numastor/lock" <<<"$out" || fail "lock message: $out"
+[ $(($(date +%s) - start)) -ge 1 ] || fail "fix did not wait for the lock"
+wait "$holder"
+# two fixes at once: both finish, the journal stays whole and names each IRQ once
+"$numastor" fix --sysroot "$tmp/t" >/dev/null &
+"$numastor" fix --sysroot "$tmp/t" >/dev/null
+rc2=$?
+wait $!
+rc1=$?
+[ "$rc1" -le 1 ] && [ "$rc2" -le 1 ] || fail "a concurrent fix failed ($rc1, $rc2)"
+python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+irqs = [e["irq"] for e in j["irqs"]]
+assert len(irqs) == len(set(irqs)), "an IRQ is journaled twice"
+' "$tmp/t/run/numastor/journal.json" || fail "concurrent fixes broke the journal"
+"$numastor" fix --sysroot "$tmp/t" --revert >/dev/null || fail "revert after concurrent fixes"
+
+# without the test switch a captured tree is never written
+fresh
+before=$(affinities "$tmp/t")
+NUMASTOR_TEST_SYSROOT_WRITES=0 "$numastor" fix --sysroot "$tmp/t" >/dev/null
+[ "$(affinities "$tmp/t")" = "$before" ] || fail "fix --sysroot wrote without the test switch"
+[ ! -e "$tmp/t/run/numastor/journal.json" ] || fail "fix --sysroot wrote a journal without the test switch"
+# applying on the live system needs root
+if [ "$(id -u)" = 0 ]; then
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups -- "$numastor" fix 2>&1)
+	[ $? = 3 ] && grep -q "needs root" <<<"$out" || fail "unprivileged fix: $out"
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$numastor" fix --dry-run >/dev/null ||
+		fail "unprivileged fix --dry-run failed"
+fi
+
+if [ "$fails" -gt 0 ]; then
+	echo "fix: $fails failed"
+	exit 1
+fi
+echo "fix: all passed"
