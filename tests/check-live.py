@@ -10,6 +10,16 @@ import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor.schema.json")))
+FIX_SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor-fix.schema.json")))
+
+
+def affinities():
+    out = {}
+    for n in os.listdir("/proc/irq"):
+        v = read(f"/proc/irq/{n}/smp_affinity_list")
+        if v is not None:
+            out[n] = v
+    return out
 
 
 def run(cmd):
@@ -72,6 +82,29 @@ def main():
                     failures += 1
                     continue
             print(f"PASS {who}: numastor {' '.join(args)} (exit {code})")
+    # fix --dry-run prints a plan (possibly empty) and changes nothing
+    before = affinities()
+    journal_before = os.path.exists("/run/numastor/journal.json")
+    for args in (["fix", "--dry-run"], ["fix", "--dry-run", "--json"]):
+        code, out, err = run([numastor, *args])
+        try:
+            assert code == 0, f"exited {code}: {err[:300]}"
+            if "--json" in args:
+                plan = json.loads(out)
+                jsonschema.validate(plan, FIX_SCHEMA)
+                assert plan["dry_run"] is True and all(e["result"] is None for e in plan["irqs"])
+            else:
+                assert "summary:" in out, out[-300:]
+            print(f"PASS numastor {' '.join(args)}")
+        except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError) as e:
+            print(f"FAIL numastor {' '.join(args)}: {type(e).__name__}: {str(e)[:1000]}")
+            failures += 1
+    if affinities() != before:
+        print("FAIL fix --dry-run changed IRQ affinities")
+        failures += 1
+    if os.path.exists("/run/numastor/journal.json") != journal_before:
+        print("FAIL fix --dry-run touched the journal")
+        failures += 1
     print(f"live: {'failed' if failures else 'passed'}")
     return 1 if failures else 0
 
