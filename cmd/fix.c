@@ -11,6 +11,7 @@
 #include "apply.h"
 #include "config.h"
 #include "journal.h"
+#include "modswap.h"
 #include "json.h"
 #include "numastor.h"
 #include "plan.h"
@@ -34,6 +35,11 @@ static void fix_usage(FILE *out)
 		     "      --rq-affinity=2       also set rq_affinity=2 where completions are remote and\n"
 		     "                            the vectors are kernel-managed\n"
 		     "      --lock-timeout SECS   wait at most SECS for another fix to finish (default 30)\n"
+		     "      --modules             swap in the numastor-patched nvme/SCSI modules (checked,\n"
+		     "                            journaled, rolled back on failure)\n"
+		     "      --module-dir DIR      where the patched modules and manifest.json are\n"
+		     "                            (default /var/lib/numastor/modules/<release>)\n"
+		     "      --install             with --modules: install them for the next boot instead\n"
 		     "  -r, --sysroot DIR         plan for a captured tree (implies --dry-run)\n"
 		     "  -q, --quiet               print only problems\n"
 		     "      --color WHEN          colour: auto (default), always, never\n"
@@ -43,7 +49,8 @@ static void fix_usage(FILE *out)
 }
 
 struct fix_opts {
-	bool dry_run, json, revert, quiet, color;
+	bool dry_run, json, revert, quiet, color, modules, install;
+	const char *module_dir;
 	int rq_affinity;
 	unsigned lock_timeout_s;
 	const char *sysroot;
@@ -260,6 +267,255 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 	return r;
 }
 
+static void print_progress(void *data, const char *text, bool ok)
+{
+	const struct fix_opts *o = data;
+	if (!o->json && (!o->quiet || !ok)) {
+		printf("  %s %s\n", ok ? "ok  " : "FAIL", text);
+		fflush(stdout);
+	}
+}
+
+static struct json_object *swap_plan_json(const struct ns_swap_plan *p)
+{
+	struct json_object *doc = json_object_new_object(), *a;
+
+	json_object_object_add(doc, "to_stock", json_object_new_boolean(p->to_stock));
+	a = json_object_new_array();
+	for (size_t i = 0; i < p->ngroups; i++)
+		json_object_array_add(a, json_object_new_string(p->groups[i]));
+	json_object_object_add(doc, "groups", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < p->nchecks; i++) {
+		struct json_object *c = json_object_new_object();
+		json_object_object_add(c, "check", json_object_new_string(p->checks[i].what));
+		json_object_object_add(c, "ok", json_object_new_boolean(p->checks[i].ok));
+		json_object_object_add(c, "detail",
+				       p->checks[i].detail ? json_object_new_string(p->checks[i].detail) : NULL);
+		json_object_array_add(a, c);
+	}
+	json_object_object_add(doc, "checks", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < p->nsteps; i++) {
+		struct json_object *c = json_object_new_object();
+		json_object_object_add(c, "step", json_object_new_string(p->steps[i].remove ? "remove" : "insert"));
+		json_object_object_add(c, "module", json_object_new_string(p->steps[i].module));
+		json_object_object_add(c, "file", p->steps[i].file ? json_object_new_string(p->steps[i].file) : NULL);
+		json_object_array_add(a, c);
+	}
+	json_object_object_add(doc, "steps", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < p->ndisks; i++) {
+		struct json_object *c = json_object_new_object();
+		json_object_object_add(c, "device", json_object_new_string(p->disks[i].name));
+		json_object_object_add(c, "pci", p->disks[i].pci ? json_object_new_string(p->disks[i].pci) : NULL);
+		json_object_object_add(c, "refusal",
+				       p->disks[i].refusal ? json_object_new_string(p->disks[i].refusal) : NULL);
+		json_object_array_add(a, c);
+	}
+	json_object_object_add(doc, "detaches", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < p->nrescan; i++)
+		json_object_array_add(a, json_object_new_string(p->rescan[i]));
+	json_object_object_add(doc, "rescan", a);
+	json_object_object_add(doc, "safe", json_object_new_boolean(ns_swap_plan_safe(p)));
+	return doc;
+}
+
+static void swap_plan_text(const struct ns_swap_plan *p)
+{
+	printf("module swap%s: %s\n", p->to_stock ? " back to the stock modules" : "",
+	       ns_swap_plan_safe(p) ? "every check passed" : "REFUSED");
+	for (size_t i = 0; i < p->nchecks; i++)
+		printf("  check %s %s%s%s\n", p->checks[i].ok ? "ok  " : "FAIL", p->checks[i].what,
+		       p->checks[i].detail ? ": " : "", p->checks[i].detail ? p->checks[i].detail : "");
+	for (size_t i = 0; i < p->ndisks; i++)
+		printf("  detaches %s (%s)%s%s\n", p->disks[i].name, p->disks[i].pci ? p->disks[i].pci : "?",
+		       p->disks[i].refusal ? ": must not, " : "", p->disks[i].refusal ? p->disks[i].refusal : "");
+	for (size_t i = 0; i < p->nsteps; i++)
+		printf("  step %zu: %s %s%s%s\n", i + 1, p->steps[i].remove ? "remove" : "load", p->steps[i].module,
+		       p->steps[i].file ? " from " : (p->steps[i].remove ? "" : " (stock)"),
+		       p->steps[i].file ? p->steps[i].file : "");
+	for (size_t i = 0; i < p->nrescan; i++)
+		printf("  then: remove and rescan PCI function %s (its forced node survives a driver swap)\n",
+		       p->rescan[i]);
+}
+
+static int do_modules(struct ns_root *root, struct ns_system *sys, const struct fix_opts *o)
+{
+	struct ns_swap_plan plan;
+	struct ns_swap_report rep = {0};
+	struct ns_journal j;
+	int r = ns_swap_plan_build(sys, o->module_dir, false, NULL, 0, &plan), code = NS_EXIT_OK;
+
+	if (r == -ENOENT) {
+		fprintf(stderr,
+			"numastor fix --modules: nothing to swap: no manifest.json in %s%s, or nothing in it "
+			"applies to this machine (build the modules with kmod-patches/build-modules.sh)\n",
+			o->module_dir ? o->module_dir : "/" NS_MODULE_DIR "/",
+			o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
+		return NS_EXIT_UNKNOWN;
+	}
+	if (r < 0) {
+		fprintf(stderr, "numastor fix --modules: %s\n", strerror(-r));
+		return NS_EXIT_UNKNOWN;
+	}
+	if (o->json) {
+		struct json_object *doc = json_object_new_object();
+		json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+		json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
+		json_object_object_add(doc, "modules", swap_plan_json(&plan));
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	} else {
+		swap_plan_text(&plan);
+	}
+	if (o->dry_run) {
+		code = ns_swap_plan_safe(&plan) ? NS_EXIT_OK : NS_EXIT_WARNING;
+		goto out;
+	}
+	if (plan.failed_checks) {
+		fprintf(stderr, "numastor fix --modules: refused: a check failed (see above); nothing was changed\n");
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	r = ns_journal_load(root, &j);
+	if (r == -ENOENT)
+		memset(&j, 0, sizeof(j)), r = 0;
+	if (r < 0) {
+		fprintf(stderr, "numastor fix --modules: /%s is malformed: nothing was changed\n", NS_JOURNAL_PATH);
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (o->install) {
+		r = ns_swap_install(sys, &plan, &j.installed, &j.ninstalled);
+		if (j.ninstalled && ns_journal_save(root, &j) < 0)
+			fprintf(stderr, "numastor fix --modules: could not journal the installed files\n");
+		if (r < 0) {
+			fprintf(stderr, "numastor fix --modules --install: %s\n", strerror(-r));
+			code = NS_EXIT_WARNING;
+		} else if (!o->quiet) {
+			printf("installed for the next boot under /lib/modules/%s/updates/numastor (depmod run); "
+			       "`numastor fix --revert` removes them\n",
+			       sys->machine.kernel_release);
+		}
+		ns_journal_free(&j);
+		goto out;
+	}
+	if (plan.refused_disks) {
+		fprintf(stderr, "numastor fix --modules: refused: the swap would detach a disk in use (see above); "
+				"nothing was changed. `numastor fix --modules --install` installs the modules for the "
+				"next boot instead\n");
+		ns_journal_free(&j);
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	/* journal first: --revert must know the swap happened, even if this process dies in it */
+	for (size_t i = 0; i < plan.ngroups && r == 0; i++)
+		r = ns_journal_put_str(&j.modgroups, &j.nmodgroups, plan.groups[i]);
+	if (r == 0)
+		r = ns_journal_save(root, &j);
+	ns_journal_free(&j);
+	if (r < 0) {
+		fprintf(stderr, "numastor fix --modules: nothing was changed: cannot write /%s: %s\n", NS_JOURNAL_PATH,
+			strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	r = ns_swap_execute(sys, &plan, 60, print_progress, (void *)o, &rep);
+	if (r < 0) {
+		fprintf(stderr, "numastor fix --modules: the swap failed (%s)%s\n", strerror(-r),
+			rep.rolled_back ? "; rolled back to the stock modules" : "");
+		/* rolled back: nothing of numastor's is loaded any more */
+		if (rep.rolled_back && ns_journal_load(root, &j) == 0) {
+			ns_strv_free(j.modgroups, j.nmodgroups);
+			j.modgroups = NULL, j.nmodgroups = 0;
+			if (j.nirqs || j.nrqs || j.ninstalled)
+				ns_journal_save(root, &j);
+			else
+				ns_journal_remove(root);
+			ns_journal_free(&j);
+		}
+		code = NS_EXIT_WARNING;
+	} else if (!o->quiet && !o->json) {
+		printf("module swap done; `numastor fix --revert` returns to the stock modules\n");
+	}
+	ns_swap_report_free(&rep);
+out:
+	ns_swap_plan_free(&plan);
+	return code;
+}
+
+/* After the IRQ revert: put the stock modules back and remove files installed for the next boot. */
+static int revert_modules(struct ns_root *root, const struct fix_opts *o)
+{
+	struct ns_journal j;
+	struct ns_system sys;
+	struct ns_swap_plan plan;
+	struct ns_swap_report rep = {0};
+	int r = ns_journal_load(root, &j), code = NS_EXIT_OK;
+
+	if (r < 0 || (!j.nmodgroups && !j.ninstalled)) {
+		if (r == 0)
+			ns_journal_free(&j);
+		return NS_EXIT_OK;
+	}
+	r = ns_system_discover(root, NULL, 0, &sys);
+	if (r < 0) {
+		fprintf(stderr, "numastor fix --revert: %s\n", strerror(-r));
+		ns_journal_free(&j);
+		return NS_EXIT_UNKNOWN;
+	}
+	if (j.ninstalled) {
+		r = ns_swap_uninstall(&sys, j.installed, j.ninstalled);
+		if (r == 0) {
+			if (!o->quiet)
+				printf("  removed the modules installed for the next boot (depmod run)\n");
+			ns_strv_free(j.installed, j.ninstalled);
+			j.installed = NULL, j.ninstalled = 0;
+		} else {
+			fprintf(stderr, "numastor fix --revert: removing installed modules: %s\n", strerror(-r));
+			code = NS_EXIT_WARNING;
+		}
+	}
+	if (j.nmodgroups) {
+		r = ns_swap_plan_build(&sys, o->module_dir, true, j.modgroups, j.nmodgroups, &plan);
+		if (r == 0) {
+			if (!o->quiet && !o->json)
+				swap_plan_text(&plan);
+			if (plan.refused_disks) {
+				fprintf(stderr,
+					"numastor fix --revert: a disk the swap back would detach is in use; the "
+					"numastor modules stay loaded\n");
+				code = NS_EXIT_WARNING;
+			} else {
+				r = ns_swap_execute(&sys, &plan, 60, print_progress, (void *)o, &rep);
+				if (r == 0) {
+					ns_strv_free(j.modgroups, j.nmodgroups);
+					j.modgroups = NULL, j.nmodgroups = 0;
+				} else {
+					fprintf(stderr, "numastor fix --revert: swapping back failed: %s\n",
+						strerror(-r));
+					code = NS_EXIT_WARNING;
+				}
+				ns_swap_report_free(&rep);
+			}
+			ns_swap_plan_free(&plan);
+		} else {
+			fprintf(stderr, "numastor fix --revert: planning the swap back: %s\n", strerror(-r));
+			code = NS_EXIT_WARNING;
+		}
+	}
+	if (j.nirqs || j.nrqs || j.nmodgroups || j.ninstalled)
+		ns_journal_save(root, &j);
+	else
+		ns_journal_remove(root);
+	ns_journal_free(&j);
+	ns_system_free(&sys);
+	return code;
+}
+
 int cmd_fix(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -268,6 +524,9 @@ int cmd_fix(int argc, char **argv)
 		{"revert", no_argument, NULL, 'R'},
 		{"rq-affinity", required_argument, NULL, 'A'},
 		{"lock-timeout", required_argument, NULL, 'T'},
+		{"modules", no_argument, NULL, 'M'},
+		{"module-dir", required_argument, NULL, 'D'},
+		{"install", no_argument, NULL, 'I'},
 		{"sysroot", required_argument, NULL, 'r'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"color", required_argument, NULL, 'C'},
@@ -323,6 +582,15 @@ int cmd_fix(int argc, char **argv)
 		case 'r':
 			o.sysroot = optarg;
 			break;
+		case 'M':
+			o.modules = true;
+			break;
+		case 'D':
+			o.module_dir = optarg;
+			break;
+		case 'I':
+			o.install = true;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -343,6 +611,14 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (o.revert && (o.dry_run || optind < argc || popts.rq_affinity)) {
 		fprintf(stderr, "numastor fix: --revert takes no devices and no --dry-run or --rq-affinity\n");
+		return NS_EXIT_UNKNOWN;
+	}
+	if ((o.install || o.module_dir) && !o.modules) {
+		fprintf(stderr, "numastor fix: --install and --module-dir go with --modules\n");
+		return NS_EXIT_UNKNOWN;
+	}
+	if (o.modules && (o.revert || popts.rq_affinity || optind < argc)) {
+		fprintf(stderr, "numastor fix: --modules takes no devices, --revert or --rq-affinity\n");
 		return NS_EXIT_UNKNOWN;
 	}
 	if (o.sysroot && !sysroot_writes_allowed()) {
@@ -382,6 +658,11 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (o.revert) {
 		code = do_revert(root, &o, &aopts);
+		if (code != NS_EXIT_UNKNOWN) {
+			int mc = revert_modules(root, &o);
+			if (mc > code)
+				code = mc;
+		}
 		ns_lock_release(lockfd);
 		ns_root_free(root);
 		return code;
@@ -392,6 +673,10 @@ int cmd_fix(int argc, char **argv)
 		fprintf(stderr, "numastor fix: %s\n",
 			r == -ENODEV && sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : strerror(-r));
 		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (o.modules) {
+		code = do_modules(root, &sys, &o);
 		goto out;
 	}
 	r = ns_findings_evaluate(&sys, &findings);

@@ -35,9 +35,13 @@ _numastor() {
 		--lock-timeout)
 			return
 			;;
+		--module-dir)
+			_filedir -d
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --sysroot --quiet --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --modules --module-dir --install --sysroot --quiet --color --help" -- "$cur"))
 			return
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))

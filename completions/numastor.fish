@@ -22,3 +22,6 @@ complete -c numastor -n '__fish_seen_subcommand_from fix' -s h -l help -d 'show 
 complete -c numastor -n '__fish_seen_subcommand_from fix' -a '(ls /sys/block 2>/dev/null)' -d 'block device'
 complete -c numastor -n '__fish_seen_subcommand_from irqbalance-policy' -s r -l sysroot -r -F -d 'answer for a captured tree'
 complete -c numastor -n '__fish_seen_subcommand_from irqbalance-policy' -s h -l help -d 'show help'
+complete -c numastor -n '__fish_seen_subcommand_from fix' -l modules -d 'swap in the numastor-patched modules'
+complete -c numastor -n '__fish_seen_subcommand_from fix' -l module-dir -r -F -d 'where the patched modules are'
+complete -c numastor -n '__fish_seen_subcommand_from fix' -l install -d 'install the modules for the next boot'

@@ -59,8 +59,9 @@ struct ns_revert_report {
 	size_t failed;
 };
 
-/* Restore every journaled value; -ENOENT when there is nothing to revert. The journal is
- * removed when everything was restored, else it keeps what was not. */
+/* Restore every journaled IRQ and rq_affinity value; -ENOENT when there is no journal. The
+ * journal is removed when everything was restored, else it keeps what was not (and the module
+ * swaps and installs, which the caller undoes through modswap). */
 int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_revert_report *rep);
 void ns_revert_report_free(struct ns_revert_report *rep);
 

@@ -35,6 +35,10 @@ struct ns_journal {
 	size_t nirqs;
 	struct ns_journal_rq *rqs;
 	size_t nrqs;
+	char **modgroups; /* module groups swapped to numastor's ("nvme", "scsi") */
+	size_t nmodgroups;
+	char **installed; /* files installed for the next boot (root-relative) */
+	size_t ninstalled;
 };
 
 /* -ENOENT when there is no journal; -EINVAL when it is malformed. */
@@ -47,5 +51,7 @@ const struct ns_journal_irq *ns_journal_find_irq(const struct ns_journal *j, int
 /* Add or update an entry; an existing entry keeps its first previous value. */
 int ns_journal_put_irq(struct ns_journal *j, int n, const char *name, const char *previous, const char *placed);
 int ns_journal_put_rq(struct ns_journal *j, const char *device, int previous, int placed);
+/* Add s to a string list of the journal unless it is there. */
+int ns_journal_put_str(char ***v, size_t *n, const char *s);
 
 #endif
