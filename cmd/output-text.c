@@ -95,6 +95,13 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 		fprintf(p->out, "  irqbalance: not running\n");
 	else
 		fprintf(p->out, "  irqbalance: unknown\n");
+	for (int i = 0; i < 2; i++)
+		if (sys->fixes[i].series)
+			fprintf(p->out, "  kernel fix %s: %s (%s)\n", sys->fixes[i].series,
+				sys->fixes[i].in_kernel == 1   ? "in this kernel"
+				: sys->fixes[i].in_kernel == 0 ? "not in this kernel"
+							       : "unknown",
+				sys->fixes[i].basis ? sys->fixes[i].basis : "?");
 	if (!ns_machine_multi_node(m))
 		fprintf(p->out, "  single NUMA node: locality is moot; queues and IRQs are shown below.\n");
 	free(on);

@@ -251,6 +251,19 @@ struct json_object *ns_json_document(const struct ns_system *sys, const struct n
 	add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
 	add(doc, "privileged", json_object_new_boolean(sys->privileged));
 	add(doc, "machine", machine_json(&sys->machine));
+	{
+		struct json_object *fixes = json_object_new_array();
+		for (int i = 0; i < 2; i++) {
+			struct json_object *f = json_object_new_object();
+			if (!sys->fixes[i].series)
+				continue;
+			add(f, "series", json_object_new_string(sys->fixes[i].series));
+			add(f, "in_kernel", jtri(sys->fixes[i].in_kernel));
+			add(f, "basis", jstr(sys->fixes[i].basis));
+			json_object_array_add(fixes, f);
+		}
+		add(json_object_object_get(doc, "machine"), "kernel_fixes", fixes);
+	}
 	devs = json_object_new_array();
 	for (size_t i = 0; i < sys->ndisks; i++)
 		json_object_array_add(devs, disk_json(&sys->disks[i]));

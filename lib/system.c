@@ -11,6 +11,7 @@
 #include "alloc.h"
 #include "identity.h"
 #include "journal.h"
+#include "modswap.h"
 
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
 {
@@ -99,6 +100,57 @@ static void mark_placed(struct ns_system *sys)
 	ns_journal_free(&j);
 }
 
+/*
+ * Does the running kernel contain each fix? The module build's manifest knows (it tried each
+ * patch against the kernel's source); without one, the version says what it can.
+ */
+static void read_kernel_fixes(struct ns_system *sys)
+{
+	static const char *const series[2] = {"nvme-no-forced-node", "scsi-numa-local-alloc"};
+	const struct ns_machine *m = &sys->machine;
+	struct ns_manifest man;
+	char dir[512];
+	bool have = false;
+
+	snprintf(dir, sizeof(dir), NS_MODULE_DIR "/%s", m->kernel_release ? m->kernel_release : "unknown");
+	if (m->kernel_release && ns_manifest_load(sys->root, dir, &man) == 0)
+		have = true;
+	for (int i = 0; i < 2; i++) {
+		struct ns_kernel_fix *f = &sys->fixes[i];
+		bool built = false;
+		f->series = series[i];
+		f->in_kernel = -1;
+		if (have) {
+			for (size_t k = 0; k < man.nupstream; k++)
+				if (strcmp(man.upstream[k], series[i]) == 0)
+					f->in_kernel = 1;
+			for (size_t k = 0; k < man.n; k++)
+				for (size_t p = 0; p < man.v[k].npatches; p++)
+					built |= strcmp(man.v[k].patches[p], series[i]) == 0;
+			if (f->in_kernel != 1 && built)
+				f->in_kernel = 0;
+			if (f->in_kernel >= 0) {
+				if (asprintf(&f->basis, "the module build tried it against this kernel's source (/%s)",
+					     dir) < 0)
+					f->basis = NULL;
+				continue;
+			}
+		}
+		if (i == 0 && ns_machine_kernel_at_least(m, 6, 6)) {
+			f->in_kernel = 1;
+			f->basis = strdup("upstream since v6.6 (dad651b2a44e)");
+		} else if (i == 0) {
+			f->basis = strdup(
+				"before v6.6 it depends on the stable backport (6.1.56, 5.10.y): build the modules "
+				"to find out");
+		} else {
+			f->basis = strdup("not in mainline as of 2026: build the modules to find out");
+		}
+	}
+	if (have)
+		ns_manifest_free(&man);
+}
+
 static bool wanted(const char *name, const char *const *only, size_t nonly, bool *seen)
 {
 	if (nonly == 0)
@@ -177,6 +229,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		sys->ndisks++;
 	}
 	mark_placed(sys);
+	read_kernel_fixes(sys);
 	for (size_t i = 0; i < nonly; i++)
 		if (!seen[i]) {
 			r = -ENODEV;
@@ -204,6 +257,8 @@ void ns_system_free(struct ns_system *sys)
 	ns_identity_close(sys->udev);
 	ns_machine_free(&sys->machine);
 	ns_notes_free(&sys->notes);
+	for (int i = 0; i < 2; i++)
+		free(sys->fixes[i].basis);
 	memset(sys, 0, sizeof(*sys));
 }
 

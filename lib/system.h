@@ -16,6 +16,13 @@
 #include "pci.h"
 #include "root.h"
 
+/* Whether the running kernel already contains one of numastor's patch series. */
+struct ns_kernel_fix {
+	const char *series; /* static */
+	int in_kernel;	    /* 1, 0, -1 unknown */
+	char *basis;
+};
+
 struct ns_system {
 	struct ns_root *root; /* borrowed */
 	bool privileged;      /* root-only files could be read */
@@ -28,6 +35,7 @@ struct ns_system {
 	size_t ndisks;
 	struct ns_notes notes;
 	void *udev; /* struct udev *, live root only */
+	struct ns_kernel_fix fixes[2];
 };
 
 /*
