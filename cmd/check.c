@@ -11,6 +11,66 @@
 #include "json.h"
 #include "numastor.h"
 
+#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* A value printed at an indentation level inside the streamed document. */
+static void print_value(FILE *out, struct json_object *v, int indent)
+{
+	static const char spaces[] = "        ";
+	const char *s = json_object_to_json_string_ext(v, JSON_FLAGS), *nl;
+
+	while ((nl = strchr(s, '\n'))) {
+		fwrite(s, 1, (size_t)(nl - s + 1), out);
+		fwrite(spaces, 1, (size_t)indent < sizeof(spaces) - 1 ? (size_t)indent : sizeof(spaces) - 1, out);
+		s = nl + 1;
+	}
+	fputs(s, out);
+}
+
+/*
+ * The JSON document, streamed: only one device's objects exist at a time, so memory stays
+ * flat on machines with hundreds of disks and thousands of vectors.
+ */
+static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const struct ns_findings *findings)
+{
+	struct json_object *head = ns_json_head(sys, NUMASTOR_VERSION), *part;
+	bool first = true;
+
+	if (!head)
+		return -ENOMEM;
+	fputs("{", out);
+	json_object_object_foreach(head, key, val)
+	{
+		fprintf(out, "%s\n  \"%s\": ", first ? "" : ",", key);
+		print_value(out, val, 2);
+		first = false;
+	}
+	json_object_put(head);
+	fputs(",\n  \"devices\": [", out);
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		part = ns_json_device(&sys->disks[i]);
+		if (!part)
+			return -ENOMEM;
+		fprintf(out, "%s\n    ", i ? "," : "");
+		print_value(out, part, 4);
+		json_object_put(part);
+	}
+	fputs(sys->ndisks ? "\n  ],\n  \"findings\": " : "],\n  \"findings\": ", out);
+	part = ns_json_findings(findings);
+	print_value(out, part, 2);
+	json_object_put(part);
+	fputs(",\n  \"summary\": ", out);
+	part = ns_json_summary(sys, findings);
+	print_value(out, part, 2);
+	json_object_put(part);
+	fputs(",\n  \"notes\": ", out);
+	part = ns_json_notes(sys);
+	print_value(out, part, 2);
+	json_object_put(part);
+	fputs("\n}\n", out);
+	return 0;
+}
+
 static void check_usage(FILE *out)
 {
 	fprintf(out,
@@ -103,15 +163,11 @@ int cmd_check(int argc, char **argv)
 	}
 	code = ns_findings_exit_code(&findings);
 	if (json) {
-		struct json_object *doc = ns_json_document(&sys, &findings, NUMASTOR_VERSION);
-		if (!doc) {
+		if (ns_print_json_stream(stdout, &sys, &findings) < 0) {
 			fprintf(stderr, "numastor check: out of memory\n");
 			code = NS_EXIT_UNKNOWN;
 			goto out;
 		}
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-								 JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(doc);
 	} else {
 		ns_print_text(stdout, &sys, &findings, &topts);
 	}

@@ -22,7 +22,10 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 
 	a->device_node = -1;
 	a->midlayer_node = -1;
-	if (!pci) {
+	if (d->kind == NS_DISK_NVME_MULTIPATH) {
+		r = asprintf(&a->device_basis, "the multipath head has no device node of its own; each path's "
+					       "controller allocates on its function's node");
+	} else if (!pci) {
 		r = asprintf(&a->device_basis, "the allocating CPU's node (no PCI function)");
 	} else if (pci->numa_node >= 0 && pci->forced == 1) {
 		a->device_node = pci->numa_node;

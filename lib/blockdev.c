@@ -276,7 +276,7 @@ static void read_hctx(struct ns_system *sys, struct ns_disk *d, const struct ns_
 	/* pair each queue with its vector */
 	for (size_t i = first; i < d->nhctx; i++) {
 		struct ns_hctx *h = &d->hctx[i];
-		const struct ns_pci *pci = path->pci;
+		struct ns_pci *pci = path->pci;
 		if (!pci)
 			continue;
 		h->irq = ns_pci_irq_for_queue(pci, h->index);
@@ -284,6 +284,7 @@ static void read_hctx(struct ns_system *sys, struct ns_disk *d, const struct ns_
 			h->pairing =
 				path->transport == NS_TRANSPORT_NVME ? NS_PAIRING_NVME_NAME : NS_PAIRING_VIRTIO_NAME;
 		} else if (d->nhctx - first == 1 && pci->nirqs == 1) {
+			pci->irqs[0].hw_queue = h->index; /* the pairing goes both ways */
 			h->irq = &pci->irqs[0];
 			h->pairing = NS_PAIRING_SINGLE_VECTOR;
 		}
@@ -339,8 +340,16 @@ int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
 	ns_identity_read(sys, d);
 
 	if (d->kind == NS_DISK_NVME_MULTIPATH) {
-		char **names;
+		char **names, *slash;
 		size_t n;
+		/* the subsystem's path policy: .../nvme-subsystem/nvme-subsysN/iopolicy */
+		snprintf(p, sizeof(p), "%s", d->syspath);
+		slash = strrchr(p, '/');
+		if (slash) {
+			snprintf(slash, sizeof(p) - (size_t)(slash - p), "/iopolicy");
+			if ((r = ns_read_str(sys->root, p, &d->iopolicy)) < 0)
+				ns_note_read(&sys->notes, name, "iopolicy", p, r, NULL);
+		}
 		snprintf(p, sizeof(p), "%s/multipath", d->syspath);
 		if ((r = ns_list_dir(sys->root, p, &names, &n)) < 0) {
 			ns_note_read(&sys->notes, name, "paths", p, r, NULL);
@@ -385,6 +394,7 @@ void ns_disk_free(struct ns_disk *d)
 	ns_strv_free(d->slaves, d->nslaves);
 	ns_strv_free(d->holders, d->nholders);
 	free(d->backing_file);
+	free(d->iopolicy);
 	free(d->identity.model);
 	free(d->identity.serial);
 	free(d->identity.wwn);

@@ -79,6 +79,7 @@ struct ns_disk {
 	long long size_bytes; /* -1 unknown */
 	char **partitions, **slaves, **holders;
 	char *backing_file; /* loop devices: the file they sit on */
+	char *iopolicy;	    /* NVMe multipath: the subsystem's iopolicy */
 	size_t npartitions, nslaves, nholders;
 	struct ns_identity identity;
 	struct ns_path *paths;

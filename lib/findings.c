@@ -256,7 +256,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 {
 	const struct ns_system *sys = c->sys;
 	struct json_object *list = json_object_new_array();
-	size_t remote = 0, checked = 0;
+	size_t remote = 0, checked = 0, all_node_queues = 0;
 	int r = 0;
 
 	for (size_t i = 0; i < c->d->nhctx; i++) {
@@ -277,6 +277,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 			if (c->d->node < 0)
 				continue;
 			ns_cpuset_set(&ref, (unsigned)c->d->node);
+			all_node_queues++;
 		} else {
 			ns_cpuset_copy(&ref, &h->nodes);
 		}
@@ -475,8 +476,8 @@ static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
 {
 	struct json_object *ev, *paths;
 
-	if (c->d->node_source != NS_NODE_SRC_PATHS_DISAGREE)
-		return 0;
+	if (c->d->node_source != NS_NODE_SRC_PATHS_DISAGREE || (c->d->iopolicy && strcmp(c->d->iopolicy, "numa") == 0))
+		return 0; /* with iopolicy numa each node already uses its nearest path */
 	ev = json_object_new_object();
 	paths = json_object_new_array();
 	for (size_t i = 0; i < c->d->npaths; i++) {
@@ -488,8 +489,12 @@ static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
 		json_object_array_add(paths, e);
 	}
 	json_object_object_add(ev, "paths", paths);
+	json_object_object_add(ev, "iopolicy", c->d->iopolicy ? json_object_new_string(c->d->iopolicy) : NULL);
 	return add(f, "paths-on-different-nodes", NS_SEV_INFO, c->d->name, ev,
-		   fmt("%s is reached through controllers on different nodes.", c->d->name), NULL,
+		   fmt("%s is reached through controllers on different nodes and its subsystem's iopolicy is %s, not "
+		       "numa.",
+		       c->d->name, c->d->iopolicy ? c->d->iopolicy : "unknown"),
+		   NULL,
 		   fmt("Set the subsystem's iopolicy to numa (/sys/class/nvme-subsystem/*/iopolicy) so each node "
 		       "uses its local path."));
 }

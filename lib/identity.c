@@ -38,6 +38,7 @@ static void from_libudev(struct ns_system *sys, struct ns_disk *d)
 	if (!dev)
 		return;
 	set(&d->identity.model, udev_device_get_property_value(dev, "ID_MODEL"));
+	/* ID_SERIAL_SHORT is the device's own serial (as sysfs has it); ID_SERIAL adds the model */
 	set(&d->identity.serial, udev_device_get_property_value(dev, "ID_SERIAL_SHORT"));
 	set(&d->identity.serial, udev_device_get_property_value(dev, "ID_SERIAL"));
 	set(&d->identity.wwn, udev_device_get_property_value(dev, "ID_WWN"));
@@ -55,7 +56,7 @@ static void from_libudev(struct ns_system *sys, struct ns_disk *d)
 static void from_udev_data(struct ns_system *sys, struct ns_disk *d)
 {
 	char p[128], *txt, *line, *save = NULL;
-	char *serial_short = NULL;
+	char *serial_short = NULL, *serial_long = NULL;
 
 	if (!d->devnum)
 		return;
@@ -67,8 +68,8 @@ static void from_udev_data(struct ns_system *sys, struct ns_disk *d)
 			set(&d->identity.model, line + 11);
 		else if (strncmp(line, "E:ID_SERIAL_SHORT=", 18) == 0)
 			set(&serial_short, line + 18);
-		else if (strncmp(line, "E:ID_SERIAL=", 12) == 0 && !serial_short)
-			set(&serial_short, line + 12);
+		else if (strncmp(line, "E:ID_SERIAL=", 12) == 0)
+			set(&serial_long, line + 12);
 		else if (strncmp(line, "E:ID_WWN=", 9) == 0)
 			set(&d->identity.wwn, line + 9);
 		else if (strncmp(line, "S:disk/by-id/", 13) == 0 && !d->identity.by_id) {
@@ -76,7 +77,10 @@ static void from_udev_data(struct ns_system *sys, struct ns_disk *d)
 				d->identity.by_id = NULL;
 		}
 	}
-	d->identity.serial = serial_short;
+	/* the short form is the device's own serial, as sysfs has it: prefer it */
+	d->identity.serial = serial_short ? serial_short : serial_long;
+	if (serial_short)
+		free(serial_long);
 	free(txt);
 }
 

@@ -22,10 +22,10 @@ const char *ns_managed_source_name(enum ns_managed_source s)
 }
 
 static void read_list(struct ns_root *root, const char *path, struct ns_cpuset *s, struct ns_notes *notes,
-		      const char *subj, const char *field, bool hex)
+		      const char *subj, const char *field, bool hex, mode_t *mode)
 {
 	char *txt;
-	int r = ns_read_str(root, path, &txt);
+	int r = ns_read_str_mode(root, path, &txt, mode);
 
 	if (r < 0) {
 		ns_note_read(notes, subj, field, path, r, NULL);
@@ -37,14 +37,34 @@ static void read_list(struct ns_root *root, const char *path, struct ns_cpuset *
 	free(txt);
 }
 
+/* Parse one count: unsigned decimal below 2^32 (the kernel's counts are 32-bit). */
+static bool parse_count(const char **p, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	const char *s = *p;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	while (*s >= '0' && *s <= '9') {
+		v = v * 10 + (unsigned long long)(*s++ - '0');
+		if (v > 0xffffffffULL)
+			return false;
+	}
+	if (*s && *s != ',')
+		return false;
+	*p = *s ? s + 1 : s;
+	*out = v;
+	return true;
+}
+
+/* per_cpu_count, folded per node as it is parsed (the per-CPU values are not kept). */
 static void read_counts(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq, struct ns_notes *notes,
 			const char *subj)
 {
-	char path[96], *txt, *p, *end;
-	size_t cap = m->ncpu_node ? m->ncpu_node : 1, n = 0;
-	unsigned long long *v;
-	int r;
-	int maxnode = -1;
+	char path[96], *txt;
+	const char *p;
+	size_t n = 0;
+	int r, maxnode = -1;
 
 	snprintf(path, sizeof(path), "sys/kernel/irq/%d/per_cpu_count", irq->irq);
 	r = ns_read_str(root, path, &txt);
@@ -52,28 +72,24 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 		ns_note_read(notes, subj, "total_count", path, r, NULL);
 		return;
 	}
-	v = calloc(cap, sizeof(*v));
-	if (!v) {
-		free(txt);
-		return;
-	}
-	for (p = txt; *p;) {
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (m->nodes[i].id > maxnode)
+			maxnode = m->nodes[i].id;
+	irq->nper_node = (size_t)(maxnode + 1);
+	irq->per_node = calloc(irq->nper_node ? irq->nper_node : 1, sizeof(*irq->per_node));
+	if (!irq->per_node)
+		goto bad;
+	for (p = txt; *p; n++) {
 		unsigned long long c;
-		errno = 0;
-		c = strtoull(p, &end, 10);
-		if (end == p || errno || (*end && *end != ',')) {
+		int node;
+		if (!parse_count(&p, &c)) {
 			ns_note_read(notes, subj, "total_count", path, -EINVAL, txt);
 			goto bad;
 		}
-		if (n == cap) {
-			unsigned long long *nv = realloc(v, cap * 2 * sizeof(*v));
-			if (!nv)
-				goto bad;
-			v = nv;
-			cap *= 2;
-		}
-		v[n++] = c;
-		p = *end ? end + 1 : end;
+		irq->total += c;
+		node = ns_machine_cpu_node(m, (int)n);
+		if (node >= 0 && (size_t)node < irq->nper_node)
+			irq->per_node[node] += c;
 	}
 	if (m->possible.known && n < (size_t)ns_cpuset_count(&m->possible)) {
 		/* a truncated list would put counts on the wrong CPUs: refuse it */
@@ -81,51 +97,45 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 			ns_cpuset_count(&m->possible));
 		goto bad;
 	}
-	irq->per_cpu = v;
 	irq->ncpu = n;
-	for (size_t i = 0; i < m->nnodes; i++)
-		if (m->nodes[i].id > maxnode)
-			maxnode = m->nodes[i].id;
-	irq->nper_node = (size_t)(maxnode + 1);
-	irq->per_node = calloc(irq->nper_node ? irq->nper_node : 1, sizeof(*irq->per_node));
-	for (size_t c = 0; c < n; c++) {
-		int node = ns_machine_cpu_node(m, (int)c);
-		irq->total += v[c];
-		if (irq->per_node && node >= 0 && (size_t)node < irq->nper_node)
-			irq->per_node[node] += v[c];
-	}
+	irq->counts_known = true;
 	free(txt);
 	return;
 bad:
-	free(v);
+	free(irq->per_node);
+	irq->per_node = NULL;
+	irq->nper_node = 0;
+	irq->total = 0;
 	free(txt);
 }
 
-static void read_managed(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq)
+static void read_managed(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq, mode_t mode,
+			 bool debugfs)
 {
 	char path[96], *txt;
-	struct stat st;
 
-	snprintf(path, sizeof(path), "sys/kernel/debug/irq/irqs/%d", irq->irq);
-	if (ns_read_str(root, path, &txt) == 0) {
-		irq->managed = strstr(txt, "IRQD_AFFINITY_MANAGED") ? 1 : 0;
-		irq->managed_source = NS_MANAGED_DEBUGFS;
-		free(txt);
-		return;
+	if (debugfs) {
+		snprintf(path, sizeof(path), "sys/kernel/debug/irq/irqs/%d", irq->irq);
+		if (ns_read_str(root, path, &txt) == 0) {
+			irq->managed = strstr(txt, "IRQD_AFFINITY_MANAGED") ? 1 : 0;
+			irq->managed_source = NS_MANAGED_DEBUGFS;
+			free(txt);
+			return;
+		}
 	}
 	/* since 6.12 the affinity files of IRQs user space may not set are read-only */
-	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity", irq->irq);
-	if (ns_machine_kernel_at_least(m, 6, 12) && ns_stat(root, path, &st) == 0) {
-		irq->managed = (st.st_mode & 0200) ? 0 : 1;
+	if (ns_machine_kernel_at_least(m, 6, 12) && mode) {
+		irq->managed = (mode & 0200) ? 0 : 1;
 		irq->managed_source = NS_MANAGED_FILE_MODE;
 	}
 }
 
-int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool msi, struct ns_irq *irq,
+int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool msi, bool debugfs, struct ns_irq *irq,
 		struct ns_notes *notes)
 {
 	char path[96], subj[32], *txt;
 	long node;
+	mode_t mode = 0;
 	int r;
 
 	memset(irq, 0, sizeof(*irq));
@@ -136,14 +146,15 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	irq->hw_queue = -1;
 	irq->queue_of_ctl = -1;
 	snprintf(subj, sizeof(subj), "irq %d", n);
-	snprintf(path, sizeof(path), "proc/irq/%d", n);
-	if (!ns_exists(root, path)) {
-		snprintf(path, sizeof(path), "sys/kernel/irq/%d", n);
-		if (!ns_exists(root, path))
-			return -ENOENT;
-	}
 	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
 	r = ns_read_str(root, path, &irq->actions);
+	if (r == -ENOENT) {
+		/* no actions file: the IRQ may have vanished since it was listed */
+		snprintf(path, sizeof(path), "proc/irq/%d", n);
+		if (!ns_exists(root, path))
+			return -ENOENT;
+		snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+	}
 	if (r < 0 && r != -ENODATA)
 		ns_note_read(notes, subj, "actions", path, r, NULL);
 	if (irq->actions)
@@ -154,9 +165,9 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 		ns_note_read(notes, subj, "chip", path, r, NULL);
 
 	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", n);
-	read_list(root, path, &irq->affinity, notes, subj, "affinity", false);
+	read_list(root, path, &irq->affinity, notes, subj, "affinity", false, &mode);
 	snprintf(path, sizeof(path), "proc/irq/%d/effective_affinity_list", n);
-	read_list(root, path, &irq->effective, notes, subj, "effective_affinity", false);
+	read_list(root, path, &irq->effective, notes, subj, "effective_affinity", false, NULL);
 	snprintf(path, sizeof(path), "proc/irq/%d/affinity_hint", n);
 	if ((r = ns_read_str(root, path, &txt)) == 0) {
 		if (ns_cpuset_parse_mask(&irq->hint, txt) < 0)
@@ -173,7 +184,7 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	free(txt);
 
 	read_counts(root, m, irq, notes, subj);
-	read_managed(root, m, irq);
+	read_managed(root, m, irq, mode, debugfs);
 	return 0;
 }
 
@@ -190,6 +201,8 @@ void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvect
 		irq->managed = 0; /* Xen pirq MSIs lose the managed flag */
 	} else if (driver && strcmp(driver, "nvme") == 0 && irq->queue_of_ctl >= 0) {
 		irq->managed = irq->queue_of_ctl > 0; /* admin queue q0 is never managed */
+	} else if (driver && strcmp(driver, "ahci") == 0) {
+		irq->managed = 0; /* ahci asks for plain MSI/MSI-X vectors, never PCI_IRQ_AFFINITY */
 	} else if (driver && strcmp(driver, "megaraid_sas") == 0 && nvectors == 1) {
 		/* measured on Debian's 6.1: megaraid_sas's single-vector setup is never managed,
 		 * whatever smp_affinity_enable says */
@@ -211,7 +224,6 @@ void ns_irq_free(struct ns_irq *irq)
 	ns_cpuset_clear(&irq->affinity);
 	ns_cpuset_clear(&irq->effective);
 	ns_cpuset_clear(&irq->hint);
-	free(irq->per_cpu);
 	free(irq->per_node);
 	memset(irq, 0, sizeof(*irq));
 }

@@ -27,7 +27,7 @@ struct ns_irq {
 	int node;    /* /proc/irq/N/node, -2 unknown */
 	int managed; /* 1, 0, -1 unknown */
 	enum ns_managed_source managed_source;
-	unsigned long long *per_cpu; /* NULL when unknown */
+	bool counts_known; /* per_cpu_count was read */
 	size_t ncpu;
 	unsigned long long total;
 	unsigned long long *per_node; /* indexed by node id, nper_node entries */
@@ -38,7 +38,8 @@ struct ns_irq {
 };
 
 /* Read IRQ n. -ENOENT when it vanished (no /proc/irq/N and no /sys/kernel/irq/N). */
-int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool msi, struct ns_irq *irq,
+/* debugfs: whether sys/kernel/debug/irq/irqs exists (looked up once, not per IRQ). */
+int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool msi, bool debugfs, struct ns_irq *irq,
 		struct ns_notes *notes);
 /* Decide managed-ness from what the driver is known to do, when nothing better was found. */
 void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvectors);

@@ -102,7 +102,7 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 	add(o, "managed_source", json_object_new_string(ns_managed_source_name(irq->managed_source)));
 	add(o, "placed_by_numastor", json_object_new_boolean(irq->placed));
 	add(o, "hw_queue", irq->hw_queue >= 0 ? json_object_new_int(irq->hw_queue) : NULL);
-	add(o, "total_count", irq->per_cpu ? json_object_new_int64((int64_t)irq->total) : NULL);
+	add(o, "total_count", irq->counts_known ? json_object_new_int64((int64_t)irq->total) : NULL);
 	if (irq->per_node) {
 		counts = json_object_new_array();
 		for (size_t n = 0; n < irq->nper_node; n++) {
@@ -187,6 +187,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(o, "slaves", jstrv(d->slaves, d->nslaves));
 	add(o, "holders", jstrv(d->holders, d->nholders));
 	add(o, "backing_file", jstr(d->backing_file));
+	add(o, "iopolicy", jstr(d->iopolicy));
 	id = json_object_new_object();
 	add(id, "model", jstr(d->identity.model));
 	add(id, "serial", jstr(d->identity.serial));
@@ -235,11 +236,9 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	return o;
 }
 
-struct json_object *ns_json_document(const struct ns_system *sys, const struct ns_findings *findings,
-				     const char *version)
+struct json_object *ns_json_head(const struct ns_system *sys, const char *version)
 {
-	struct json_object *doc = json_object_new_object(), *tool, *devs, *fs, *sum, *notes;
-	int code = ns_findings_exit_code(findings);
+	struct json_object *doc = json_object_new_object(), *tool, *machine, *fixes;
 
 	if (!doc)
 		return NULL;
@@ -250,25 +249,32 @@ struct json_object *ns_json_document(const struct ns_system *sys, const struct n
 	add(doc, "tool", tool);
 	add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
 	add(doc, "privileged", json_object_new_boolean(sys->privileged));
-	add(doc, "machine", machine_json(&sys->machine));
-	{
-		struct json_object *fixes = json_object_new_array();
-		for (int i = 0; i < 2; i++) {
-			struct json_object *f = json_object_new_object();
-			if (!sys->fixes[i].series)
-				continue;
-			add(f, "series", json_object_new_string(sys->fixes[i].series));
-			add(f, "in_kernel", jtri(sys->fixes[i].in_kernel));
-			add(f, "basis", jstr(sys->fixes[i].basis));
-			json_object_array_add(fixes, f);
-		}
-		add(json_object_object_get(doc, "machine"), "kernel_fixes", fixes);
+	machine = machine_json(&sys->machine);
+	fixes = json_object_new_array();
+	for (int i = 0; i < 2; i++) {
+		struct json_object *f;
+		if (!sys->fixes[i].series)
+			continue;
+		f = json_object_new_object();
+		add(f, "series", json_object_new_string(sys->fixes[i].series));
+		add(f, "in_kernel", jtri(sys->fixes[i].in_kernel));
+		add(f, "basis", jstr(sys->fixes[i].basis));
+		json_object_array_add(fixes, f);
 	}
-	devs = json_object_new_array();
-	for (size_t i = 0; i < sys->ndisks; i++)
-		json_object_array_add(devs, disk_json(&sys->disks[i]));
-	add(doc, "devices", devs);
-	fs = json_object_new_array();
+	add(machine, "kernel_fixes", fixes);
+	add(doc, "machine", machine);
+	return doc;
+}
+
+struct json_object *ns_json_device(const struct ns_disk *d)
+{
+	return disk_json(d);
+}
+
+struct json_object *ns_json_findings(const struct ns_findings *findings)
+{
+	struct json_object *fs = json_object_new_array();
+
 	for (size_t i = 0; i < findings->n; i++) {
 		const struct ns_finding *f = &findings->v[i];
 		struct json_object *o = json_object_new_object(), *rem = json_object_new_object();
@@ -282,16 +288,27 @@ struct json_object *ns_json_document(const struct ns_system *sys, const struct n
 		add(o, "remedy", rem);
 		json_object_array_add(fs, o);
 	}
-	add(doc, "findings", fs);
-	sum = json_object_new_object();
+	return fs;
+}
+
+struct json_object *ns_json_summary(const struct ns_system *sys, const struct ns_findings *findings)
+{
+	struct json_object *sum = json_object_new_object();
+	int code = ns_findings_exit_code(findings);
+
 	add(sum, "status", json_object_new_string(code == 2 ? "critical" : code == 1 ? "warning" : "ok"));
 	add(sum, "exit_code", json_object_new_int(code));
 	add(sum, "devices", json_object_new_int((int)sys->ndisks));
 	add(sum, "critical", json_object_new_int((int)ns_findings_count(findings, NS_SEV_CRITICAL)));
 	add(sum, "warning", json_object_new_int((int)ns_findings_count(findings, NS_SEV_WARNING)));
 	add(sum, "info", json_object_new_int((int)ns_findings_count(findings, NS_SEV_INFO)));
-	add(doc, "summary", sum);
-	notes = json_object_new_array();
+	return sum;
+}
+
+struct json_object *ns_json_notes(const struct ns_system *sys)
+{
+	struct json_object *notes = json_object_new_array();
+
 	for (size_t i = 0; i < sys->notes.n; i++) {
 		struct json_object *n = json_object_new_object();
 		add(n, "subject", json_object_new_string(sys->notes.v[i].subject));
@@ -299,6 +316,22 @@ struct json_object *ns_json_document(const struct ns_system *sys, const struct n
 		add(n, "message", json_object_new_string(sys->notes.v[i].message));
 		json_object_array_add(notes, n);
 	}
-	add(doc, "notes", notes);
+	return notes;
+}
+
+struct json_object *ns_json_document(const struct ns_system *sys, const struct ns_findings *findings,
+				     const char *version)
+{
+	struct json_object *doc = ns_json_head(sys, version), *devs;
+
+	if (!doc)
+		return NULL;
+	devs = json_object_new_array();
+	for (size_t i = 0; i < sys->ndisks; i++)
+		json_object_array_add(devs, disk_json(&sys->disks[i]));
+	add(doc, "devices", devs);
+	add(doc, "findings", ns_json_findings(findings));
+	add(doc, "summary", ns_json_summary(sys, findings));
+	add(doc, "notes", ns_json_notes(sys));
 	return doc;
 }

@@ -10,7 +10,17 @@
 
 #define NS_SCHEMA_VERSION 1
 
-/* A new document; NULL when out of memory. */
+/*
+ * The document in parts, so a front end can stream it (one device at a time in memory) in
+ * this order: head (schema_version, tool, root, privileged, machine), "devices" (one object
+ * per disk), then "findings", "summary" and "notes". NULL when out of memory.
+ */
+struct json_object *ns_json_head(const struct ns_system *sys, const char *version);
+struct json_object *ns_json_device(const struct ns_disk *d);
+struct json_object *ns_json_findings(const struct ns_findings *findings);
+struct json_object *ns_json_summary(const struct ns_system *sys, const struct ns_findings *findings);
+struct json_object *ns_json_notes(const struct ns_system *sys);
+/* The whole document at once. */
 struct json_object *ns_json_document(const struct ns_system *sys, const struct ns_findings *findings,
 				     const char *version);
 

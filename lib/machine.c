@@ -152,6 +152,22 @@ static void nodes_from_libnuma(struct ns_machine *m)
 	}
 }
 
+/* A distance row must have one entry per node. */
+static void check_distances(struct ns_machine *m, struct ns_notes *notes)
+{
+	for (size_t i = 0; i < m->nnodes; i++) {
+		struct ns_node *n = &m->nodes[i];
+		if (n->distances && n->ndistances != m->nnodes) {
+			ns_note(notes, "machine", "nodes.distances",
+				"/" NODE_DIR "/node%d/distance has %zu entries for %zu nodes (truncated)", n->id,
+				n->ndistances, m->nnodes);
+			free(n->distances);
+			n->distances = NULL;
+			n->ndistances = 0;
+		}
+	}
+}
+
 static int build_cpu_node_map(struct ns_machine *m)
 {
 	int max = -1;
@@ -286,6 +302,7 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 		return r;
 	if (ns_root_is_live(root))
 		nodes_from_libnuma(m);
+	check_distances(m, notes);
 	r = build_cpu_node_map(m);
 	if (r < 0)
 		return r;

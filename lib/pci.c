@@ -234,7 +234,7 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	size_t n = 0;
 	int *nums = NULL;
 	size_t nnums = 0;
-	bool msi = true;
+	bool msi = true, debugfs;
 
 	snprintf(p, sizeof(p), "%s/msi_irqs", pci->syspath);
 	if (ns_list_dir(root, p, &names, &n) == 0 && n > 0) {
@@ -260,6 +260,7 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	}
 	if (!nums)
 		return;
+	debugfs = ns_exists(root, "sys/kernel/debug/irq/irqs");
 	qsort(nums, nnums, sizeof(int), cmp_int);
 	pci->irqs = calloc(nnums ? nnums : 1, sizeof(*pci->irqs));
 	if (!pci->irqs) {
@@ -268,7 +269,7 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	}
 	for (size_t i = 0; i < nnums; i++) {
 		struct ns_irq *irq = &pci->irqs[pci->nirqs];
-		int r = ns_irq_read(root, m, nums[i], msi, irq, notes);
+		int r = ns_irq_read(root, m, nums[i], msi, debugfs, irq, notes);
 		if (r == -ENOENT) {
 			char subj[32];
 			snprintf(subj, sizeof(subj), "irq %d", nums[i]);
@@ -312,6 +313,11 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 	if (pci->driver)
 		ns_modules_lookup(mods, pci->driver, notes, &pci->module);
 	pci->numa_node = read_node(root, syspath, notes, pci->address, "pci.numa_node");
+	if (pci->numa_node >= 0 && !ns_machine_node(m, pci->numa_node)) {
+		ns_note(notes, pci->address, "pci.numa_node",
+			"/%s/numa_node names node %d, which this machine does not have", syspath, pci->numa_node);
+		pci->numa_node = NS_NODE_UNREAD;
+	}
 	snprintf(p, sizeof(p), "%s/local_cpulist", syspath);
 	if ((r = ns_read_str(root, p, &txt)) == 0) {
 		if (ns_cpuset_parse_list(&pci->local_cpus, txt) < 0)

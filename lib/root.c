@@ -100,12 +100,26 @@ static int root_openat(struct ns_root *root, const char *path, int flags)
 
 int ns_read_str(struct ns_root *root, const char *path, char **out)
 {
-	size_t cap = 256, len = 0;
+	return ns_read_str_mode(root, path, out, NULL);
+}
+
+int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t *mode)
+{
+	size_t cap = 4096, len = 0; /* a sysfs attribute is at most a page */
 	char *buf;
-	int fd = root_openat(root, path, O_RDONLY);
+	struct stat st;
+	/* O_NONBLOCK: a FIFO planted in a captured tree must not hang the reader */
+	int fd = root_openat(root, path, O_RDONLY | O_NONBLOCK);
 
 	if (fd < 0)
 		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		int err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		close(fd);
+		return err;
+	}
+	if (mode)
+		*mode = st.st_mode;
 	buf = malloc(cap);
 	if (!buf) {
 		close(fd);
@@ -141,6 +155,11 @@ int ns_read_str(struct ns_root *root, const char *path, char **out)
 		if (r == 0)
 			break;
 		len += (size_t)r;
+		/* done without a read for EOF: a file that reports its size (a captured tree) was
+		 * read whole; a sysfs attribute (4096, shown in one go) answered short of a page */
+		if ((st.st_size > 0 && len == (size_t)st.st_size && st.st_size != 4096) ||
+		    (st.st_size == 4096 && len < 4096 && strncmp(rel(path), "sys/", 4) == 0))
+			break;
 	}
 	close(fd);
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t' || buf[len - 1] == '\0'))
@@ -149,6 +168,11 @@ int ns_read_str(struct ns_root *root, const char *path, char **out)
 	if (len == 0) {
 		free(buf);
 		return -ENODATA;
+	}
+	if (cap > 2 * (len + 1)) { /* callers keep these strings: give back the unused page */
+		char *shrunk = realloc(buf, len + 1);
+		if (shrunk)
+			buf = shrunk;
 	}
 	if (memchr(buf, '\0', len)) {
 		/* binary content where text is expected (cmdline callers read raw) */

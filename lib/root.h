@@ -30,6 +30,8 @@ const char *ns_root_dir(const struct ns_root *root);
  * *out is a NUL-terminated malloc'd string. -ENODATA when the file is empty.
  */
 int ns_read_str(struct ns_root *root, const char *path, char **out);
+/* The same, also giving the file's mode (the permission bits tell managed IRQs apart). */
+int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t *mode);
 /* A decimal integer; -EINVAL when garbled (with *raw set to the text when raw != NULL). */
 int ns_read_long(struct ns_root *root, const char *path, long *out, char **raw);
 /* The target of a symlink (as stored, not resolved). */

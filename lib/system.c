@@ -65,6 +65,7 @@ static void resolve_node(struct ns_disk *d)
 		n = pci->numa_node >= 0 ? pci->numa_node : -1;
 		if (node != -2 && n != node) {
 			d->node_source = NS_NODE_SRC_PATHS_DISAGREE;
+			ns_cpuset_clear(&d->local_cpus); /* no one set of local CPUs */
 			return;
 		}
 		node = n;
@@ -208,7 +209,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		if (nonly == 0 && is_hidden(root, names[i]))
 			continue; /* a multipath path device: reported under its namespace */
 		r = ns_disk_read(sys, names[i], d);
-		if (r == -ENOENT || r == -ENOTDIR) {
+		if (r == -ENOENT || r == -ENOTDIR || r == -ELOOP) {
 			ns_note(&sys->notes, names[i], "device", "/sys/block/%s vanished while reading: skipped",
 				names[i]);
 			ns_disk_free(d);

@@ -87,8 +87,10 @@ def facts_multipath(doc, code):
     d = mp[0]
     nodes = sorted(p["pci"]["numa_node"] for p in d["paths"])
     assert nodes == [0, 1], nodes
-    assert d["node_source"] == "paths-disagree"
-    assert "paths-on-different-nodes" in finding_ids(doc, d["name"])
+    assert d["node_source"] == "paths-disagree" and d["local_cpus"] is None
+    # each node already uses its nearest path when the subsystem's iopolicy is numa
+    assert d["iopolicy"] is not None
+    assert ("paths-on-different-nodes" in finding_ids(doc, d["name"])) == (d["iopolicy"] != "numa"), d["iopolicy"]
     assert not [x for x in doc["devices"] if "c" in x["name"][4:] and x["name"].startswith("nvme") and "n" in x["name"]], \
         "hidden path devices listed as disks"
 

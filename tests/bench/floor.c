@@ -84,8 +84,7 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	/* private writable mapping: lines are NUL-terminated in place */
-	char *m = st.st_size ? mmap(NULL, (size_t)st.st_size + 1, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE, mfd, 0) : NULL;
+	char *m = st.st_size ? mmap(NULL, (size_t)st.st_size + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE, mfd, 0) : NULL;
 	if (st.st_size && m == MAP_FAILED) {
 		fprintf(stderr, "floor: mmap: %s\n", strerror(errno));
 		return 3;
@@ -129,7 +128,7 @@ int main(int argc, char **argv)
 		p = nl + 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	fprintf(stderr, "floor: %ld operations (%ld failed), %ld bytes read, %.3f ms\n", ops,
-		failed, bytes, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	fprintf(stderr, "floor: %ld operations (%ld failed), %ld bytes read, %.3f ms\n", ops, failed, bytes,
+		(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	return 0;
 }

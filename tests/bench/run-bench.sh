@@ -79,6 +79,8 @@ for n in $sizes; do
 	bench "floor-$n" "$work/floor" "$t" "$t.reads"
 	read -r MED[floor-$n] _ RSS[floor-$n] CODE[floor-$n] <<<"$R"
 done
+bench numastor-text "$numastor" check --sysroot "$big"
+read -r MED[numastor-text] _ RSS[numastor-text] CODE[numastor-text] <<<"$R"
 have_lstopo=0
 if command -v lstopo >/dev/null 2>&1; then
 	have_lstopo=1
@@ -104,6 +106,7 @@ EOF
 row() { printf "  %-34s %10s ms %10s MiB   %s\n" "$1" "$(ms "$2")" "$(mib "$3")" "$4"; }
 printf "  %-34s %13s %14s   %s\n" "" "median wall" "peak RSS" "exit / found"
 row "numastor check --json" "${MED[numastor-64]}" "${RSS[numastor-64]}" "exit ${CODE[numastor-64]}: $found"
+row "numastor check (text, for scale)" "${MED[numastor-text]}" "${RSS[numastor-text]}" "exit ${CODE[numastor-text]}"
 row "floor (same reads, once)" "${MED[floor-64]}" "${RSS[floor-64]}" "$(tail -n1 "$work/floor-64.err" | sed 's/^floor: //; s/, [0-9.]* ms$//')"
 if [ $have_lstopo = 1 ]; then
 	HWLOC_FSROOT="$big" lstopo --whole-io --of xml >"$work/lstopo.xml" 2>/dev/null || true
