@@ -124,6 +124,19 @@ assert len(irqs) == len(set(irqs)), "an IRQ is journaled twice"
 ' "$tmp/t/run/numastor/journal.json" || fail "concurrent fixes broke the journal"
 "$numastor" fix --sysroot "$tmp/t" --revert >/dev/null || fail "revert after concurrent fixes"
 
+# --rq-affinity=2 where the vectors are kernel-managed: journaled and reverted like the rest
+fixture=managed-2n-nvme-confined
+fresh
+rq=$tmp/t/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0/nvme/nvme0/nvme0n1/queue/rq_affinity
+[ "$(cat "$rq")" = 1 ] || fail "managed fixture: rq_affinity is $(cat "$rq"), expected 1"
+"$numastor" fix --sysroot "$tmp/t" --rq-affinity=2 >/dev/null
+[ "$(cat "$rq")" = 2 ] || fail "fix --rq-affinity=2 left rq_affinity at $(cat "$rq")"
+"$numastor" fix --sysroot "$tmp/t" --revert >/dev/null || fail "revert of rq_affinity failed"
+[ "$(cat "$rq")" = 1 ] || fail "revert left rq_affinity at $(cat "$rq")"
+"$numastor" fix --sysroot "$tmp/t" --rq-affinity=3 >/dev/null 2>&1
+[ $? = 3 ] || fail "--rq-affinity=3 should be refused with exit 3"
+fixture=cloud-2n64c-8nvme-forced-node0
+
 # without the test switch a captured tree is never written
 fresh
 before=$(affinities "$tmp/t")

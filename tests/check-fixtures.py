@@ -127,14 +127,25 @@ def plan_hba(plan, doc):
 
 
 def plan_all_skipped(plan, doc):
-    assert plan["irqs"], "the plan should list the managed vectors"
-    for e in plan["irqs"]:
-        if e["managed"]:
-            assert e["action"] == "skip" and "kernel-managed" in e["reason"], e
-    assert all(e["action"] != "move" for e in plan["irqs"] if e["hw_queue"] is not None)
+    queue = [e for e in plan["irqs"] if e["hw_queue"] is not None]
+    assert queue, "the plan should list the managed vectors"
+    for e in queue:
+        assert e["managed"] and e["action"] == "skip" and "kernel-managed" in e["reason"], e
+    assert plan["summary"]["move"] == 0, plan["summary"]
+
+
+def facts_managed(doc, code):
+    d = device(doc, "nvme0n1")
+    ids = finding_ids(doc, "nvme0n1")
+    assert "irq-confined" in ids and "queue-affinity-mismatch" in ids, sorted(ids)
+    confined = [f for f in doc["findings"] if f["id"] == "irq-confined"][0]
+    assert confined["remedy"]["action"] is None, "managed vectors: the remedy is manual"
+    assert all(i["managed"] for i in d["paths"][0]["pci"]["irqs"] if i["hw_queue"] is not None)
+    assert code == 2
 
 
 PLAN_FACTS = {
+    "managed-2n-nvme-confined": plan_all_skipped,
     "cloud-2n64c-8nvme-forced-node0": plan_cloud,
     "baremetal-2s-4nvme-healthy": plan_empty,
     "hba-megaraid-node1-irq-cpu0": plan_hba,
@@ -144,6 +155,7 @@ PLAN_FACTS = {
 
 FACTS = {
     "cloud-2n64c-8nvme-forced-node0": facts_cloud,
+    "managed-2n-nvme-confined": facts_managed,
     "baremetal-2s-4nvme-healthy": facts_healthy,
     "hba-megaraid-node1-irq-cpu0": facts_hba,
     "vm-1n-virtio-blk": facts_vm,

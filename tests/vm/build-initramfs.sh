@@ -5,8 +5,10 @@
 #
 # It holds busybox-static, the storage modules of the prepared kernel with their
 # dependencies (and a matching modules.dep), the pre-fix nvme.ko as /vm/prefix-nvme/nvme.ko,
-# numastor as /usr/bin/numastor with the shared libraries it links (copied from this system),
-# the guest scripts (/init, /vm/guest/) and every scenario's guest side (/vm/scenarios/).
+# numastor as /usr/bin/numastor with the shared libraries it links (copied from this system)
+# and the irqbalance policy wrapper as /usr/libexec/numastor/irqbalance-policy, flock(1),
+# Debian's irqbalance as /usr/sbin/irqbalance when fetch-irqbalance.sh prepared it, the guest
+# scripts (/init, /vm/guest/) and every scenario's guest side (/vm/scenarios/).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -46,21 +48,44 @@ cp "$kdir/root/lib/modules/$krel"/modules.{builtin,builtin.modinfo,order} "$stag
 depmod -b "$stage" "$krel"
 cp "$kdir/prefix-nvme/nvme.ko" "$stage/vm/prefix-nvme/nvme.ko"
 
-# numastor and the shared libraries it links, from this system. Libraries go to the
-# default search directory under their soname, so a build-tree rpath does not matter.
-cp "$numastor" "$stage/usr/bin/numastor"
-if ldd "$numastor" >/dev/null 2>&1; then
-	ldd "$numastor" | while read -r name arrow path _; do
+# A binary and the shared libraries it links: libraries go to the default search directory
+# under their soname (a build-tree rpath does not matter), the first copy of a soname wins.
+# LIBPATH (optional) is searched before this system's libraries.
+add_binary() { # SRC DEST [LIBPATH]
+	local src=$1 dest=$2 libpath=${3:-} name arrow path _
+	mkdir -p "$stage/$(dirname "$dest")"
+	rm -f "$stage/$dest" # never through a busybox applet link
+	cp "$src" "$stage/$dest"
+	LD_LIBRARY_PATH=$libpath ldd "$src" >/dev/null 2>&1 || return 0 # static
+	LD_LIBRARY_PATH=$libpath ldd "$src" | while read -r name arrow path _; do
 		if [[ "$arrow" == "=>" && "$path" == /* ]]; then
-			cp -L "$path" "$stage/lib/x86_64-linux-gnu/$name"
+			[[ -e "$stage/lib/x86_64-linux-gnu/$name" ]] || cp -L "$path" "$stage/lib/x86_64-linux-gnu/$name"
 		elif [[ "$name" == /* ]]; then
 			# The dynamic loader, at the absolute path the binary names.
 			mkdir -p "$stage/$(dirname "$name")"
-			cp -L "$name" "$stage/$name"
+			[[ -e "$stage/$name" ]] || cp -L "$name" "$stage/$name"
 		elif [[ "$arrow" == "=>" && "$path" == "not" ]]; then
-			vm_die "numastor needs $name, which ldd cannot find"
+			vm_die "${src##*/} needs $name, which ldd cannot find"
 		fi
 	done
+}
+
+# numastor, from this system, and the policy wrapper `meson install` puts in libexecdir
+# (irqbalance-policy.in with numastor's guest path).
+add_binary "$numastor" /usr/bin/numastor
+mkdir -p "$stage/usr/libexec/numastor"
+sed 's|@sbindir@|/usr/bin|g; s|@libexecdir@|/usr/libexec|g' "$SRC_ROOT/data/irqbalance-policy.in" \
+	> "$stage/usr/libexec/numastor/irqbalance-policy"
+chmod 0755 "$stage/usr/libexec/numastor/irqbalance-policy"
+# flock(1) from util-linux (busybox has none), for holding numastor's lock from the shell.
+add_binary "$(command -v flock)" /usr/bin/flock
+# Debian's irqbalance, when fetch-irqbalance.sh has prepared it (the irqbalance-policy
+# scenario needs it and says so when it is missing).
+ibdir="$VM_CACHE/irqbalance"
+if [[ -f "$ibdir/.ready" ]]; then
+	ibdir=$(readlink -f "$ibdir")
+	add_binary "$ibdir/root/usr/sbin/irqbalance" /usr/sbin/irqbalance \
+		"$ibdir/root/lib/x86_64-linux-gnu:$ibdir/root/usr/lib/x86_64-linux-gnu"
 fi
 
 # Guest scripts and scenarios.

@@ -46,6 +46,8 @@ for d in pxb-pcie pcie-root-port nvme megasas-gen2 virtio-scsi-pci virtio-blk-pc
 done
 
 "$VM_DIR/fetch-kernel.sh" >/dev/null || fatal "preparing the kernel failed"
+# irqbalance only matters to the irqbalance-policy scenario, which fails on its own without it.
+"$VM_DIR/fetch-irqbalance.sh" >/dev/null || vm_log "warning: preparing irqbalance failed"
 work=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm.XXXXXX")
 "$VM_DIR/build-initramfs.sh" "$work/initramfs.gz" "$numastor" || fatal "building the initramfs failed"
 

@@ -285,3 +285,42 @@ vm_check_round() {
 	vm_numastor check check --json
 	vm_truth > "$VM_OUT/truth.txt"
 }
+
+# --- fix scenarios ----------------------------------------------------------------------
+
+# Every IRQ of the machine, one tab-separated line each:
+#   <irq> <actions> <smp_affinity_list> <effective_affinity_list>
+vm_irqs() {
+	local _d _n _a _s
+	for _d in /proc/irq/[0-9]*; do
+		_n=${_d##*/}
+		_rd "/sys/kernel/irq/$_n/actions"
+		_a=$_v
+		_rd "$_d/smp_affinity_list"
+		_s=$_v
+		_rd "$_d/effective_affinity_list"
+		_t "$_n" "$_a" "$_s" "$_v"
+	done
+}
+
+# Read a little from every disk with O_DIRECT so that each queue's vector fires: on x86
+# without interrupt remapping a new affinity takes effect at the vector's next interrupt.
+vm_fire_disks() {
+	local _d
+	for _d in $(vm_disks); do
+		dd if="/dev/$_d" of=/dev/null bs=4096 count=16 iflag=direct 2>/dev/null || :
+	done
+}
+
+# A copy of numastor's journal as $VM_OUT/NAME, when there is one.
+vm_save_journal() { # name
+	if [ -e /run/numastor/journal.json ]; then
+		cp /run/numastor/journal.json "$VM_OUT/$1"
+	fi
+}
+
+# Seconds since boot (two decimals) into $_v.
+vm_uptime() {
+	_v=
+	read -r _v _ < /proc/uptime
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Read a kernel module's symbol versions without external tools.
+
+  kosyms.py exports KO    "<symbol> 0x<crc>" for every symbol the module exports
+                          (its __crc_<symbol> entries in __kcrctab*)
+  kosyms.py imports KO    "<symbol> 0x<crc>" for every symbol the module imports with a
+                          version (its __versions table: struct modversion_info)
+
+  kosyms.py verify NEW STOCK [DEPENDENT...]
+                          NEW exports the same symbols with the same CRCs as STOCK, and
+                          every versioned import of a DEPENDENT module that STOCK satisfies
+                          is satisfied by NEW with the same CRC (so the DEPENDENT modules
+                          load against NEW). Prints a summary; exit 1 on any difference.
+
+Only little-endian ELF64 relocatable objects (x86-64 .ko files) are handled.
+"""
+import struct
+import sys
+
+SHT_SYMTAB = 2
+SHN_ABS = 0xFFF1
+MODVERSION_INFO = 64  # sizeof(struct modversion_info) on 64-bit: unsigned long crc + name[56]
+
+
+def sections(data):
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        raise SystemExit("not a little-endian ELF64 file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    out = []
+    for i in range(shnum):
+        name, typ, _flags, _addr, off, size, link, _info, _align, entsize = struct.unpack_from(
+            "<IIQQQQIIQQ", data, shoff + i * shentsize)
+        out.append({"name": name, "type": typ, "off": off, "size": size, "link": link,
+                    "entsize": entsize})
+    strtab = out[shstrndx]
+    for s in out:
+        s["name"] = cstr(data, strtab["off"] + s["name"])
+    return out
+
+
+def cstr(data, off):
+    end = data.index(b"\0", off)
+    return data[off:end].decode()
+
+
+def exports(data):
+    secs = sections(data)
+    result = {}
+    for symtab in (s for s in secs if s["type"] == SHT_SYMTAB):
+        strs = secs[symtab["link"]]
+        for i in range(symtab["size"] // 24):
+            st_name, _info, _other, shndx, value, _size = struct.unpack_from(
+                "<IBBHQQ", data, symtab["off"] + i * 24)
+            name = cstr(data, strs["off"] + st_name)
+            if not name.startswith("__crc_"):
+                continue
+            if shndx == SHN_ABS:
+                crc = value & 0xFFFFFFFF
+            else:
+                crc, = struct.unpack_from("<I", data, secs[shndx]["off"] + value)
+            result[name[len("__crc_"):]] = crc
+    return result
+
+
+def imports(data):
+    result = {}
+    for s in sections(data):
+        if s["name"] != "__versions":
+            continue
+        for off in range(s["off"], s["off"] + s["size"], MODVERSION_INFO):
+            crc, = struct.unpack_from("<Q", data, off)
+            name = data[off + 8:off + MODVERSION_INFO].split(b"\0", 1)[0].decode()
+            result[name] = crc & 0xFFFFFFFF
+    return result
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def verify(new_path, stock_path, dependents):
+    new, stock = exports(read(new_path)), exports(read(stock_path))
+    bad = 0
+    for name in sorted(set(new) | set(stock)):
+        if name not in new:
+            print(f"missing export {name} (stock exports it with 0x{stock[name]:08x})")
+            bad += 1
+        elif name not in stock:
+            print(f"extra export {name} 0x{new[name]:08x} (stock does not export it)")
+            bad += 1
+        elif new[name] != stock[name]:
+            print(f"export {name}: 0x{new[name]:08x}, stock 0x{stock[name]:08x}")
+            bad += 1
+    refs = 0
+    for dep in dependents:
+        for name, crc in sorted(imports(read(dep)).items()):
+            if name not in stock:
+                continue
+            refs += 1
+            if new.get(name) != crc:
+                got = "missing" if name not in new else f"0x{new[name]:08x}"
+                print(f"{dep}: imports {name} 0x{crc:08x}, the new module has {got}")
+                bad += 1
+    print(f"{len(new)} exports (stock {len(stock)}); {len(dependents)} dependent modules, "
+          f"{refs} versioned references to it; {bad} differences")
+    return 1 if bad else 0
+
+
+def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "verify":
+        sys.exit(verify(sys.argv[2], sys.argv[3], sys.argv[4:]))
+    if len(sys.argv) != 3 or sys.argv[1] not in ("exports", "imports"):
+        raise SystemExit(__doc__)
+    with open(sys.argv[2], "rb") as f:
+        data = f.read()
+    table = exports(data) if sys.argv[1] == "exports" else imports(data)
+    for name in sorted(table):
+        print(f"{name} 0x{table[name]:08x}")
+
+
+if __name__ == "__main__":
+    main()
