@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "json.h"
@@ -82,6 +84,8 @@ static void check_usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"  -j, --json           print one JSON document (schema_version %d)\n"
+		"  -f, --format FORMAT  text (default), json, or prometheus (node_exporter textfile)\n"
+		"  -o, --output FILE    write the report to FILE atomically (temp file, then rename)\n"
 		"  -r, --sysroot DIR    read a captured tree under DIR instead of the live system\n"
 		"      --color WHEN     colour the text report: auto (default), always, never\n"
 		"  -h, --help           show this help\n"
@@ -94,12 +98,21 @@ static void check_usage(FILE *out)
 int cmd_check(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"json", no_argument, NULL, 'j'},	 {"sysroot", required_argument, NULL, 'r'},
-		{"color", required_argument, NULL, 'C'}, {"colour", required_argument, NULL, 'C'},
-		{"help", no_argument, NULL, 'h'},	 {0},
+		// clang-format off
+		{"json", no_argument, NULL, 'j'},
+		{"format", required_argument, NULL, 'f'},
+		{"output", required_argument, NULL, 'o'},
+		{"sysroot", required_argument, NULL, 'r'},
+		{"color", required_argument, NULL, 'C'},
+		{"colour", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+		// clang-format on
 	};
-	const char *sysroot = NULL, *color = "auto";
-	bool json = false;
+	const char *sysroot = NULL, *color = "auto", *format = "text", *output = NULL;
+	char *tmpname = NULL;
+	FILE *out = stdout;
+	bool json = false, prom = false;
 	struct ns_root *root = NULL;
 	struct ns_system sys;
 	struct ns_findings findings = {0};
@@ -107,10 +120,16 @@ int cmd_check(int argc, char **argv)
 	int c, r, code;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jr:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jf:o:r:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			json = true;
+			format = "json";
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			output = optarg;
 			break;
 		case 'r':
 			sysroot = optarg;
@@ -126,12 +145,24 @@ int cmd_check(int argc, char **argv)
 			return NS_EXIT_UNKNOWN;
 		}
 	}
+	if (strcmp(format, "json") == 0)
+		json = true;
+	else if (strcmp(format, "prometheus") == 0)
+		prom = true;
+	else if (strcmp(format, "text") != 0) {
+		fprintf(stderr, "numastor check: --format takes text, json or prometheus, not '%s'\n", format);
+		return NS_EXIT_UNKNOWN;
+	}
+	if (output && !*output) {
+		fprintf(stderr, "numastor check: --output needs a file name\n");
+		return NS_EXIT_UNKNOWN;
+	}
 	r = ns_color_choice(color, stdout);
 	if (r < 0) {
 		fprintf(stderr, "numastor check: --color takes auto, always or never, not '%s'\n", color);
 		return NS_EXIT_UNKNOWN;
 	}
-	topts.color = r;
+	topts.color = r && !output;
 	if (sysroot && !*sysroot) {
 		fprintf(stderr, "numastor check: --sysroot needs a directory\n");
 		return NS_EXIT_UNKNOWN;
@@ -162,18 +193,51 @@ int cmd_check(int argc, char **argv)
 		goto out;
 	}
 	code = ns_findings_exit_code(&findings);
-	if (json) {
-		if (ns_print_json_stream(stdout, &sys, &findings) < 0) {
-			fprintf(stderr, "numastor check: out of memory\n");
+	if (output) {
+		/* beside the target, so the rename is atomic: the textfile collector never sees half a file */
+		int fd;
+		if (asprintf(&tmpname, "%s.XXXXXX", output) < 0 || (fd = mkstemp(tmpname)) < 0 ||
+		    !(out = fdopen(fd, "w"))) {
+			fprintf(stderr, "numastor check: cannot create a file beside %s: %s\n", output,
+				strerror(errno));
+			free(tmpname);
+			tmpname = NULL;
+			out = stdout;
 			code = NS_EXIT_UNKNOWN;
 			goto out;
 		}
-	} else {
-		ns_print_text(stdout, &sys, &findings, &topts);
+		fchmod(fd, 0644);
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "numastor check: writing the report: %s\n", strerror(errno));
+	if (json) {
+		if (ns_print_json_stream(out, &sys, &findings) < 0) {
+			fprintf(stderr, "numastor check: out of memory\n");
+			code = NS_EXIT_UNKNOWN;
+		}
+	} else if (prom) {
+		ns_print_prometheus(out, &sys, &findings);
+	} else {
+		ns_print_text(out, &sys, &findings, &topts);
+	}
+	if (fflush(out) != 0 || ferror(out) || (output && fsync(fileno(out)) < 0)) {
+		fprintf(stderr, "numastor check: writing the report%s%s: %s\n", output ? " to " : "",
+			output ? output : "", strerror(errno));
 		code = NS_EXIT_UNKNOWN;
+	}
+	if (output) {
+		if (fclose(out) != 0 && code != NS_EXIT_UNKNOWN) {
+			fprintf(stderr, "numastor check: writing %s: %s\n", output, strerror(errno));
+			code = NS_EXIT_UNKNOWN;
+		}
+		out = stdout;
+		if (code == NS_EXIT_UNKNOWN)
+			unlink(tmpname);
+		else if (rename(tmpname, output) < 0) {
+			fprintf(stderr, "numastor check: cannot rename onto %s: %s\n", output, strerror(errno));
+			unlink(tmpname);
+			code = NS_EXIT_UNKNOWN;
+		}
+		free(tmpname);
+		tmpname = NULL;
 	}
 out:
 	ns_findings_free(&findings);

@@ -69,9 +69,17 @@ _numastor() {
 			COMPREPLY=($(compgen -W "auto always never" -- "$cur"))
 			return
 			;;
+		--format | -f)
+			COMPREPLY=($(compgen -W "text json prometheus" -- "$cur"))
+			return
+			;;
+		--output | -o)
+			_filedir
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --sysroot --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --format --output --sysroot --color --help" -- "$cur"))
 			return
 		fi
 		local sysroot="" j

@@ -19,16 +19,22 @@ for f in sbin/numastor share/numastor/numastor.schema.json share/numastor/numast
 	share/man/man8/numastor-irqbalance-policy.8 share/bash-completion/completions/numastor \
 	share/zsh/vendor-completions/_numastor share/fish/vendor_completions.d/numastor.fish \
 	lib/systemd/system/numastor-fix.service lib/udev/rules.d/90-numastor.rules \
-	libexec/numastor/irqbalance-policy; do
+	lib/systemd/system/numastor-textfile.service lib/systemd/system/numastor-textfile.timer \
+	share/numastor/numastor-alerts.yml \
+	libexec/numastor/irqbalance-policy share/numastor/kmod-patches/build-modules.sh \
+	share/numastor/kmod-patches/scsi-numa-local-alloc/series; do
 	[ -e "$root/$f" ] || fail "not installed: $prefix/$f"
 done
 [ -x "$root/libexec/numastor/irqbalance-policy" ] || fail "the policy wrapper is not executable"
 grep -q "ExecStart=$prefix/sbin/numastor fix --quiet" "$root/lib/systemd/system/numastor-fix.service" ||
 	fail "the unit does not run the installed binary"
 # systemd-analyze verify needs the ExecStart binary where the unit says: point it into the stage
-sed "s|$prefix/sbin/numastor|$root/sbin/numastor|" "$root/lib/systemd/system/numastor-fix.service" \
-	>"$tmp/numastor-fix.service"
-out=$(systemd-analyze verify --man=no "$tmp/numastor-fix.service" 2>&1 | grep -v -E 'irqbalance.service|systemd-udev-settle' )
+for unit in numastor-fix.service numastor-textfile.service; do
+	sed "s|$prefix/sbin/numastor|$root/sbin/numastor|" "$root/lib/systemd/system/$unit" >"$tmp/$unit"
+done
+cp "$root/lib/systemd/system/numastor-textfile.timer" "$tmp/"
+out=$(cd "$tmp" && systemd-analyze verify --man=no numastor-fix.service numastor-textfile.service \
+	numastor-textfile.timer 2>&1 | grep -v -E 'irqbalance.service|systemd-udev-settle')
 [ -z "$out" ] || fail "systemd-analyze verify: $out"
 udevadm verify "$root/lib/udev/rules.d/90-numastor.rules" >/dev/null 2>&1 ||
 	grep -q 'ENV{SYSTEMD_WANTS}+="numastor-fix.service"' "$root/lib/udev/rules.d/90-numastor.rules" ||

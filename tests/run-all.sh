@@ -63,5 +63,12 @@ elif [ -x tests/vm/run-all.sh ]; then
 	rm -f "$vmlog"
 fi
 
+if [ "${NUMASTOR_SKIP_VM:-0}" = 1 ]; then
+	echo "== patched module build: SKIPPED because NUMASTOR_SKIP_VM=1 (it uses the VM bed's kernel cache)"
+else
+	echo "== patched module build against Debian 12's 6.1 kernel"
+	if tests/kmod/check-build.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

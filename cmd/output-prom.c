@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Prometheus text exposition of a check, for node_exporter's textfile collector: numastor_
+ * prefix, _info gauges for identity, base units, no timestamps, labels per device and per
+ * finding (never per IRQ x CPU), so cardinality stays bounded by disks x nodes.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "config.h"
+#include "numastor.h"
+
+/* Label values: backslash, double quote and newline escaped. */
+static void label(FILE *out, const char *name, const char *value, bool first)
+{
+	fprintf(out, "%s%s=\"", first ? "" : ",", name);
+	for (const char *p = value ? value : ""; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			fprintf(out, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static const struct ns_pci *disk_pci(const struct ns_disk *d)
+{
+	return d->npaths ? d->paths[0].pci : NULL;
+}
+
+int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_findings *f)
+{
+	const struct ns_machine *m = &sys->machine;
+	static const char *const sev[] = {"info", "warning", "critical"};
+
+	family(out, "numastor_info", "gauge", "numastor version and the kernel it checked (always 1).");
+	fputs("numastor_info{", out);
+	label(out, "version", NUMASTOR_VERSION, true);
+	label(out, "kernel", m->kernel_release, false);
+	fputs("} 1\n", out);
+
+	family(out, "numastor_check_status", "gauge", "Overall result: 0 ok, 1 warning, 2 critical.");
+	fprintf(out, "numastor_check_status %d\n", ns_findings_exit_code(f));
+
+	family(out, "numastor_numa_nodes", "gauge", "NUMA nodes with CPUs or memory.");
+	fprintf(out, "numastor_numa_nodes %zu\n", m->nnodes);
+
+	family(out, "numastor_irqbalance_running", "gauge",
+	       "1 when irqbalance runs, 0 when not (absent when unknown).");
+	if (m->irqbalance.running >= 0)
+		fprintf(out, "numastor_irqbalance_running %d\n", m->irqbalance.running);
+
+	family(out, "numastor_findings", "gauge", "Findings of the check by severity.");
+	for (int s = 0; s < 3; s++) {
+		fputs("numastor_findings{", out);
+		label(out, "severity", sev[s], true);
+		fprintf(out, "} %zu\n", ns_findings_count(f, (enum ns_severity)s));
+	}
+
+	family(out, "numastor_finding", "gauge", "One finding (always 1): its stable id, severity and device.");
+	for (size_t i = 0; i < f->n; i++) {
+		fputs("numastor_finding{", out);
+		label(out, "id", f->v[i].id, true);
+		label(out, "severity", ns_severity_name(f->v[i].severity), false);
+		label(out, "device", f->v[i].device ? f->v[i].device : "", false);
+		fputs("} 1\n", out);
+	}
+
+	family(out, "numastor_device_info", "gauge", "A block device and what is behind it (always 1).");
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		const struct ns_pci *pci = disk_pci(d);
+		fputs("numastor_device_info{", out);
+		label(out, "device", d->name, true);
+		label(out, "kind", ns_disk_kind_name(d->kind), false);
+		label(out, "pci", pci ? pci->address : "", false);
+		label(out, "driver", pci && pci->driver ? pci->driver : "", false);
+		label(out, "model", d->identity.model, false);
+		label(out, "node_source", ns_node_source_name(d->node_source), false);
+		fputs("} 1\n", out);
+	}
+
+	family(out, "numastor_device_numa_node", "gauge", "The NUMA node a device sits on (-1 unknown or forced).");
+	for (size_t i = 0; i < sys->ndisks; i++)
+		if (!ns_disk_is_virtual(&sys->disks[i])) {
+			fputs("numastor_device_numa_node{", out);
+			label(out, "device", sys->disks[i].name, true);
+			fprintf(out, "} %d\n", sys->disks[i].node);
+		}
+
+	family(out, "numastor_device_node_forced", "gauge", "1 when a driver forced the device's PCI function's node.");
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_pci *pci = disk_pci(&sys->disks[i]);
+		if (!pci || pci->forced < 0)
+			continue;
+		fputs("numastor_device_node_forced{", out);
+		label(out, "device", sys->disks[i].name, true);
+		fprintf(out, "} %d\n", pci->forced);
+	}
+
+	family(out, "numastor_device_driver_patched", "gauge",
+	       "1 when the device's driver module carries a numastor patch marker, 0 when stock.");
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_pci *pci = disk_pci(&sys->disks[i]);
+		if (!pci || !pci->module || pci->module->patched < 0)
+			continue;
+		fputs("numastor_device_driver_patched{", out);
+		label(out, "device", sys->disks[i].name, true);
+		label(out, "module", pci->module->name, false);
+		fprintf(out, "} %d\n", pci->module->patched);
+	}
+
+	family(out, "numastor_device_hw_queues", "gauge", "blk-mq hardware queues of a device.");
+	for (size_t i = 0; i < sys->ndisks; i++)
+		if (!ns_disk_is_virtual(&sys->disks[i])) {
+			fputs("numastor_device_hw_queues{", out);
+			label(out, "device", sys->disks[i].name, true);
+			fprintf(out, "} %zu\n", sys->disks[i].nhctx);
+		}
+
+	family(out, "numastor_device_irqs", "gauge", "Interrupt vectors of a device's PCI functions, by managed-ness.");
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		size_t n[3] = {0, 0, 0}; /* managed, unmanaged, unknown */
+		static const char *const what[] = {"true", "false", "unknown"};
+		if (ns_disk_is_virtual(d))
+			continue;
+		for (size_t p = 0; p < d->npaths; p++)
+			for (size_t k = 0; d->paths[p].pci && k < d->paths[p].pci->nirqs; k++) {
+				int mg = d->paths[p].pci->irqs[k].managed;
+				n[mg == 1 ? 0 : mg == 0 ? 1 : 2]++;
+			}
+		for (int k = 0; k < 3; k++) {
+			fputs("numastor_device_irqs{", out);
+			label(out, "device", d->name, true);
+			label(out, "managed", what[k], false);
+			fprintf(out, "} %zu\n", n[k]);
+		}
+	}
+
+	family(out, "numastor_device_interrupts_total", "counter",
+	       "Interrupts a device's vectors have fired, by the node of the CPU that took them.");
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		for (size_t node = 0; node < m->nnodes; node++) {
+			unsigned long long sum = 0;
+			bool any = false;
+			int id = m->nodes[node].id;
+			for (size_t p = 0; p < d->npaths; p++)
+				for (size_t k = 0; d->paths[p].pci && k < d->paths[p].pci->nirqs; k++) {
+					const struct ns_irq *irq = &d->paths[p].pci->irqs[k];
+					if (irq->per_node && (size_t)id < irq->nper_node) {
+						sum += irq->per_node[id];
+						any = true;
+					}
+				}
+			if (!any)
+				continue;
+			fputs("numastor_device_interrupts_total{", out);
+			label(out, "device", d->name, true);
+			fprintf(out, ",node=\"%d\"} %llu\n", id, sum);
+		}
+	}
+	return ferror(out) ? -1 : 0;
+}

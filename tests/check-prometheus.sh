@@ -1,0 +1,54 @@
+#!/bin/bash
+# Prometheus output: promtool accepts the metrics of every fixture machine and of this
+# machine; --output replaces the file atomically and leaves no temp file; the shipped
+# alerting rules pass promtool check rules and their unit tests.
+set -u
+numastor=$1
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d /tmp/numastor-prom.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+python3 "$here/fixtures/gen-fixtures.py" "$tmp/fx" >/dev/null || fail "generating fixtures"
+for root in "$tmp"/fx/* /; do
+	[ -d "$root" ] || continue
+	args=(--format prometheus)
+	[ "$root" = / ] || args+=(--sysroot "$root")
+	"$numastor" check "${args[@]}" >"$tmp/out.prom"
+	rc=$?
+	[ "$rc" -le 2 ] || fail "$root: check --format prometheus exited $rc"
+	out=$(promtool check metrics <"$tmp/out.prom" 2>&1) || fail "$root: promtool check metrics: $out"
+	[ -z "$out" ] || fail "$root: promtool complains: $out"
+	grep -q "^numastor_check_status $rc\$" "$tmp/out.prom" || fail "$root: numastor_check_status is not the exit code $rc"
+	# bounded cardinality: no per-IRQ or per-CPU labels
+	grep -qE '[{,](irq|cpu)="' "$tmp/out.prom" && fail "$root: per-IRQ or per-CPU labels"
+done
+# the seed machine says what matters
+"$numastor" check --sysroot "$tmp/fx/cloud-2n64c-8nvme-forced-node0" -f prometheus >"$tmp/cloud.prom"
+grep -q '^numastor_device_node_forced{device="nvme0n1"} 1$' "$tmp/cloud.prom" || fail "cloud: node_forced metric"
+grep -q '^numastor_finding{id="irq-confined",severity="critical",device="nvme0n1"} 1$' "$tmp/cloud.prom" ||
+	fail "cloud: irq-confined finding metric"
+
+# --output: atomic replace, no temp file left, errors are exit 3
+echo "old" >"$tmp/numastor.prom"
+"$numastor" check --sysroot "$tmp/fx/baremetal-2s-4nvme-healthy" -f prometheus -o "$tmp/numastor.prom" >"$tmp/stdout"
+[ $? = 0 ] || fail "--output exited non-zero"
+[ -s "$tmp/stdout" ] && fail "--output also wrote to stdout"
+grep -q '^numastor_check_status 0$' "$tmp/numastor.prom" || fail "--output did not replace the file"
+[ "$(ls "$tmp" | grep -c '^numastor.prom')" = 1 ] || fail "--output left a temp file: $(ls "$tmp")"
+[ "$(stat -c %a "$tmp/numastor.prom")" = 644 ] || fail "--output file mode is $(stat -c %a "$tmp/numastor.prom")"
+out=$("$numastor" check -f prometheus -o "$tmp/no/such/dir/numastor.prom" 2>&1)
+[ $? = 3 ] && grep -q "cannot create a file beside $tmp/no/such/dir/numastor.prom" <<<"$out" ||
+	fail "--output into a missing directory: $out"
+out=$("$numastor" check -f yaml 2>&1)
+[ $? = 3 ] && grep -q "takes text, json or prometheus, not 'yaml'" <<<"$out" || fail "--format yaml: $out"
+
+out=$(promtool check rules "$here/../data/numastor-alerts.yml" 2>&1) || fail "promtool check rules: $out"
+out=$(cd "$here/prometheus" && promtool test rules alerts-test.yml 2>&1) || fail "promtool test rules: $out"
+
+if [ "$fails" -gt 0 ]; then
+	echo "prometheus: $fails failed"
+	exit 1
+fi
+echo "prometheus: all passed"
