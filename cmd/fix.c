@@ -45,7 +45,7 @@ static void fix_usage(FILE *out)
 		     "      --color WHEN          colour: auto (default), always, never\n"
 		     "  -h, --help                show this help\n"
 		     "\n"
-		     "Exit status: 0 done (or nothing to do), 1 some writes failed or differ, 3 could not run.\n");
+		     "Exit status: 0 done (or nothing to do), 1 some writes failed, 3 could not run.\n");
 }
 
 struct fix_opts {
@@ -154,7 +154,7 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 	if (ir) {
 		size_t failed = 0;
 		for (size_t i = 0; i < plan->nirqs; i++)
-			failed += ir[i].status == NS_APPLY_FAILED || ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS;
+			failed += ir[i].status == NS_APPLY_FAILED;
 		for (size_t i = 0; i < plan->nrqs; i++)
 			failed += rr[i].status == NS_APPLY_FAILED;
 		json_object_object_add(sum, "failed", json_object_new_int((int)failed));
@@ -176,7 +176,7 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 	for (size_t i = 0; i < plan->nirqs; i++) {
 		const struct ns_plan_irq *e = &plan->irqs[i];
 		char *cur = cpus(&e->current), *tgt = cpus(&e->target), q[32] = "";
-		bool problem = ir && (ir[i].status == NS_APPLY_FAILED || ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS);
+		bool problem = ir && ir[i].status == NS_APPLY_FAILED;
 		if (e->hw_queue >= 0)
 			snprintf(q, sizeof(q), " hctx %d", e->hw_queue);
 		if (!o->quiet || problem) {
@@ -188,7 +188,10 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 					fprintf(out, " (%s: %s)", ir[i].err_class, strerror(-ir[i].err));
 				if (ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS) {
 					char *eff = cpus(&ir[i].after_effective);
-					fprintf(out, " (effective %s)", eff);
+					fprintf(out,
+						" (effective still %s: without interrupt remapping the kernel moves it "
+						"at its next interrupt)",
+						eff);
 					free(eff);
 				}
 			}
@@ -701,8 +704,10 @@ int cmd_fix(int argc, char **argv)
 			code = NS_EXIT_UNKNOWN;
 			goto out;
 		}
+		/* applied-effective-differs is reported, not failed: without interrupt remapping the
+		 * kernel moves an MSI vector at its next interrupt */
 		for (size_t i = 0; i < plan.nirqs; i++)
-			if (ir[i].status == NS_APPLY_FAILED || ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS)
+			if (ir[i].status == NS_APPLY_FAILED)
 				code = NS_EXIT_WARNING;
 		for (size_t i = 0; i < plan.nrqs; i++)
 			if (rr[i].status == NS_APPLY_FAILED)

@@ -62,7 +62,7 @@ int ns_lock_acquire(struct ns_root *root, unsigned timeout_ms, int *fd_out, long
 		}
 		if (waited >= timeout_ms) {
 			ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
-			if (n > 0) {
+			if (n > 0 && pid[0] >= '1' && pid[0] <= '9') {
 				pid[n] = '\0';
 				*holder = strtol(pid, NULL, 10);
 			}
@@ -83,6 +83,9 @@ int ns_lock_acquire(struct ns_root *root, unsigned timeout_ms, int *fd_out, long
 void ns_lock_release(int fd)
 {
 	if (fd >= 0) {
+		/* no stale pid for the next waiter to name */
+		if (ftruncate(fd, 0) < 0) {
+		}
 		flock(fd, LOCK_UN);
 		close(fd);
 	}

@@ -252,3 +252,15 @@ int ns_journal_put_str(char ***v, size_t *n, const char *s)
 	(*n)++;
 	return 0;
 }
+
+bool ns_journal_irq_placed(const struct ns_journal_irq *e, const struct ns_cpuset *current)
+{
+	struct ns_cpuset placed = {0};
+	bool yes;
+
+	if (!e || !e->placed || !current->known || ns_cpuset_parse_list(&placed, e->placed) < 0)
+		return false;
+	yes = ns_cpuset_equal(&placed, current);
+	ns_cpuset_clear(&placed);
+	return yes;
+}

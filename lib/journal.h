@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cpuset.h"
 #include "root.h"
 
 #define NS_STATE_DIR "run/numastor"
@@ -48,6 +49,9 @@ int ns_journal_remove(struct ns_root *root);
 void ns_journal_free(struct ns_journal *j);
 /* The entry for IRQ n with this name, or NULL. */
 const struct ns_journal_irq *ns_journal_find_irq(const struct ns_journal *j, int n, const char *name);
+/* Was e written by numastor and still holds what it wrote? A journaled entry whose write never
+ * happened (a fix killed half-way) or that something else changed since is not "placed". */
+bool ns_journal_irq_placed(const struct ns_journal_irq *e, const struct ns_cpuset *current);
 /* Add or update an entry; an existing entry keeps its first previous value. */
 int ns_journal_put_irq(struct ns_journal *j, int n, const char *name, const char *previous, const char *placed);
 int ns_journal_put_rq(struct ns_journal *j, const char *device, int previous, int placed);

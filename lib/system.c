@@ -96,7 +96,7 @@ static void mark_placed(struct ns_system *sys)
 		for (size_t k = 0; k < sys->pcis[i]->nirqs; k++) {
 			struct ns_irq *irq = &sys->pcis[i]->irqs[k];
 			const struct ns_journal_irq *e = ns_journal_find_irq(&j, irq->irq, irq->name);
-			irq->placed = e && e->placed;
+			irq->placed = ns_journal_irq_placed(e, &irq->affinity);
 		}
 	ns_journal_free(&j);
 }

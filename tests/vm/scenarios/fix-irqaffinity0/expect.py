@@ -11,7 +11,8 @@ vectors fired, and after --revert. It holds numastor to:
   effective_affinity_list may still show the old CPU);
 - every kernel-managed vector (write-back refused with EIO) is untouched, and those of the
   planned devices are in the plan as `skip` with result `skipped` and a managed reason;
-- nothing outside the plan moved; the exit code is 1 exactly when an entry failed or differs;
+- nothing outside the plan moved; the exit code is 1 exactly when an entry failed (a differing
+  effective affinity is reported, not failed: the kernel moves the vector at its next interrupt);
 - the journal holds each moved IRQ once with the previous value the guest read;
 - `check --json` after the fix marks exactly the moved IRQs placed_by_numastor;
 - `fix --revert` restores every storage IRQ's exact previous smp_affinity_list, reports each
@@ -69,7 +70,7 @@ def check(ctx):
                            f"ground-truth={now['effective_affinity_list']}")
         elif e["action"] == "skip":
             ctx.equal(subject, "result.status", res.get("status"), "skipped")
-        failed += res.get("status") in ("failed", "applied-effective-differs")
+        failed += res.get("status") == "failed"
     ctx.equal("fix", "summary.failed", doc["summary"]["failed"], failed)
     ctx.equal("fix", "exit code", fixlib.rc(ctx, "fix"), 1 if failed else 0)
 
