@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ns_modules {
 	struct ns_root *root;
+	char *release;	       /* running kernel, for numastor's module directory */
 	struct kmod_ctx *kmod; /* live root only */
 	struct ns_module **v;  /* stable pointers: callers keep them */
 	char **drivers;	       /* driver name of each entry */
@@ -23,6 +25,7 @@ int ns_modules_new(struct ns_root *root, struct ns_modules **out)
 	if (!mods)
 		return -ENOMEM;
 	mods->root = root;
+	ns_read_str(root, "proc/sys/kernel/osrelease", &mods->release);
 	if (ns_root_is_live(root)) {
 		mods->kmod = kmod_new(NULL, NULL);
 		if (mods->kmod)
@@ -52,6 +55,7 @@ void ns_modules_free(struct ns_modules *mods)
 	free(mods->drivers);
 	if (mods->kmod)
 		kmod_unref(mods->kmod);
+	free(mods->release);
 	free(mods);
 }
 
@@ -100,6 +104,19 @@ static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **fi
 		m->state = NS_MODULE_BUILTIN;
 	else if (r >= 0)
 		m->state = NS_MODULE_LIVE;
+	/*
+	 * An out-of-tree module is not the file modules.dep names: when numastor's module
+	 * directory holds a module of that name, that is the one fix --modules loaded.
+	 */
+	if (m->out_of_tree == 1 && mods->release) {
+		char path[512];
+		struct kmod_module *patched = NULL;
+		snprintf(path, sizeof(path), "/var/lib/numastor/modules/%s/%s.ko", mods->release, m->name);
+		if (access(path, R_OK) == 0 && kmod_module_new_from_path(mods->kmod, path, &patched) == 0) {
+			kmod_module_unref(km);
+			km = patched;
+		}
+	}
 	r = kmod_module_get_info(km, &info);
 	if (r < 0) {
 		if (m->state == NS_MODULE_BUILTIN)
