@@ -258,7 +258,7 @@ static char *modinfo_stock(struct kmod_ctx *ctx, const char *name, const char *k
 
 static char *abs_path(struct ns_root *root, const char *rel)
 {
-	const char *dir = ns_root_dir(root);
+	const char *dir = ns_root_path(root);
 	return fmt("%s%s%s", strcmp(dir, "/") == 0 ? "" : dir, rel[0] == '/' ? "" : "/", rel);
 }
 

@@ -3,6 +3,7 @@
 #include "module.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <libkmod.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,8 @@ static void module_free(struct ns_module *m)
 	free(m->name);
 	ns_strv_free(m->patches, m->npatches);
 	free(m->srcversion);
+	free(m->file_srcversion);
+	free(m->modinfo_error);
 }
 
 void ns_modules_free(struct ns_modules *mods)
@@ -81,6 +84,24 @@ static int add_patch(struct ns_module *m, const char *value)
 	return 0;
 }
 
+/* modinfo could not tell: a note, and the reason kept for snapshots. */
+static __attribute__((format(printf, 3, 4))) void modinfo_failed(struct ns_module *m, struct ns_notes *notes,
+								 const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg)
+		return;
+	ns_note(notes, m->name, "module.patched", "%s", msg);
+	free(m->modinfo_error);
+	m->modinfo_error = msg;
+}
+
 /* Live: the modinfo of the module file through libkmod. */
 static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **file_srcversion, struct ns_notes *notes)
 {
@@ -89,12 +110,12 @@ static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **fi
 	int r;
 
 	if (!mods->kmod) {
-		ns_note(notes, m->name, "module.patched", "libkmod could not be initialised");
+		modinfo_failed(m, notes, "libkmod could not be initialised");
 		return;
 	}
 	r = kmod_module_new_from_name(mods->kmod, m->name, &km);
 	if (r < 0) {
-		ns_note(notes, m->name, "module.patched", "libkmod does not know module %s: %s", m->name, strerror(-r));
+		modinfo_failed(m, notes, "libkmod does not know module %s: %s", m->name, strerror(-r));
 		return;
 	}
 	r = kmod_module_get_initstate(km);
@@ -120,12 +141,11 @@ static void modinfo_live(struct ns_modules *mods, struct ns_module *m, char **fi
 	r = kmod_module_get_info(km, &info);
 	if (r < 0) {
 		if (m->state == NS_MODULE_BUILTIN)
-			ns_note(notes, m->name, "module.patched",
-				"%s is built into the kernel and modules.builtin.modinfo does not describe it",
-				m->name);
+			modinfo_failed(m, notes,
+				       "%s is built into the kernel and modules.builtin.modinfo does not describe it",
+				       m->name);
 		else
-			ns_note(notes, m->name, "module.patched", "modinfo of %s could not be read: %s", m->name,
-				strerror(-r));
+			modinfo_failed(m, notes, "modinfo of %s could not be read: %s", m->name, strerror(-r));
 		kmod_module_unref(km);
 		return;
 	}
@@ -172,6 +192,14 @@ static void modinfo_captured(struct ns_modules *mods, struct ns_module *m, char 
 			*file_srcversion = strdup(eq + 1);
 		} else if (strcmp(line, "builtin") == 0 && strcmp(eq + 1, "1") == 0) {
 			m->state = NS_MODULE_BUILTIN;
+		} else if (strcmp(line, "error") == 0) {
+			/* modinfo could not tell on the captured machine: the same note, nothing known */
+			modinfo_failed(m, notes, "%s", eq + 1);
+			m->patched = -1;
+			ns_strv_free(m->patches, m->npatches);
+			m->patches = NULL;
+			m->npatches = 0;
+			break;
 		}
 	}
 	free(txt);
@@ -224,10 +252,9 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 			file_srcversion);
 		m->patched = -1;
 	}
-	if (!m->srcversion)
-		m->srcversion = file_srcversion;
-	else
-		free(file_srcversion);
+	m->file_srcversion = file_srcversion;
+	if (!m->srcversion && file_srcversion)
+		m->srcversion = strdup(file_srcversion);
 	return 0;
 }
 
@@ -267,4 +294,14 @@ int ns_modules_lookup(struct ns_modules *mods, const char *driver, struct ns_not
 	mods->v[mods->n++] = m;
 	*out = m;
 	return 0;
+}
+
+size_t ns_modules_count(const struct ns_modules *mods)
+{
+	return mods->n;
+}
+
+const struct ns_module *ns_modules_get(const struct ns_modules *mods, size_t i)
+{
+	return i < mods->n ? mods->v[i] : NULL;
 }

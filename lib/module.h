@@ -22,6 +22,9 @@ struct ns_module {
 	size_t npatches;
 	char *srcversion; /* of the loaded module (sysfs), else of its file */
 	int out_of_tree;  /* taint O: 1, 0, -1 unknown */
+	/* what modinfo said, kept so a snapshot can replay it exactly */
+	char *file_srcversion;
+	char *modinfo_error;
 };
 
 struct ns_modules; /* a cache: many functions share one driver */
@@ -31,5 +34,8 @@ void ns_modules_free(struct ns_modules *mods);
 /* The module behind a driver (from sys/bus/pci/drivers/<driver>/module). Borrowed pointer. */
 int ns_modules_lookup(struct ns_modules *mods, const char *driver, struct ns_notes *notes,
 		      const struct ns_module **out);
+
+size_t ns_modules_count(const struct ns_modules *mods);
+const struct ns_module *ns_modules_get(const struct ns_modules *mods, size_t i);
 
 #endif

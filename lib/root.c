@@ -18,7 +18,31 @@ struct ns_root {
 	bool live;
 	bool have_openat2;
 	char *dir;
+	char *label;
+	ns_recorder recorder;
+	void *recorder_data;
 };
+
+void ns_root_set_recorder(struct ns_root *root, ns_recorder fn, void *data)
+{
+	root->recorder = fn;
+	root->recorder_data = data;
+}
+
+void ns_root_set_label(struct ns_root *root, const char *label)
+{
+	char *l = strdup(label);
+	if (l) {
+		free(root->label);
+		root->label = l;
+	}
+}
+
+static void record(struct ns_root *root, struct ns_record rec)
+{
+	if (root->recorder)
+		root->recorder(root->recorder_data, &rec);
+}
 
 int ns_root_open(const char *dir, struct ns_root **out)
 {
@@ -58,6 +82,7 @@ void ns_root_free(struct ns_root *root)
 	if (root->dirfd >= 0)
 		close(root->dirfd);
 	free(root->dir);
+	free(root->label);
 	free(root);
 }
 
@@ -66,6 +91,11 @@ bool ns_root_is_live(const struct ns_root *root)
 	return root->live;
 }
 const char *ns_root_dir(const struct ns_root *root)
+{
+	return root->label ? root->label : root->dir;
+}
+
+const char *ns_root_path(const struct ns_root *root)
 {
 	return root->dir;
 }
@@ -162,6 +192,8 @@ int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t 
 			break;
 	}
 	close(fd);
+	record(root,
+	       (struct ns_record){.op = NS_REC_FILE, .path = rel(path), .data = buf, .len = len, .mode = st.st_mode});
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t' || buf[len - 1] == '\0'))
 		len--;
 	buf[len] = '\0';
@@ -238,6 +270,7 @@ static int readlink_at(struct ns_root *root, const char *path, char **out)
 			return -errno;
 	}
 	buf[n] = '\0';
+	record(root, (struct ns_record){.op = NS_REC_LINK, .path = rel(path), .data = buf, .len = (size_t)n});
 	*out = strdup(buf);
 	return *out ? 0 : -ENOMEM;
 }
@@ -302,6 +335,7 @@ int ns_list_dir(struct ns_root *root, const char *path, char ***names, size_t *n
 	closedir(d);
 	if (cnt)
 		qsort(v, cnt, sizeof(*v), cmp_names);
+	record(root, (struct ns_record){.op = NS_REC_DIR, .path = rel(path), .names = v, .nnames = cnt});
 	*names = v;
 	*n = cnt;
 	return 0;
@@ -330,6 +364,8 @@ int ns_stat(struct ns_root *root, const char *path, struct stat *st)
 	if (fstat(fd, st) < 0)
 		r = -errno;
 	close(fd);
+	if (r == 0)
+		record(root, (struct ns_record){.op = NS_REC_STAT, .path = rel(path), .mode = st->st_mode});
 	return r;
 }
 
@@ -398,6 +434,7 @@ int ns_realpath(struct ns_root *root, const char *path, char **out)
 			return -errno;
 		}
 		link[ln] = '\0';
+		record(root, (struct ns_record){.op = NS_REC_LINK, .path = res, .data = link, .len = (size_t)ln});
 		if (++links > 40)
 			return -ELOOP;
 		pop_comp(res, &len);

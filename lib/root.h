@@ -15,11 +15,32 @@
 
 struct ns_root;
 
+/*
+ * A recorder sees every successful access, with what it returned: a file's bytes and mode,
+ * a link's target, a directory's entries, a stat's mode. `numastor snapshot` uses it to
+ * capture exactly what a check read.
+ */
+enum ns_record_op { NS_REC_FILE, NS_REC_LINK, NS_REC_DIR, NS_REC_STAT };
+struct ns_record {
+	enum ns_record_op op;
+	const char *path; /* relative to the root */
+	const char *data; /* FILE: bytes; LINK: target */
+	size_t len;
+	mode_t mode;	    /* FILE, STAT */
+	char *const *names; /* DIR */
+	size_t nnames;
+};
+typedef void (*ns_recorder)(void *data, const struct ns_record *rec);
+void ns_root_set_recorder(struct ns_root *root, ns_recorder fn, void *data);
+/* What reports call the root ("/", the --sysroot directory, "snapshot:FILE"). */
+void ns_root_set_label(struct ns_root *root, const char *label);
+
 /* dir NULL or "/" opens the live root. -ENOENT / -ENOTDIR when dir is not a directory. */
 int ns_root_open(const char *dir, struct ns_root **out);
 void ns_root_free(struct ns_root *root);
 bool ns_root_is_live(const struct ns_root *root);
-const char *ns_root_dir(const struct ns_root *root);
+const char *ns_root_dir(const struct ns_root *root); /* the label when one was set */
+const char *ns_root_path(const struct ns_root *root);
 
 /* Largest file the reader accepts; sysfs attributes are at most a page, but some
  * (per_cpu_count on big machines, meminfo) are larger. */
