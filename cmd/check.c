@@ -12,6 +12,7 @@
 #include "config.h"
 #include "json.h"
 #include "numastor.h"
+#include "snapshot.h"
 
 #define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 
@@ -87,6 +88,7 @@ static void check_usage(FILE *out)
 		"  -f, --format FORMAT  text (default), json, or prometheus (node_exporter textfile)\n"
 		"  -o, --output FILE    write the report to FILE atomically (temp file, then rename)\n"
 		"  -r, --sysroot DIR    read a captured tree under DIR instead of the live system\n"
+		"  -s, --snapshot FILE  replay a bundle written by `numastor snapshot`\n"
 		"      --color WHEN     colour the text report: auto (default), always, never\n"
 		"  -h, --help           show this help\n"
 		"\n"
@@ -103,14 +105,15 @@ int cmd_check(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"output", required_argument, NULL, 'o'},
 		{"sysroot", required_argument, NULL, 'r'},
+		{"snapshot", required_argument, NULL, 's'},
 		{"color", required_argument, NULL, 'C'},
 		{"colour", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 		// clang-format on
 	};
-	const char *sysroot = NULL, *color = "auto", *format = "text", *output = NULL;
-	char *tmpname = NULL;
+	const char *sysroot = NULL, *color = "auto", *format = "text", *output = NULL, *snapshot = NULL;
+	char *tmpname = NULL, *snapdir = NULL, *why = NULL;
 	FILE *out = stdout;
 	bool json = false, prom = false;
 	struct ns_root *root = NULL;
@@ -120,7 +123,7 @@ int cmd_check(int argc, char **argv)
 	int c, r, code;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jf:o:r:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jf:o:r:s:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			format = "json";
@@ -133,6 +136,9 @@ int cmd_check(int argc, char **argv)
 			break;
 		case 'r':
 			sysroot = optarg;
+			break;
+		case 's':
+			snapshot = optarg;
 			break;
 		case 'C':
 			color = optarg;
@@ -167,11 +173,35 @@ int cmd_check(int argc, char **argv)
 		fprintf(stderr, "numastor check: --sysroot needs a directory\n");
 		return NS_EXIT_UNKNOWN;
 	}
+	if (snapshot && sysroot) {
+		fprintf(stderr, "numastor check: --snapshot and --sysroot are two roots; give one\n");
+		return NS_EXIT_UNKNOWN;
+	}
+	if (snapshot) {
+		r = ns_snapshot_extract(snapshot, &snapdir, &why);
+		if (r < 0) {
+			fprintf(stderr, "numastor check: %s\n", why ? why : strerror(-r));
+			free(why);
+			return NS_EXIT_UNKNOWN;
+		}
+		sysroot = snapdir;
+	}
 	r = ns_root_open(sysroot, &root);
 	if (r < 0) {
 		fprintf(stderr, "numastor check: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
 			strerror(-r));
+		if (snapdir) {
+			ns_snapshot_remove(snapdir);
+			free(snapdir);
+		}
 		return NS_EXIT_UNKNOWN;
+	}
+	if (snapshot) {
+		char *label;
+		if (asprintf(&label, "snapshot:%s", snapshot) >= 0) {
+			ns_root_set_label(root, label);
+			free(label);
+		}
 	}
 	r = ns_system_discover(root, (const char *const *)argv + optind, (size_t)(argc - optind), &sys);
 	if (r == -ENODEV) {
@@ -243,5 +273,9 @@ out:
 	ns_findings_free(&findings);
 	ns_system_free(&sys);
 	ns_root_free(root);
+	if (snapdir) {
+		ns_snapshot_remove(snapdir);
+		free(snapdir);
+	}
 	return code;
 }

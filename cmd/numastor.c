@@ -15,7 +15,8 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
 	{"check", cmd_check, "report every block device's NUMA locality, IRQs and queues"},
 	{"fix", cmd_fix, "move the IRQs user space may move onto their queues' CPUs; --revert undoes it"},
-	{"irqbalance-policy", cmd_irqbalance_policy, "irqbalance --policyscript: ban what numastor placed"},
+	{"snapshot", cmd_snapshot, "capture what check reads, for check --snapshot to replay"},
+	{"irqbalance-policy", cmd_irqbalance_policy, "irqbalance's policy script: ban what numastor placed"},
 };
 
 static void usage(FILE *out)

@@ -17,6 +17,7 @@ struct ns_text_opts {
 
 int cmd_check(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 int cmd_irqbalance_policy(int argc, char **argv);
 void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findings *f,
 		   const struct ns_text_opts *opts);

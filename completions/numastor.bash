@@ -3,7 +3,7 @@ _numastor() {
 	local cur prev words cword
 	_init_completion || return
 
-	local commands="check fix irqbalance-policy"
+	local commands="check fix snapshot irqbalance-policy"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -46,6 +46,19 @@ _numastor() {
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))
 		;;
+	snapshot)
+		case $prev in
+		--sysroot | -r)
+			_filedir -d
+			return
+			;;
+		--output | -o)
+			_filedir
+			return
+			;;
+		esac
+		COMPREPLY=($(compgen -W "--output --sysroot --help" -- "$cur"))
+		;;
 	irqbalance-policy)
 		case $prev in
 		--sysroot | -r)
@@ -73,13 +86,13 @@ _numastor() {
 			COMPREPLY=($(compgen -W "text json prometheus" -- "$cur"))
 			return
 			;;
-		--output | -o)
+		--output | -o | --snapshot | -s)
 			_filedir
 			return
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --format --output --sysroot --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --format --output --sysroot --snapshot --color --help" -- "$cur"))
 			return
 		fi
 		local sysroot="" j

@@ -27,3 +27,8 @@ complete -c numastor -n '__fish_seen_subcommand_from fix' -l module-dir -r -F -d
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l install -d 'install the modules for the next boot'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'text json prometheus' -d 'output format'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s o -l output -r -F -d 'write the report to a file atomically'
+complete -c numastor -n '__fish_seen_subcommand_from check' -s s -l snapshot -r -F -d 'replay a snapshot bundle'
+complete -c numastor -n __fish_use_subcommand -a snapshot -d 'capture what check reads'
+complete -c numastor -n '__fish_seen_subcommand_from snapshot' -s o -l output -r -F -d 'where to write the bundle'
+complete -c numastor -n '__fish_seen_subcommand_from snapshot' -s r -l sysroot -r -F -d 'capture a captured tree'
+complete -c numastor -n '__fish_seen_subcommand_from snapshot' -s h -l help -d 'show help'

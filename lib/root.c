@@ -304,6 +304,7 @@ int ns_list_dir(struct ns_root *root, const char *path, char ***names, size_t *n
 	DIR *d;
 	struct dirent *de;
 	char **v = NULL;
+	unsigned char *types = NULL;
 	size_t cnt = 0, cap = 0;
 
 	*names = NULL;
@@ -322,26 +323,37 @@ int ns_list_dir(struct ns_root *root, const char *path, char ***names, size_t *n
 		if (cnt == cap) {
 			size_t nc = cap ? cap * 2 : 16;
 			char **nv = realloc(v, nc * sizeof(*v));
+			unsigned char *nt;
 			if (!nv)
 				goto oom;
 			v = nv;
+			nt = root->recorder ? realloc(types, nc) : NULL;
+			if (root->recorder && !nt)
+				goto oom;
+			types = nt;
 			cap = nc;
 		}
+		if (types)
+			types[cnt] = de->d_type;
 		v[cnt] = strdup(de->d_name);
 		if (!v[cnt])
 			goto oom;
 		cnt++;
 	}
 	closedir(d);
+	/* the recorder sees the entries in directory order, with their types */
+	record(root,
+	       (struct ns_record){.op = NS_REC_DIR, .path = rel(path), .names = v, .types = types, .nnames = cnt});
+	free(types);
 	if (cnt)
 		qsort(v, cnt, sizeof(*v), cmp_names);
-	record(root, (struct ns_record){.op = NS_REC_DIR, .path = rel(path), .names = v, .nnames = cnt});
 	*names = v;
 	*n = cnt;
 	return 0;
 oom:
 	closedir(d);
 	ns_strv_free(v, cnt);
+	free(types);
 	return -ENOMEM;
 }
 

@@ -26,8 +26,9 @@ struct ns_record {
 	const char *path; /* relative to the root */
 	const char *data; /* FILE: bytes; LINK: target */
 	size_t len;
-	mode_t mode;	    /* FILE, STAT */
-	char *const *names; /* DIR */
+	mode_t mode;		    /* FILE, STAT */
+	char *const *names;	    /* DIR */
+	const unsigned char *types; /* DIR: each entry's d_type (DT_DIR, DT_REG, DT_LNK, DT_UNKNOWN) */
 	size_t nnames;
 };
 typedef void (*ns_recorder)(void *data, const struct ns_record *rec);

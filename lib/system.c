@@ -80,6 +80,20 @@ static void resolve_node(struct ns_disk *d)
 	}
 }
 
+/* A snapshot says whether it was taken as root (.numastor/facts privileged=0|1). */
+static bool captured_privileged(struct ns_root *root)
+{
+	char *facts = NULL;
+	bool yes = true;
+
+	if (ns_read_str(root, ".numastor/facts", &facts) == 0) {
+		const char *p = strstr(facts, "privileged=");
+		yes = !(p && (p == facts || p[-1] == '\n') && p[11] == '0');
+		free(facts);
+	}
+	return yes;
+}
+
 /* IRQs that numastor fix placed, from its journal, so a report after a fix explains itself. */
 static void mark_placed(struct ns_system *sys)
 {
@@ -181,7 +195,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 
 	memset(sys, 0, sizeof(*sys));
 	sys->root = root;
-	sys->privileged = !ns_root_is_live(root) || geteuid() == 0;
+	sys->privileged = ns_root_is_live(root) ? geteuid() == 0 : captured_privileged(root);
 	r = ns_machine_read(root, &sys->machine, &sys->notes);
 	if (r < 0)
 		return r;

@@ -24,7 +24,8 @@ for c in $commands; do
 	for f in numastor.bash _numastor numastor.fish; do
 		grep -qw -- "$c" "$src/completions/$f" || fail "command $c missing from completions/$f"
 	done
-	opts=$("$numastor" "$c" --help | grep -oE -- '--[a-z][a-z-]*' | sort -u)
+	# the options are the help lines that start with one ("  -j, --json", "      --revert")
+	opts=$("$numastor" "$c" --help | grep -E '^ +(-[a-zA-Z], )?--[a-z]' | grep -oE -- '--[a-z][a-z-]*' | sort -u)
 	for o in $opts; do
 		grep -q -- "\*$o\*" "$src/man/numastor-$c.8.scd" || fail "$c $o missing from man/numastor-$c.8.scd"
 		grep -q -- "$o" "$src/completions/numastor.bash" || fail "$c $o missing from completions/numastor.bash"

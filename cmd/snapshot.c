@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* numastor snapshot: capture exactly what `check` reads, for replay elsewhere. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "json.h"
+#include "numastor.h"
+#include "snapshot.h"
+
+static void snapshot_usage(FILE *out)
+{
+	fprintf(out, "Usage: numastor snapshot [-o FILE] [--sysroot DIR]\n"
+		     "\n"
+		     "Capture exactly the files `numastor check` reads (with the bytes it read, links\n"
+		     "as links), plus the facts that are not files (kernel release, page size, capture\n"
+		     "time, modinfo, udev identity) and the check's own JSON, into a tar.gz that\n"
+		     "`numastor check --snapshot FILE` replays on any machine.\n"
+		     "\n"
+		     "Options:\n"
+		     "  -o, --output FILE   where to write it (default numastor-snapshot-HOST-TIME.tar.gz)\n"
+		     "  -r, --sysroot DIR   capture a captured tree instead of the live system\n"
+		     "  -h, --help          show this help\n"
+		     "\n"
+		     "Exit status: 0 written, 3 could not.\n");
+}
+
+static int add_text(struct ns_capture *c, const char *path, const char *text)
+{
+	return ns_capture_add(c, path, text, strlen(text), 0644);
+}
+
+/* What libkmod said about each module, in the key=value form a replay reads. */
+static int add_modinfo(struct ns_capture *c, const struct ns_system *sys)
+{
+	for (size_t i = 0; i < ns_modules_count(sys->modules); i++) {
+		const struct ns_module *m = ns_modules_get(sys->modules, i);
+		char path[256], *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		int r;
+		if (!f)
+			return -ENOMEM;
+		fprintf(f, "name=%s\n", m->name);
+		if (m->state == NS_MODULE_BUILTIN)
+			fprintf(f, "builtin=1\n");
+		if (m->file_srcversion)
+			fprintf(f, "srcversion=%s\n", m->file_srcversion);
+		for (size_t k = 0; k < m->npatches; k++)
+			fprintf(f, "numastor=%s\n", m->patches[k]);
+		if (m->modinfo_error)
+			fprintf(f, "error=%s\n", m->modinfo_error);
+		fclose(f);
+		snprintf(path, sizeof(path), ".numastor/modinfo/%s", m->name);
+		r = add_text(c, path, buf ? buf : "");
+		free(buf);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Identity libudev gave, as the udev database file a replay reads. */
+static int add_udev(struct ns_capture *c, const struct ns_system *sys)
+{
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		const struct ns_identity *id = &d->identity;
+		char path[128], *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+		int r;
+		if (!d->devnum || (!id->model && !id->serial && !id->wwn && !id->by_id))
+			continue;
+		f = open_memstream(&buf, &len);
+		if (!f)
+			return -ENOMEM;
+		if (id->model)
+			fprintf(f, "E:ID_MODEL=%s\n", id->model);
+		if (id->serial)
+			fprintf(f, "E:ID_SERIAL_SHORT=%s\n", id->serial);
+		if (id->wwn)
+			fprintf(f, "E:ID_WWN=%s\n", id->wwn);
+		if (id->by_id)
+			fprintf(f, "S:%s\n", strncmp(id->by_id, "/dev/", 5) == 0 ? id->by_id + 5 : id->by_id);
+		fclose(f);
+		snprintf(path, sizeof(path), "run/udev/data/b%s", d->devnum);
+		r = add_text(c, path, buf ? buf : "");
+		free(buf);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"sysroot", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *output = NULL, *sysroot = NULL;
+	char defname[256], facts[512], host[128] = "host", when[32];
+	struct ns_root *root = NULL;
+	struct ns_capture *cap = NULL;
+	struct ns_system sys;
+	struct ns_findings findings = {0};
+	struct json_object *doc = NULL;
+	time_t now = time(NULL);
+	struct tm tm;
+	int c, r, code = NS_EXIT_OK;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:r:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'r':
+			sysroot = optarg;
+			break;
+		case 'h':
+			snapshot_usage(stdout);
+			return NS_EXIT_OK;
+		default:
+			snapshot_usage(stderr);
+			return NS_EXIT_UNKNOWN;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "numastor snapshot: unexpected argument '%s'\n", argv[optind]);
+		return NS_EXIT_UNKNOWN;
+	}
+	gmtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	if (!output) {
+		char stamp[32];
+		gethostname(host, sizeof(host) - 1);
+		strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+		snprintf(defname, sizeof(defname), "numastor-snapshot-%s-%s.tar.gz", host, stamp);
+		output = defname;
+	}
+	r = ns_root_open(sysroot, &root);
+	if (r < 0) {
+		fprintf(stderr, "numastor snapshot: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
+			strerror(-r));
+		return NS_EXIT_UNKNOWN;
+	}
+	if (ns_capture_new(&cap) < 0) {
+		ns_root_free(root);
+		return NS_EXIT_UNKNOWN;
+	}
+	ns_capture_attach(cap, root);
+	r = ns_system_discover(root, NULL, 0, &sys);
+	if (r == 0)
+		r = ns_findings_evaluate(&sys, &findings);
+	ns_capture_detach(root);
+	if (r < 0) {
+		fprintf(stderr, "numastor snapshot: reading %s: %s\n", sysroot ? sysroot : "the live system",
+			strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	snprintf(facts, sizeof(facts),
+		 "numastor_version=%s\nkernel_release=%s\npage_size=%ld\ncaptured_at=%s\nprivileged=%d\n",
+		 NUMASTOR_VERSION, sys.machine.kernel_release ? sys.machine.kernel_release : "", sysconf(_SC_PAGESIZE),
+		 when, sys.privileged);
+	doc = ns_json_document(&sys, &findings, NUMASTOR_VERSION);
+	r = doc ? 0 : -ENOMEM;
+	if (r == 0)
+		r = add_text(cap, ".numastor/facts", facts);
+	if (r == 0)
+		r = add_text(cap, ".numastor/check.json",
+			     json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+									 JSON_C_TO_STRING_NOSLASHESCAPE));
+	if (r == 0 && ns_root_is_live(root))
+		r = add_modinfo(cap, &sys);
+	if (r == 0 && sys.udev)
+		r = add_udev(cap, &sys);
+	if (r == 0)
+		r = ns_capture_write(cap, output);
+	if (r < 0) {
+		fprintf(stderr, "numastor snapshot: writing %s: %s\n", output, strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	printf("wrote %s (%zu entries, %zu devices); replay it with: numastor check --snapshot %s\n", output,
+	       ns_capture_count(cap), sys.ndisks, output);
+out:
+	json_object_put(doc);
+	ns_findings_free(&findings);
+	ns_system_free(&sys);
+	ns_capture_free(cap);
+	ns_root_free(root);
+	return code;
+}
