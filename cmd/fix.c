@@ -15,6 +15,7 @@
 #include "json.h"
 #include "numastor.h"
 #include "plan.h"
+#include "util.h"
 
 #define FIX_SCHEMA_VERSION 1
 
@@ -74,17 +75,6 @@ static char *cpus(const struct ns_cpuset *s)
 	return t;
 }
 
-static struct json_object *jcpus(const struct ns_cpuset *s)
-{
-	char *t;
-	struct json_object *o;
-	if (!s->known || ns_cpuset_format(s, &t) < 0)
-		return NULL;
-	o = json_object_new_string(t);
-	free(t);
-	return o;
-}
-
 static struct json_object *plan_json(const struct ns_system *sys, const struct ns_plan *plan, const struct fix_opts *o,
 				     const struct ns_apply_result *ir, const struct ns_apply_result *rr)
 {
@@ -96,7 +86,7 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 	json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
 	json_object_object_add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
 	json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
-	json_object_object_add(doc, "allowed_cpus", jcpus(&plan->allowed));
+	json_object_object_add(doc, "allowed_cpus", ns_json_cpus(&plan->allowed));
 	for (size_t i = 0; i < plan->nirqs; i++) {
 		const struct ns_plan_irq *e = &plan->irqs[i];
 		struct json_object *x = json_object_new_object();
@@ -106,8 +96,8 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 		json_object_object_add(x, "pci", json_object_new_string(e->pci));
 		json_object_object_add(x, "hw_queue", e->hw_queue >= 0 ? json_object_new_int(e->hw_queue) : NULL);
 		json_object_object_add(x, "managed", e->managed < 0 ? NULL : json_object_new_boolean(e->managed));
-		json_object_object_add(x, "current", jcpus(&e->current));
-		json_object_object_add(x, "target", jcpus(&e->target));
+		json_object_object_add(x, "current", ns_json_cpus(&e->current));
+		json_object_object_add(x, "target", ns_json_cpus(&e->target));
 		json_object_object_add(x, "action", json_object_new_string(ns_plan_action_name(e->action)));
 		json_object_object_add(x, "reason", json_object_new_string(e->reason));
 		json_object_object_add(x, "answers", json_object_new_string(e->answers));
@@ -120,8 +110,8 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 			json_object_object_add(res, "error_class",
 					       ir[i].err_class ? json_object_new_string(ir[i].err_class) : NULL);
 			json_object_object_add(res, "attempts", json_object_new_int((int)ir[i].attempts));
-			json_object_object_add(res, "affinity", jcpus(&ir[i].after));
-			json_object_object_add(res, "effective_affinity", jcpus(&ir[i].after_effective));
+			json_object_object_add(res, "affinity", ns_json_cpus(&ir[i].after));
+			json_object_object_add(res, "effective_affinity", ns_json_cpus(&ir[i].after_effective));
 			json_object_object_add(x, "result", res);
 		} else {
 			json_object_object_add(x, "result", NULL);
@@ -416,7 +406,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 	}
 	/* journal first: --revert must know the swap happened, even if this process dies in it */
 	for (size_t i = 0; i < plan.ngroups && r == 0; i++)
-		r = ns_journal_put_str(&j.modgroups, &j.nmodgroups, plan.groups[i]);
+		r = ns_strv_add_unique(&j.modgroups, &j.nmodgroups, plan.groups[i]);
 	if (r == 0)
 		r = ns_journal_save(root, &j);
 	ns_journal_free(&j);

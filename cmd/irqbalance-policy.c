@@ -34,17 +34,6 @@ static void policy_usage(FILE *out)
 		     "  -h, --help          show this help\n");
 }
 
-static char *irq_name(struct ns_root *root, int irq)
-{
-	char path[64], *a = NULL, *n;
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", irq);
-	if (ns_read_str(root, path, &a) < 0)
-		return NULL;
-	n = strndup(a, strcspn(a, ","));
-	free(a);
-	return n;
-}
-
 /* Is the PCI function at devpath's node forced by its driver? */
 static int device_forced(struct ns_root *root, const char *devpath)
 {
@@ -121,7 +110,7 @@ int cmd_irqbalance_policy(int argc, char **argv)
 	if (r == 0) {
 		struct ns_cpuset current = {0};
 		char path[64], *txt = NULL;
-		name = irq_name(root, (int)irq);
+		name = ns_irq_first_action(root, (int)irq);
 		const struct ns_journal_irq *e = ns_journal_find_irq(&j, (int)irq, name);
 		snprintf(path, sizeof(path), "proc/irq/%ld/smp_affinity_list", irq);
 		if (e && ns_read_str(root, path, &txt) == 0)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "irq.h"
 #include "journal.h"
 
 const char *ns_apply_status_name(enum ns_apply_status s)
@@ -166,17 +167,6 @@ static char *read_boot_id(struct ns_root *root)
 	return id;
 }
 
-static char *current_name(struct ns_root *root, int irq)
-{
-	char path[64], *a = NULL, *name;
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", irq);
-	if (ns_read_str(root, path, &a) < 0)
-		return NULL;
-	name = strndup(a, strcspn(a, ","));
-	free(a);
-	return name;
-}
-
 int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct ns_apply_opts *opts,
 		  struct ns_apply_result *irq_results, struct ns_apply_result *rq_results)
 {
@@ -247,7 +237,7 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		if (e->action == NS_PLAN_UNCHANGED || res->status == NS_APPLY_FAILED)
 			continue;
 		/* the IRQ must still be the one planned for */
-		name = current_name(root, e->irq);
+		name = ns_irq_first_action(root, e->irq);
 		if (e->name && (!name || strcmp(name, e->name) != 0)) {
 			res->status = NS_APPLY_FAILED;
 			res->err = -ESTALE;
@@ -309,7 +299,7 @@ int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_
 	for (size_t i = 0; i < j.nirqs; i++) {
 		const struct ns_journal_irq *e = &j.irqs[i];
 		struct ns_cpuset want = {0}, got = {0};
-		char path[64], *what = NULL, *problem = NULL, *name = current_name(root, e->irq);
+		char path[64], *what = NULL, *problem = NULL, *name = ns_irq_first_action(root, e->irq);
 		int ok = 0;
 
 		if (asprintf(&what, "irq %d (%s)", e->irq, e->name ? e->name : "?") < 0)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
+#include "util.h"
 #include "findings.h"
+#include "json.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,17 +13,6 @@
 const char *ns_severity_name(enum ns_severity s)
 {
 	return s == NS_SEV_CRITICAL ? "critical" : s == NS_SEV_WARNING ? "warning" : "info";
-}
-
-static __attribute__((format(printf, 1, 2))) char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s;
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
 }
 
 /* Takes ownership of evidence, message and remedy. */
@@ -55,17 +46,6 @@ oom:
 	free(message);
 	free(remedy);
 	return -ENOMEM;
-}
-
-static struct json_object *cpus_json(const struct ns_cpuset *s)
-{
-	char *txt;
-	struct json_object *o;
-	if (!s->known || ns_cpuset_format(s, &txt) < 0)
-		return NULL;
-	o = json_object_new_string(txt);
-	free(txt);
-	return o;
 }
 
 static struct json_object *nodes_json(const struct ns_cpuset *nodes)
@@ -158,23 +138,25 @@ static int rule_forced(struct ns_findings *f, struct disk_ctx *c)
 		json_object_object_add(ev, "detail",
 				       pci->forced_evidence ? json_object_new_string(pci->forced_evidence) : NULL);
 		r = add(f, "node-forced", NS_SEV_CRITICAL, c->d->name, ev,
-			fmt("%s sits on PCI function %s, which reads NUMA node %d although nothing above it has a "
-			    "node: "
-			    "driver %s forced it, and tools that trust numa_node (irqbalance) confine its interrupts "
-			    "to node %d.",
-			    c->d->name, pci->address, pci->numa_node, pci->driver ? pci->driver : "(none)",
-			    pci->numa_node),
+			ns_fmt("%s sits on PCI function %s, which reads NUMA node %d although nothing above it has a "
+			       "node: "
+			       "driver %s forced it, and tools that trust numa_node (irqbalance) confine its "
+			       "interrupts "
+			       "to node %d.",
+			       c->d->name, pci->address, pci->numa_node, pci->driver ? pci->driver : "(none)",
+			       pci->numa_node),
 			"numastor fix --modules",
-			nvme ? fmt("Load the numastor-patched nvme driver, which leaves a node-less controller at -1, "
-				   "and "
-				   "remove + rescan %s so the forced node goes (upstream dad651b2a44e, v6.6 and "
-				   "6.1.56); "
-				   "until then `numastor fix` re-spreads the vectors user space may move.",
-				   pci->address)
-			     : fmt("Reload %s without the node override and remove + rescan %s; `numastor fix` "
-				   "re-spreads "
-				   "the vectors user space may move.",
-				   pci->driver ? pci->driver : "the driver", pci->address));
+			nvme ? ns_fmt("Load the numastor-patched nvme driver, which leaves a node-less controller at "
+				      "-1, "
+				      "and "
+				      "remove + rescan %s so the forced node goes (upstream dad651b2a44e, v6.6 and "
+				      "6.1.56); "
+				      "until then `numastor fix` re-spreads the vectors user space may move.",
+				      pci->address)
+			     : ns_fmt("Reload %s without the node override and remove + rescan %s; `numastor fix` "
+				      "re-spreads "
+				      "the vectors user space may move.",
+				      pci->driver ? pci->driver : "the driver", pci->address));
 		if (r < 0)
 			return r;
 	}
@@ -193,12 +175,13 @@ static int rule_unknown(struct ns_findings *f, struct disk_ctx *c)
 	json_object_object_add(ev, "pci", json_object_new_string(pci->address));
 	json_object_object_add(ev, "numa_node",
 			       pci->numa_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->numa_node));
-	return add(f, "node-unknown", NS_SEV_INFO, c->d->name, ev,
-		   fmt("The firmware gives %s (PCI %s) no NUMA node, so the kernel and irqbalance treat it as local to "
+	return add(
+		f, "node-unknown", NS_SEV_INFO, c->d->name, ev,
+		ns_fmt("The firmware gives %s (PCI %s) no NUMA node, so the kernel and irqbalance treat it as local to "
 		       "every node.",
 		       c->d->name, pci->address),
-		   NULL,
-		   fmt("Nothing is wrong in the OS: the platform does not describe this bus (ACPI _PXM). Keep each "
+		NULL,
+		ns_fmt("Nothing is wrong in the OS: the platform does not describe this bus (ACPI _PXM). Keep each "
 		       "queue's vector on the CPUs its queue serves (`numastor fix` does) rather than on one node."));
 }
 
@@ -235,15 +218,16 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 	json_object_object_add(ev, "queue_nodes", nodes_json(&queue_nodes));
 	qn = nodes_text(&queue_nodes);
 	r = add(f, "irq-confined", NS_SEV_CRITICAL, c->d->name, ev,
-		fmt("All %zu queue interrupts of %s are confined to node %d while its hardware queues serve CPUs on "
-		    "nodes %s: completions for submitters on the other nodes cross the interconnect.",
-		    c->nqv, c->d->name, node, qn ? qn : "?"),
+		ns_fmt("All %zu queue interrupts of %s are confined to node %d while its hardware queues serve CPUs on "
+		       "nodes %s: completions for submitters on the other nodes cross the interconnect.",
+		       c->nqv, c->d->name, node, qn ? qn : "?"),
 		managed_all ? NULL : "numastor fix",
 		managed_all
-			? fmt("These vectors are kernel-managed: check isolcpus=managed_irq, irqaffinity= and the "
-			      "driver's queue count; user space cannot move them.")
-			: fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor fix`), "
-			      "and keep irqbalance from undoing it (`numastor irqbalance-policy`)."));
+			? ns_fmt("These vectors are kernel-managed: check isolcpus=managed_irq, irqaffinity= and the "
+				 "driver's queue count; user space cannot move them.")
+			: ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor "
+				 "fix`), "
+				 "and keep irqbalance from undoing it (`numastor irqbalance-policy`)."));
 	free(qn);
 out:
 	ns_cpuset_clear(&irq_nodes);
@@ -309,16 +293,18 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		c->remote_completions = true;
 		json_object_object_add(ev, "irqs", list);
 		r = add(f, "irq-fires-remote", NS_SEV_WARNING, c->d->name, ev,
-			fmt("%zu of %zu queue interrupts of %s fire mostly on a node other than the CPUs their queue "
-			    "serves.",
-			    remote, checked, c->d->name),
+			ns_fmt("%zu of %zu queue interrupts of %s fire mostly on a node other than the CPUs their "
+			       "queue "
+			       "serves.",
+			       remote, checked, c->d->name),
 			managed_all ? NULL : "numastor fix",
 			managed_all
-				? fmt("The vectors are kernel-managed; set rq_affinity=2 on %s so completion work "
-				      "runs on the submitting CPU.",
-				      c->d->name)
-				: fmt("Move each vector to the CPUs its hardware queue serves, or to the device's node "
-				      "for a queue that serves every node (`numastor fix`)."));
+				? ns_fmt("The vectors are kernel-managed; set rq_affinity=2 on %s so completion work "
+					 "runs on the submitting CPU.",
+					 c->d->name)
+				: ns_fmt("Move each vector to the CPUs its hardware queue serves, or to the device's "
+					 "node "
+					 "for a queue that serves every node (`numastor fix`)."));
 	} else {
 		json_object_put(list);
 	}
@@ -338,9 +324,9 @@ static int rule_mismatch(struct ns_findings *f, struct disk_ctx *c)
 			continue;
 		e = json_object_new_object();
 		json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
-		json_object_object_add(e, "queue_cpus", cpus_json(&h->cpus));
+		json_object_object_add(e, "queue_cpus", ns_json_cpus(&h->cpus));
 		json_object_object_add(e, "irq", json_object_new_int(h->irq->irq));
-		json_object_object_add(e, "irq_affinity", cpus_json(&h->irq->affinity));
+		json_object_object_add(e, "irq_affinity", ns_json_cpus(&h->irq->affinity));
 		json_object_array_add(list, e);
 		n++;
 	}
@@ -351,11 +337,11 @@ static int rule_mismatch(struct ns_findings *f, struct disk_ctx *c)
 	struct json_object *ev = json_object_new_object();
 	json_object_object_add(ev, "queues", list);
 	return add(f, "queue-affinity-mismatch", NS_SEV_WARNING, c->d->name, ev,
-		   fmt("%zu hardware queue(s) of %s serve CPUs other than those their managed vector is bound to.", n,
-		       c->d->name),
+		   ns_fmt("%zu hardware queue(s) of %s serve CPUs other than those their managed vector is bound to.",
+			  n, c->d->name),
 		   NULL,
-		   fmt("The kernel builds both from the same spread; a difference means CPUs went offline or "
-		       "the queue map was changed. Reload the driver (or reset the controller) to rebuild both."));
+		   ns_fmt("The kernel builds both from the same spread; a difference means CPUs went offline or "
+			  "the queue map was changed. Reload the driver (or reset the controller) to rebuild both."));
 }
 
 static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
@@ -367,14 +353,15 @@ static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
 	c->remote_completions = true;
 	ev = json_object_new_object();
 	json_object_object_add(ev, "hw_queues", json_object_new_int(1));
-	json_object_object_add(ev, "queue_cpus", cpus_json(&c->d->hctx[0].cpus));
+	json_object_object_add(ev, "queue_cpus", ns_json_cpus(&c->d->hctx[0].cpus));
 	json_object_object_add(ev, "irq", c->nqv ? json_object_new_int(c->qv[0]->irq) : NULL);
-	return add(f, "vector-serves-all-nodes", NS_SEV_WARNING, c->d->name, ev,
-		   fmt("One hardware queue and one interrupt vector serve the CPUs of every node for %s: completions "
+	return add(
+		f, "vector-serves-all-nodes", NS_SEV_WARNING, c->d->name, ev,
+		ns_fmt("One hardware queue and one interrupt vector serve the CPUs of every node for %s: completions "
 		       "for submitters on all but one node are remote.",
 		       c->d->name),
-		   "numastor fix",
-		   fmt("Keep the vector on the device's node (`numastor fix`) and set rq_affinity=2 so completion work "
+		"numastor fix",
+		ns_fmt("Keep the vector on the device's node (`numastor fix`) and set rq_affinity=2 so completion work "
 		       "runs on the submitting CPU; a driver configuration with more vectors (e.g. megaraid_sas "
 		       "smp_affinity_enable, more queues) removes the bottleneck."));
 }
@@ -394,17 +381,18 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 			continue;
 		ev = json_object_new_object();
 		json_object_object_add(ev, "hw_queue", json_object_new_int(h->index));
-		json_object_object_add(ev, "queue_cpus", cpus_json(&h->cpus));
+		json_object_object_add(ev, "queue_cpus", ns_json_cpus(&h->cpus));
 		json_object_object_add(ev, "memory_node", json_object_new_int(h->memory_node));
 		json_object_object_add(ev, "device_node", json_object_new_int(d->node));
 		r = add(f, "alloc-remote", NS_SEV_WARNING, d->name, ev,
-			fmt("Hardware queue %d of %s, its tags and its requests live on node %d (the node of the first "
-			    "CPU it serves) while the device sits on node %d.",
-			    h->index, d->name, h->memory_node, d->node),
+			ns_fmt("Hardware queue %d of %s, its tags and its requests live on node %d (the node of the "
+			       "first "
+			       "CPU it serves) while the device sits on node %d.",
+			       h->index, d->name, h->memory_node, d->node),
 			NULL,
-			fmt("blk-mq places a shared queue's memory by its first CPU. More hardware queues (one per "
-			    "node "
-			    "at least) make each queue's memory local; check the driver's queue/vector settings."));
+			ns_fmt("blk-mq places a shared queue's memory by its first CPU. More hardware queues (one per "
+			       "node "
+			       "at least) make each queue's memory local; check the driver's queue/vector settings."));
 		if (r < 0)
 			return r;
 		break;
@@ -415,13 +403,13 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 		json_object_object_add(ev, "module", json_object_new_string("scsi_mod"));
 		json_object_object_add(ev, "patched", json_object_new_boolean(0));
 		r = add(f, "alloc-remote", NS_SEV_INFO, d->name, ev,
-			fmt("The stock SCSI midlayer allocates %s's scsi_device and scsi_target on whichever node "
-			    "scans "
-			    "it, not on the HBA's node %d: rescans from other nodes leave them remote.",
-			    d->name, d->node),
+			ns_fmt("The stock SCSI midlayer allocates %s's scsi_device and scsi_target on whichever node "
+			       "scans "
+			       "it, not on the HBA's node %d: rescans from other nodes leave them remote.",
+			       d->name, d->node),
 			"numastor fix --modules",
-			fmt("Load the numastor-patched scsi_mod (scsi_alloc_sdev/scsi_alloc_target on the HBA's "
-			    "node)."));
+			ns_fmt("Load the numastor-patched scsi_mod (scsi_alloc_sdev/scsi_alloc_target on the HBA's "
+			       "node)."));
 		if (r < 0)
 			return r;
 	}
@@ -437,12 +425,12 @@ static int rule_rq_affinity(struct ns_findings *f, struct disk_ctx *c)
 	ev = json_object_new_object();
 	json_object_object_add(ev, "rq_affinity", json_object_new_int(0));
 	return add(f, "rq-affinity-remote", NS_SEV_WARNING, c->d->name, ev,
-		   fmt("%s has rq_affinity=0, so completions run where the interrupt lands, which is remote for "
-		       "some submitters.",
-		       c->d->name),
+		   ns_fmt("%s has rq_affinity=0, so completions run where the interrupt lands, which is remote for "
+			  "some submitters.",
+			  c->d->name),
 		   "numastor fix --rq-affinity=2",
-		   fmt("echo 2 > /sys/block/%s/queue/rq_affinity (`numastor fix --rq-affinity=2` journals it).",
-		       c->d->name));
+		   ns_fmt("echo 2 > /sys/block/%s/queue/rq_affinity (`numastor fix --rq-affinity=2` journals it).",
+			  c->d->name));
 }
 
 static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
@@ -461,15 +449,17 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 	return add(
 		f, "irqbalance-confines", c->forced ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev,
 		c->forced
-			? fmt("irqbalance runs and trusts the forced node of %s: it confines the vectors user space "
-			      "may move to that node's CPUs.",
-			      c->d->name)
-			: fmt("irqbalance runs without numastor's policy script: it moves %s's vectors user space may "
-			      "move by its own rules and undoes any placement made for the queues.",
-			      c->d->name),
+			? ns_fmt("irqbalance runs and trusts the forced node of %s: it confines the vectors user space "
+				 "may move to that node's CPUs.",
+				 c->d->name)
+			: ns_fmt("irqbalance runs without numastor's policy script: it moves %s's vectors user space "
+				 "may "
+				 "move by its own rules and undoes any placement made for the queues.",
+				 c->d->name),
 		"numastor fix",
-		fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` (IRQBALANCE_ARGS in "
-		    "/etc/default/irqbalance) so it leaves the placed vectors alone, then `numastor fix`."));
+		ns_fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` (IRQBALANCE_ARGS "
+		       "in "
+		       "/etc/default/irqbalance) so it leaves the placed vectors alone, then `numastor fix`."));
 }
 
 static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
@@ -490,12 +480,13 @@ static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
 	}
 	json_object_object_add(ev, "paths", paths);
 	json_object_object_add(ev, "iopolicy", c->d->iopolicy ? json_object_new_string(c->d->iopolicy) : NULL);
-	return add(f, "paths-on-different-nodes", NS_SEV_INFO, c->d->name, ev,
-		   fmt("%s is reached through controllers on different nodes and its subsystem's iopolicy is %s, not "
+	return add(
+		f, "paths-on-different-nodes", NS_SEV_INFO, c->d->name, ev,
+		ns_fmt("%s is reached through controllers on different nodes and its subsystem's iopolicy is %s, not "
 		       "numa.",
 		       c->d->name, c->d->iopolicy ? c->d->iopolicy : "unknown"),
-		   NULL,
-		   fmt("Set the subsystem's iopolicy to numa (/sys/class/nvme-subsystem/*/iopolicy) so each node "
+		NULL,
+		ns_fmt("Set the subsystem's iopolicy to numa (/sys/class/nvme-subsystem/*/iopolicy) so each node "
 		       "uses its local path."));
 }
 
@@ -509,8 +500,8 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 		struct json_object *ev = json_object_new_object();
 		json_object_object_add(ev, "nodes", json_object_new_int((int)sys->machine.nnodes));
 		return add(out, "single-node", NS_SEV_INFO, NULL, ev,
-			   fmt("This machine has a single NUMA node: device and interrupt locality is moot."), NULL,
-			   fmt("Nothing to do."));
+			   ns_fmt("This machine has a single NUMA node: device and interrupt locality is moot."), NULL,
+			   ns_fmt("Nothing to do."));
 	}
 	for (size_t i = 0; i < sys->ndisks; i++) {
 		const struct ns_disk *d = &sys->disks[i];

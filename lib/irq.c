@@ -234,3 +234,15 @@ const struct ns_cpuset *ns_irq_target(const struct ns_irq *irq)
 		return &irq->effective;
 	return &irq->affinity;
 }
+
+char *ns_irq_first_action(struct ns_root *root, int n)
+{
+	char path[64], *a = NULL, *name;
+
+	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+	if (ns_read_str(root, path, &a) < 0)
+		return NULL;
+	name = strndup(a, strcspn(a, ","));
+	free(a);
+	return name;
+}

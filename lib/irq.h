@@ -47,5 +47,8 @@ void ns_irq_free(struct ns_irq *irq);
 /* The set of CPUs the IRQ is really delivered to: effective affinity when known, else affinity. */
 const struct ns_cpuset *ns_irq_target(const struct ns_irq *irq);
 const char *ns_managed_source_name(enum ns_managed_source s);
+/* IRQ n's first action ("nvme0q1") as the kernel names it now; NULL when it is gone. An IRQ
+ * number is only trusted together with this name: numbers change from boot to boot. */
+char *ns_irq_first_action(struct ns_root *root, int n);
 
 #endif

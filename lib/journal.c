@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "journal.h"
 
+#include "util.h"
+
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -85,8 +87,8 @@ int ns_journal_load(struct ns_root *root, struct ns_journal *j)
 				r = -EINVAL;
 				goto bad;
 			}
-			r = pass ? ns_journal_put_str(&j->installed, &j->ninstalled, v)
-				 : ns_journal_put_str(&j->modgroups, &j->nmodgroups, v);
+			r = pass ? ns_strv_add_unique(&j->installed, &j->ninstalled, v)
+				 : ns_strv_add_unique(&j->modgroups, &j->nmodgroups, v);
 			if (r < 0)
 				goto bad;
 		}
@@ -232,24 +234,6 @@ int ns_journal_put_rq(struct ns_journal *j, const char *device, int previous, in
 	nv[j->nrqs].previous = previous;
 	nv[j->nrqs].placed = placed;
 	j->nrqs++;
-	return 0;
-}
-
-int ns_journal_put_str(char ***v, size_t *n, const char *s)
-{
-	char **nv;
-
-	for (size_t i = 0; i < *n; i++)
-		if (strcmp((*v)[i], s) == 0)
-			return 0;
-	nv = realloc(*v, (*n + 1) * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	nv[*n] = strdup(s);
-	if (!nv[*n])
-		return -ENOMEM;
-	(*n)++;
 	return 0;
 }
 

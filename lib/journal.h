@@ -55,7 +55,5 @@ bool ns_journal_irq_placed(const struct ns_journal_irq *e, const struct ns_cpuse
 /* Add or update an entry; an existing entry keeps its first previous value. */
 int ns_journal_put_irq(struct ns_journal *j, int n, const char *name, const char *previous, const char *placed);
 int ns_journal_put_rq(struct ns_journal *j, const char *device, int previous, int placed);
-/* Add s to a string list of the journal unless it is there. */
-int ns_journal_put_str(char ***v, size_t *n, const char *s);
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
+#include "util.h"
 #include "modswap.h"
 
 #include <errno.h>
@@ -17,38 +18,6 @@
 #include <unistd.h>
 
 #include "sha256.h"
-
-static __attribute__((format(printf, 1, 2))) char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s;
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
-static int strv_add(char ***v, size_t *n, const char *s)
-{
-	char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	nv[*n] = strdup(s);
-	if (!nv[*n])
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
-static bool strv_has(char **v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(v[i], s) == 0)
-			return true;
-	return false;
-}
 
 /* ---- manifest ---- */
 
@@ -94,7 +63,7 @@ int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *
 			goto bad;
 		}
 		mm->name = strdup(name);
-		mm->file = fmt("%s/%s", dir, file);
+		mm->file = ns_fmt("%s/%s", dir, file);
 		mm->sha256 = strdup(sha);
 		mm->vermagic = jstr(e, "vermagic") ? strdup(jstr(e, "vermagic")) : NULL;
 		mm->srcversion = jstr(e, "srcversion") ? strdup(jstr(e, "srcversion")) : NULL;
@@ -102,7 +71,7 @@ int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *
 		if (json_object_object_get_ex(e, "patches", &p) && json_object_is_type(p, json_type_array))
 			for (size_t k = 0; k < json_object_array_length(p); k++) {
 				const char *s = json_object_get_string(json_object_array_get_idx(p, k));
-				if (s && strv_add(&mm->patches, &mm->npatches, s) < 0) {
+				if (s && ns_strv_add(&mm->patches, &mm->npatches, s) < 0) {
 					r = -ENOMEM;
 					goto bad;
 				}
@@ -115,8 +84,8 @@ int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *
 	if (json_object_object_get_ex(doc, "already_upstream", &up) && json_object_is_type(up, json_type_array))
 		for (size_t k = 0; k < json_object_array_length(up); k++) {
 			const char *s = jstr(json_object_array_get_idx(up, k), "series");
-			if (s && !strv_has(m->upstream, m->nupstream, s) &&
-			    strv_add(&m->upstream, &m->nupstream, s) < 0) {
+			if (s && !ns_strv_has(m->upstream, m->nupstream, s) &&
+			    ns_strv_add(&m->upstream, &m->nupstream, s) < 0) {
 				r = -ENOMEM;
 				goto bad;
 			}
@@ -212,15 +181,12 @@ static void module_holders(struct ns_root *root, const char *name, char ***v, si
 	}
 }
 
-/* modinfo key of a .ko file (absolute path) through libkmod. */
-static char *modinfo_file(struct kmod_ctx *ctx, const char *abspath, const char *key)
+/* The first value of a modinfo key of mod (consumed). */
+static char *modinfo_key(struct kmod_module *mod, const char *key)
 {
-	struct kmod_module *mod = NULL;
 	struct kmod_list *info = NULL, *l;
 	char *val = NULL;
 
-	if (!ctx || kmod_module_new_from_path(ctx, abspath, &mod) < 0)
-		return NULL;
 	if (kmod_module_get_info(mod, &info) >= 0) {
 		kmod_list_foreach (l, info) {
 			if (strcmp(kmod_module_info_get_key(l), key) == 0 && !val) {
@@ -232,34 +198,26 @@ static char *modinfo_file(struct kmod_ctx *ctx, const char *abspath, const char 
 	}
 	kmod_module_unref(mod);
 	return val;
+}
+
+/* modinfo key of a .ko file (absolute path) through libkmod. */
+static char *modinfo_file(struct kmod_ctx *ctx, const char *abspath, const char *key)
+{
+	struct kmod_module *mod = NULL;
+	return ctx && kmod_module_new_from_path(ctx, abspath, &mod) == 0 ? modinfo_key(mod, key) : NULL;
 }
 
 /* modinfo key of the stock module called name (modules.dep of the running kernel). */
 static char *modinfo_stock(struct kmod_ctx *ctx, const char *name, const char *key)
 {
 	struct kmod_module *mod = NULL;
-	struct kmod_list *info = NULL, *l;
-	char *val = NULL;
-
-	if (!ctx || kmod_module_new_from_name(ctx, name, &mod) < 0)
-		return NULL;
-	if (kmod_module_get_info(mod, &info) >= 0) {
-		kmod_list_foreach (l, info) {
-			if (strcmp(kmod_module_info_get_key(l), key) == 0 && !val) {
-				const char *v = kmod_module_info_get_value(l);
-				val = strdup(v ? v : "");
-			}
-		}
-		kmod_module_info_free_list(info);
-	}
-	kmod_module_unref(mod);
-	return val;
+	return ctx && kmod_module_new_from_name(ctx, name, &mod) == 0 ? modinfo_key(mod, key) : NULL;
 }
 
 static char *abs_path(struct ns_root *root, const char *rel)
 {
 	const char *dir = ns_root_path(root);
-	return fmt("%s%s%s", strcmp(dir, "/") == 0 ? "" : dir, rel[0] == '/' ? "" : "/", rel);
+	return ns_fmt("%s%s%s", strcmp(dir, "/") == 0 ? "" : dir, rel[0] == '/' ? "" : "/", rel);
 }
 
 /* The file and every directory above it: root-owned, not writable by group or others. */
@@ -271,11 +229,12 @@ static char *ownership_problem(struct ns_root *root, const char *rel)
 		struct stat st;
 		char *slash;
 		if (ns_stat(root, p[0] ? p : ".", &st) < 0)
-			return fmt("/%s cannot be examined", p);
+			return ns_fmt("/%s cannot be examined", p);
 		if (st.st_uid != 0)
-			return fmt("/%s is owned by uid %u, not root", p, (unsigned)st.st_uid);
+			return ns_fmt("/%s is owned by uid %u, not root", p, (unsigned)st.st_uid);
 		if (st.st_mode & 022)
-			return fmt("/%s is writable by group or others (mode %04o)", p, (unsigned)(st.st_mode & 07777));
+			return ns_fmt("/%s is writable by group or others (mode %04o)", p,
+				      (unsigned)(st.st_mode & 07777));
 		if (!p[0])
 			return NULL;
 		slash = strrchr(p, '/');
@@ -298,21 +257,21 @@ static int check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct n
 	if (!abs)
 		return -ENOMEM;
 	/* built-in modules cannot be replaced */
-	r = add_check(p, !state || strcmp(state, "builtin") != 0, fmt("%s is a loadable module", mm->name),
+	r = add_check(p, !state || strcmp(state, "builtin") != 0, ns_fmt("%s is a loadable module", mm->name),
 		      state && strcmp(state, "builtin") == 0
-			      ? fmt("%s is built into the kernel: it cannot be replaced at runtime", mm->name)
+			      ? ns_fmt("%s is built into the kernel: it cannot be replaced at runtime", mm->name)
 			      : NULL);
 	if (r < 0)
 		goto out;
 	/* the file is the one the manifest describes */
 	fd = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 || ns_sha256_fd(fd, hex) < 0) {
-		r = add_check(p, false, fmt("%s: sha256 matches the manifest", mm->name),
-			      fmt("%s cannot be read: %s", abs, strerror(errno)));
+		r = add_check(p, false, ns_fmt("%s: sha256 matches the manifest", mm->name),
+			      ns_fmt("%s cannot be read: %s", abs, strerror(errno)));
 	} else {
 		bool ok = strcmp(hex, mm->sha256) == 0;
-		r = add_check(p, ok, fmt("%s: sha256 matches the manifest", mm->name),
-			      ok ? NULL : fmt("%s has sha256 %s, the manifest says %s", abs, hex, mm->sha256));
+		r = add_check(p, ok, ns_fmt("%s: sha256 matches the manifest", mm->name),
+			      ok ? NULL : ns_fmt("%s has sha256 %s, the manifest says %s", abs, hex, mm->sha256));
 	}
 	if (fd >= 0)
 		close(fd);
@@ -326,12 +285,12 @@ static int check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct n
 			  (stock_vm ? strcmp(vm, stock_vm) == 0
 				    : sys->machine.kernel_release && strncmp(vm, sys->machine.kernel_release,
 									     strlen(sys->machine.kernel_release)) == 0);
-		r = add_check(p, ok, fmt("%s: vermagic matches the running kernel", mm->name),
-			      ok ? NULL
-				 : fmt("%s has vermagic '%s'; the running kernel's modules have '%s'", abs,
-				       vm ? vm : "?",
-				       stock_vm ? stock_vm
-						: (sys->machine.kernel_release ? sys->machine.kernel_release : "?")));
+		r = add_check(
+			p, ok, ns_fmt("%s: vermagic matches the running kernel", mm->name),
+			ok ? NULL
+			   : ns_fmt("%s has vermagic '%s'; the running kernel's modules have '%s'", abs, vm ? vm : "?",
+				    stock_vm ? stock_vm
+					     : (sys->machine.kernel_release ? sys->machine.kernel_release : "?")));
 	}
 	free(vm);
 	free(stock_vm);
@@ -340,7 +299,8 @@ static int check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct n
 	/* nobody but root could have changed it */
 	problem = ownership_problem(root, mm->file);
 	r = add_check(p, !problem,
-		      fmt("%s: file and directories are root-owned and not group/world-writable", mm->name), problem);
+		      ns_fmt("%s: file and directories are root-owned and not group/world-writable", mm->name),
+		      problem);
 	if (r < 0)
 		goto out;
 	/* the kernel's signature policy will take it */
@@ -353,12 +313,12 @@ static int check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct n
 			enforce = true;
 		sig = modinfo_file(ctx, abs, "sig_id");
 		r = add_check(
-			p, !enforce || sig, fmt("%s: the kernel's signature policy accepts it", mm->name),
+			p, !enforce || sig, ns_fmt("%s: the kernel's signature policy accepts it", mm->name),
 			enforce && !sig
-				? fmt("the kernel only loads signed modules (%s) and %s is unsigned: sign it with "
-				      "a key the kernel trusts (MOK), or install it for a boot without enforcement",
-				      se && se[0] == 'Y' ? "module.sig_enforce" : "lockdown", abs)
-				: (!sig ? fmt("unsigned: loading taints the kernel (O, E)") : NULL));
+				? ns_fmt("the kernel only loads signed modules (%s) and %s is unsigned: sign it with "
+					 "a key the kernel trusts (MOK), or install it for a boot without enforcement",
+					 se && se[0] == 'Y' ? "module.sig_enforce" : "lockdown", abs)
+				: (!sig ? ns_fmt("unsigned: loading taints the kernel (O, E)") : NULL));
 		free(se);
 		free(ld);
 		free(sig);
@@ -376,22 +336,22 @@ static char *disk_refusal(struct ns_system *sys, const struct ns_disk *d)
 	size_t ndevs = 0, nnames = 0;
 
 	if (d->nholders)
-		return fmt("held by %s (device-mapper, md or LVM)", d->holders[0]);
+		return ns_fmt("held by %s (device-mapper, md or LVM)", d->holders[0]);
 	if (d->devnum)
-		strv_add(&devs, &ndevs, d->devnum);
-	strv_add(&names, &nnames, d->name);
+		ns_strv_add(&devs, &ndevs, d->devnum);
+	ns_strv_add(&names, &nnames, d->name);
 	for (size_t i = 0; i < d->npartitions; i++) {
 		char path[4096], *dev, **h;
 		size_t nh;
 		snprintf(path, sizeof(path), "%s/%s/dev", d->syspath, d->partitions[i]);
 		if (ns_read_str(sys->root, path, &dev) == 0) {
-			strv_add(&devs, &ndevs, dev);
+			ns_strv_add(&devs, &ndevs, dev);
 			free(dev);
 		}
-		strv_add(&names, &nnames, d->partitions[i]);
+		ns_strv_add(&names, &nnames, d->partitions[i]);
 		snprintf(path, sizeof(path), "%s/%s/holders", d->syspath, d->partitions[i]);
 		if (ns_list_dir(sys->root, path, &h, &nh) == 0 && nh) {
-			why = fmt("partition %s is held by %s (device-mapper, md or LVM)", d->partitions[i], h[0]);
+			why = ns_fmt("partition %s is held by %s (device-mapper, md or LVM)", d->partitions[i], h[0]);
 			ns_strv_free(h, nh);
 			goto out;
 		}
@@ -403,9 +363,9 @@ static char *disk_refusal(struct ns_system *sys, const struct ns_disk *d)
 			char majmin[32], mnt[1024];
 			if (sscanf(line, "%*s %*s %31s %*s %1023s", majmin, mnt) != 2)
 				continue;
-			if (strv_has(devs, ndevs, majmin))
-				why = strcmp(mnt, "/") == 0 ? fmt("holds the root file system")
-							    : fmt("mounted at %s", mnt);
+			if (ns_strv_has(devs, ndevs, majmin))
+				why = strcmp(mnt, "/") == 0 ? ns_fmt("holds the root file system")
+							    : ns_fmt("mounted at %s", mnt);
 		}
 	}
 	if (!why && ns_read_str(sys->root, "proc/swaps", &swaps) == 0) {
@@ -415,8 +375,8 @@ static char *disk_refusal(struct ns_system *sys, const struct ns_disk *d)
 			if (sscanf(line, "%1023s", dev) != 1 || strncmp(dev, "/dev/", 5) != 0)
 				continue;
 			base = dev + 5;
-			if (strv_has(names, nnames, base))
-				why = fmt("used as swap (%s)", dev);
+			if (ns_strv_has(names, nnames, base))
+				why = ns_fmt("used as swap (%s)", dev);
 		}
 	}
 out:
@@ -472,11 +432,11 @@ static int removal_order(struct ns_root *root, const char *name, char ***order, 
 		return -ELOOP;
 	module_holders(root, name, &holders, &nh);
 	for (size_t i = 0; i < nh && r == 0; i++)
-		if (!strv_has(*order, *n, holders[i]))
+		if (!ns_strv_has(*order, *n, holders[i]))
 			r = removal_order(root, holders[i], order, n, depth + 1);
 	ns_strv_free(holders, nh);
-	if (r == 0 && !strv_has(*order, *n, name))
-		r = strv_add(order, n, name);
+	if (r == 0 && !ns_strv_has(*order, *n, name))
+		r = ns_strv_add(order, n, name);
 	return r;
 }
 
@@ -508,8 +468,8 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	int r;
 
 	if (!state) {
-		return add_check(p, true, fmt("%s is not loaded", top),
-				 fmt("nothing to swap out: the patched %s loads when the devices probe", top));
+		return add_check(p, true, ns_fmt("%s is not loaded", top),
+				 ns_fmt("nothing to swap out: the patched %s loads when the devices probe", top));
 	}
 	r = removal_order(sys->root, top, &order, &n, 0);
 	for (size_t i = 0; r == 0 && i < n; i++)
@@ -530,11 +490,11 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 		for (size_t i = 0; i < sys->npcis && r == 0; i++) {
 			const struct ns_pci *pci = sys->pcis[i];
 			if (pci->forced == 1 && pci->driver && strcmp(pci->driver, "nvme") == 0)
-				r = strv_add(&p->rescan, &p->nrescan, pci->address);
+				r = ns_strv_add(&p->rescan, &p->nrescan, pci->address);
 		}
 	}
 	if (r == 0)
-		r = strv_add(&p->groups, &p->ngroups, group);
+		r = ns_strv_add(&p->groups, &p->ngroups, group);
 	return r;
 }
 
@@ -556,9 +516,9 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, bool to_stock,
 	if (r < 0 && !to_stock)
 		goto out;
 	if (r == 0 && sys->machine.kernel_release && strcmp(p->manifest.kernel_release, sys->machine.kernel_release)) {
-		r = add_check(p, false, fmt("the modules were built for the running kernel"),
-			      fmt("%s/manifest.json is for %s, this kernel is %s", dir, p->manifest.kernel_release,
-				  sys->machine.kernel_release));
+		r = add_check(p, false, ns_fmt("the modules were built for the running kernel"),
+			      ns_fmt("%s/manifest.json is for %s, this kernel is %s", dir, p->manifest.kernel_release,
+				     sys->machine.kernel_release));
 		if (r < 0)
 			goto out;
 	}
@@ -567,7 +527,7 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, bool to_stock,
 			r = plan_group(sys, ctx, p, groups[i]);
 	} else {
 		bool nvme_patched = ns_manifest_find(&p->manifest, "nvme") != NULL;
-		bool nvme_upstream = strv_has(p->manifest.upstream, p->manifest.nupstream, "nvme-no-forced-node");
+		bool nvme_upstream = ns_strv_has(p->manifest.upstream, p->manifest.nupstream, "nvme-no-forced-node");
 		bool nvme_forced = false;
 		for (size_t i = 0; i < sys->npcis; i++)
 			nvme_forced |= sys->pcis[i]->forced == 1 && sys->pcis[i]->driver &&
@@ -980,12 +940,12 @@ int ns_swap_install(struct ns_system *sys, const struct ns_swap_plan *p, char **
 	for (size_t i = 0; r == 0 && i < p->manifest.n; i++) {
 		const struct ns_manifest_module *mm = &p->manifest.v[i];
 		const char *base = strrchr(mm->file, '/');
-		char *to = fmt("%s/%s", dir, base ? base + 1 : mm->file);
+		char *to = ns_fmt("%s/%s", dir, base ? base + 1 : mm->file);
 		if (!to)
 			return -ENOMEM;
 		r = copy_file(sys->root, mm->file, to);
 		if (r == 0)
-			r = strv_add(installed, ninstalled, to);
+			r = ns_strv_add(installed, ninstalled, to);
 		free(to);
 	}
 	return r ? r : run_depmod(rel);

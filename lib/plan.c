@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
+#include "util.h"
 #include "plan.h"
 
 #include <errno.h>
@@ -42,17 +43,6 @@ static char *answers_for(const struct ns_findings *f, const char *device)
 		return NULL;
 	}
 	return out;
-}
-
-static __attribute__((format(printf, 1, 2))) char *fmt(const char *f, ...)
-{
-	va_list ap;
-	char *s;
-	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
 }
 
 static void allowed_cpus(const struct ns_system *sys, struct ns_cpuset *out)
@@ -154,23 +144,23 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 	if (h && !queue_serves_every_node(b->sys, h)) {
 		restrict_to(&h->cpus, &plan->allowed, &e->target);
 		ns_cpuset_format(&h->cpus, &cpus);
-		e->reason = fmt("hardware queue %d serves CPUs %s: completions land on the submitters' node", h->index,
-				cpus ? cpus : "?");
+		e->reason = ns_fmt("hardware queue %d serves CPUs %s: completions land on the submitters' node",
+				   h->index, cpus ? cpus : "?");
 	} else if (d->node >= 0) {
 		const struct ns_node *n = ns_machine_node(m, d->node);
 		if (n)
 			restrict_to(&n->cpus, &plan->allowed, &e->target);
-		e->reason = h ? fmt("hardware queue %d serves every node: the vector goes to the device's node %d",
-				    h->index, d->node)
-			      : fmt("no hardware queue pairing: the vector goes to the device's node %d", d->node);
+		e->reason = h ? ns_fmt("hardware queue %d serves every node: the vector goes to the device's node %d",
+				       h->index, d->node)
+			      : ns_fmt("no hardware queue pairing: the vector goes to the device's node %d", d->node);
 	} else {
 		const struct ns_node *n = nth_node_with_cpus(m, b->spread_next++);
 		if (n)
 			restrict_to(&n->cpus, &plan->allowed, &e->target);
 		e->reason =
-			fmt("%s has no NUMA node of its own: its unpaired vectors are spread across nodes (this one "
-			    "to node %d)",
-			    d->name, n ? n->id : -1);
+			ns_fmt("%s has no NUMA node of its own: its unpaired vectors are spread across nodes (this one "
+			       "to node %d)",
+			       d->name, n ? n->id : -1);
 	}
 	free(cpus);
 	if (!e->reason || !e->device || !e->pci || !e->answers) {
@@ -178,13 +168,14 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 		return -ENOMEM;
 	}
 	if (irq->managed == 1) {
-		char *r = fmt("kernel-managed (%s): the kernel placed it and refuses writes; %s",
-			      ns_managed_source_name(irq->managed_source), e->reason);
+		char *r = ns_fmt("kernel-managed (%s): the kernel placed it and refuses writes; %s",
+				 ns_managed_source_name(irq->managed_source), e->reason);
 		free(e->reason);
 		e->reason = r;
 		e->action = NS_PLAN_SKIP;
 	} else if (ns_cpuset_count(&e->target) == 0) {
-		char *r = fmt("no allowed CPU (online, not isolated, not nohz_full, not banned) for it; %s", e->reason);
+		char *r = ns_fmt("no allowed CPU (online, not isolated, not nohz_full, not banned) for it; %s",
+				 e->reason);
 		free(e->reason);
 		e->reason = r;
 		e->action = NS_PLAN_SKIP;
@@ -213,9 +204,9 @@ static int plan_rq(struct builder *b, const struct ns_disk *d, bool all_managed,
 	e->current = d->rq_affinity;
 	e->target = 2;
 	e->action = d->rq_affinity == 2 ? NS_PLAN_UNCHANGED : NS_PLAN_MOVE;
-	e->reason = fmt("completions of %s are remote and its queue vectors are kernel-managed: rq_affinity=2 "
-			"completes on the submitting CPU",
-			d->name);
+	e->reason = ns_fmt("completions of %s are remote and its queue vectors are kernel-managed: rq_affinity=2 "
+			   "completes on the submitting CPU",
+			   d->name);
 	return e->device && e->reason ? 0 : -ENOMEM;
 }
 
@@ -260,10 +251,10 @@ int ns_plan_build(const struct ns_system *sys, const struct ns_findings *finding
 	if (ib->running == 1 && ns_plan_count(plan, NS_PLAN_MOVE) &&
 	    !(ib->policyscript && strstr(ib->policyscript, "numastor"))) {
 		plan->irqbalance_advice =
-			fmt("irqbalance (pid %ld) runs without numastor's policy script and will move these vectors "
-			    "back: add --policyscript=/usr/libexec/numastor/irqbalance-policy to IRQBALANCE_ARGS in "
-			    "/etc/default/irqbalance and restart it (see numastor-fix(8))",
-			    ib->pid);
+			ns_fmt("irqbalance (pid %ld) runs without numastor's policy script and will move these vectors "
+			       "back: add --policyscript=/usr/libexec/numastor/irqbalance-policy to IRQBALANCE_ARGS in "
+			       "/etc/default/irqbalance and restart it (see numastor-fix(8))",
+			       ib->pid);
 		if (!plan->irqbalance_advice)
 			return -ENOMEM;
 	}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Small helpers every room uses: formatted strings and string lists. */
+#ifndef NUMASTOR_UTIL_H
+#define NUMASTOR_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A malloc'd formatted string; NULL when out of memory. */
+__attribute__((format(printf, 1, 2))) char *ns_fmt(const char *fmt, ...);
+/* Append a copy of s to the list *v of *n strings. */
+int ns_strv_add(char ***v, size_t *n, const char *s);
+/* The same, unless s is there already. */
+int ns_strv_add_unique(char ***v, size_t *n, const char *s);
+bool ns_strv_has(char *const *v, size_t n, const char *s);
+
+#endif
