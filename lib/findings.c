@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
-#include "util.h"
 #include "findings.h"
+
 #include "json.h"
 
 #include <errno.h>
@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 const char *ns_severity_name(enum ns_severity s)
 {

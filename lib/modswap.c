@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
-#include "util.h"
 #include "modswap.h"
 
 #include <errno.h>
@@ -16,6 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "util.h"
 
 #include "sha256.h"
 

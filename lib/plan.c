@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
-#include "util.h"
 #include "plan.h"
 
 #include <errno.h>
@@ -8,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 
 const char *ns_plan_action_name(enum ns_plan_action a)
 {

@@ -7,13 +7,16 @@
 # dependencies (and a matching modules.dep), the pre-fix nvme.ko as /vm/prefix-nvme/nvme.ko,
 # numastor as /usr/bin/numastor with the shared libraries it links (copied from this system)
 # and the irqbalance policy wrapper as /usr/libexec/numastor/irqbalance-policy, flock(1),
-# Debian's irqbalance as /usr/sbin/irqbalance when fetch-irqbalance.sh prepared it, the guest
-# scripts (/init, /vm/guest/) and every scenario's guest side (/vm/scenarios/).
+# Debian's irqbalance as /usr/sbin/irqbalance when fetch-irqbalance.sh prepared it, kmod's
+# depmod as /usr/sbin/depmod, numastor's patched modules as tests/kmod/check-build.sh built
+# them (/vm/kmod/, see below), the guest scripts (/init, /vm/guest/) and every scenario's
+# guest side (/vm/scenarios/).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# Storage modules the guest may load; their dependencies come along.
-MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg)
+# Storage modules the guest may load; their dependencies come along. ext4 (which mounts
+# busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk.
+MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4)
 
 (($# >= 1 && $# <= 2)) || vm_die "usage: build-initramfs.sh OUTPUT [NUMASTOR]"
 output=$1
@@ -86,6 +89,30 @@ if [[ -f "$ibdir/.ready" ]]; then
 	ibdir=$(readlink -f "$ibdir")
 	add_binary "$ibdir/root/usr/sbin/irqbalance" /usr/sbin/irqbalance \
 		"$ibdir/root/lib/x86_64-linux-gnu:$ibdir/root/usr/lib/x86_64-linux-gnu"
+fi
+
+# kmod's depmod (Debian's kmod, from this system): what `numastor fix --modules --install`
+# runs. It writes the binary indexes numastor's libkmod reads and puts updates/ first;
+# busybox's depmod writes only the text modules.dep.
+add_binary "$(PATH=$PATH:/usr/sbin:/sbin command -v depmod)" /usr/sbin/depmod
+
+# numastor's patched modules (tests/kmod/check-build.sh builds them into the cache): the
+# scenarios copy them into /var/lib/numastor/modules/<release>/ themselves.
+#   /vm/kmod/modules/         scsi_mod.ko, sd_mod.ko and manifest.json (the nvme fix is upstream)
+#   /vm/kmod/prefix-modules/  nvme.ko patched and built against the pre-fix source (the marker)
+#   /vm/kmod/nvme-only/       manifest.json of the nvme series alone: nothing to build
+#   /vm/kmod/faults/          deliberately broken copies (fault-modules.py)
+kmod_build="$VM_CACHE/kmod-build/$krel"
+for d in modules prefix-modules nvme-only; do
+	[[ -f "$kmod_build/$d/manifest.json" ]] || continue
+	mkdir -p "$stage/vm/kmod/$d"
+	find "$kmod_build/$d" -maxdepth 1 -type f \( -name manifest.json -o -name '*.ko' \) \
+		-exec cp -t "$stage/vm/kmod/$d" {} +
+done
+if [[ -f "$kmod_build/modules/sd_mod.ko" && -f "$kmod_build/prefix-modules/nvme.ko" ]]; then
+	mkdir -p "$stage/vm/kmod/faults"
+	python3 "$VM_DIR/fault-modules.py" "$kmod_build" "$stage/vm/kmod/faults" ||
+		vm_die "making the broken module copies failed"
 fi
 
 # Guest scripts and scenarios.

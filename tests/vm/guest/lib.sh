@@ -324,3 +324,207 @@ vm_uptime() {
 	_v=
 	read -r _v _ < /proc/uptime
 }
+
+# --- module swap scenarios ----------------------------------------------------------------
+# `numastor fix --modules` detaches disks and may bring them back under other names: these
+# helpers find disks by identity, keep a pattern on them and read it back, and record what
+# the scenario's expect.py needs as "KEY<tab>VALUE" lines in $VM_OUT/facts.txt (modswaplib.py).
+
+VM_PATTERN_MB=4
+
+# One fact line (a later line of the same key wins on the host).
+vm_fact() { # key value
+	_t "$1" "$2" >> "$VM_OUT/facts.txt"
+}
+
+# The PCI function (bdf) of a disk into $_v (empty when it has none).
+vm_disk_pci() { # disk
+	local _dev
+	_resolve "/sys/block/$1/device"
+	_dev=$_v
+	_v=
+	if _pci_walk "$_dev"; then _v=${_pcidev##*/}; fi
+	return 0
+}
+
+# What a disk is, whatever its name, into $_v: the NVMe controller's serial; for SCSI the PCI
+# function and the channel:target:lun below the host ("0000:82:00.0/2:0:0"); for others the
+# PCI function.
+vm_disk_id() { # disk
+	local _hctl
+	if [ -e "/sys/block/$1/device/serial" ]; then
+		_rd "/sys/block/$1/device/serial"
+		[ -n "$_v" ] && return 0
+	fi
+	_hctl=
+	if [ -d "/sys/block/$1/device/scsi_disk" ]; then
+		_link_base "/sys/block/$1/device"
+		_hctl=/${_v#*:}
+	fi
+	vm_disk_pci "$1"
+	_v=$_v$_hctl
+}
+
+# The disk whose identity (vm_disk_id) is $1 into $_v (empty when none).
+vm_disk_with_id() { # id
+	local _d _want=$1
+	for _d in $(vm_disks); do
+		vm_disk_id "$_d"
+		if [ "$_v" = "$_want" ]; then
+			_v=$_d
+			return 0
+		fi
+	done
+	_v=
+}
+
+# The disk whose NVMe controller serial is $1 into $_v.
+vm_disk_by_serial() { # serial
+	vm_disk_with_id "$1"
+}
+
+# The SCSI host (hostN) whose driver is $1 (megaraid_sas, virtio_scsi) into $_v.
+vm_scsi_host() { # proc_name
+	local _h
+	for _h in /sys/class/scsi_host/host*; do
+		_rd "$_h/proc_name"
+		if [ "$_v" = "$1" ]; then
+			_v=${_h##*/}
+			return 0
+		fi
+	done
+	_v=
+}
+
+# The (first) disk on SCSI host $1 (hostN) into $_v.
+vm_disk_on_host() { # hostN
+	local _d _want=$1
+	for _d in $(vm_disks); do
+		_resolve "/sys/block/$_d/device"
+		case $_v in
+		*"/$_want/"*) _v=$_d; return 0 ;;
+		esac
+	done
+	_v=
+}
+
+# Write $VM_PATTERN_MB MiB of random data at the start of the disk with identity ID
+# (O_DIRECT, fsync) and record its sha256 as fact pattern.ID.written.
+vm_pattern_write() { # id
+	local _d
+	vm_disk_with_id "$1"
+	_d=$_v
+	[ -n "$_d" ] || { echo "vm_pattern_write: no disk $1" >&2; return 1; }
+	dd if=/dev/urandom of=/tmp/pattern bs=1M count="$VM_PATTERN_MB" 2>/dev/null
+	dd if=/tmp/pattern of="/dev/$_d" bs=1M oflag=direct conv=fsync 2>/dev/null
+	# shellcheck disable=SC2046 # the first word is the sum
+	set -- "$1" $(sha256sum /tmp/pattern)
+	vm_fact "pattern.$1.written" "$2"
+}
+
+# Read the pattern back with O_DIRECT (never the page cache) from whichever disk has identity
+# ID now and record its sha256 as fact pattern.ID.STEP ("no-disk" when none has).
+vm_pattern_read() { # id step
+	local _sum=no-disk
+	vm_disk_with_id "$1"
+	if [ -n "$_v" ] && [ -b "/dev/$_v" ]; then
+		# shellcheck disable=SC2046 # the first word is the sum
+		set -- "$1" "$2" $(dd if="/dev/$_v" bs=1M count="$VM_PATTERN_MB" iflag=direct 2>/dev/null | sha256sum)
+		_sum=$3
+	fi
+	vm_fact "pattern.$1.$2" "$_sum"
+}
+
+# The state of one module as facts module.NAME.STEP.{state,taint,srcversion,holders}
+# (state "absent" when it is not loaded).
+vm_module_state() { # name step
+	local _m="/sys/module/$1" _h _hs=
+	if [ ! -d "$_m" ]; then
+		vm_fact "module.$1.$2.state" absent
+		return 0
+	fi
+	_rd "$_m/initstate"
+	vm_fact "module.$1.$2.state" "${_v:-builtin}"
+	_rd "$_m/taint"
+	vm_fact "module.$1.$2.taint" "$_v"
+	_v=
+	[ -e "$_m/srcversion" ] && _rd "$_m/srcversion"
+	vm_fact "module.$1.$2.srcversion" "$_v"
+	for _h in "$_m"/holders/*; do
+		[ -e "$_h" ] && _hs="$_hs ${_h##*/}"
+	done
+	vm_fact "module.$1.$2.holders" "${_hs# }"
+}
+
+# What a module swap may change, as facts for STEP: the MODULES' state, each PCI function's
+# numa_node (pci.BDF.STEP.numa_node, "absent" when gone), every disk by identity
+# (disk.ID.STEP = name, and disks.STEP = the names), the journal and the kernel taint.
+vm_swap_state() { # step "modules" "pci functions"
+	local _m _p _d _names=
+	for _m in $2; do
+		vm_module_state "$_m" "$1"
+	done
+	for _p in $3; do
+		_v=absent
+		[ -e "/sys/bus/pci/devices/$_p/numa_node" ] && _rd "/sys/bus/pci/devices/$_p/numa_node"
+		vm_fact "pci.$_p.$1.numa_node" "$_v"
+	done
+	for _d in $(vm_disks); do
+		vm_disk_id "$_d"
+		vm_fact "disk.$_v.$1" "$_d"
+		_names="$_names $_d"
+	done
+	vm_fact "disks.$1" "${_names# }"
+	_v=absent
+	[ -e /run/numastor/journal.json ] && _v=present
+	vm_fact "journal.$1" "$_v"
+	# an integer sysctl answers only the first of busybox read's 1-byte reads
+	vm_fact "tainted.$1" "$(cat /proc/sys/kernel/tainted)"
+}
+
+# numastor's module directory for the running kernel, filled with FILE... (root-owned,
+# directories 0755, files 0644), replacing what was there; its path into $_v.
+vm_module_dir() { # file...
+	local _dir _p
+	_rd /proc/sys/kernel/osrelease
+	_dir=/var/lib/numastor/modules/$_v
+	rm -rf "$_dir"
+	mkdir -p "$_dir"
+	# the initramfs's / is 1777 (the archive has no entry for it)
+	for _p in / /var /var/lib /var/lib/numastor /var/lib/numastor/modules "$_dir"; do
+		chown 0:0 "$_p"
+		chmod 0755 "$_p"
+	done
+	cp "$@" "$_dir/"
+	chown 0:0 "$_dir"/*
+	chmod 0644 "$_dir"/*
+	_v=$_dir
+}
+
+# Run a shell command pinned to CPU $1 and record the pid of the shell that ran it as fact
+# NAME.pid (a write to sysfs allocates in the writer's context).
+vm_on_cpu() { # cpu name command
+	taskset -c "$1" sh -c "echo \$\$ > /tmp/on-cpu.pid; $3"
+	_rd /tmp/on-cpu.pid
+	vm_fact "$2.pid" "$_v"
+}
+
+# The alloc_traces line (slub_debug=U) of one cache whose caller is FUNC and whose objects
+# task PID allocated, as fact alloc.NAME = "cpus=… nodes=…" ("none" when there is none).
+# Traces with identical stacks merge; the pid range tells a rescan's own line apart. (grep:
+# the file has thousands of lines, too many for busybox read's 1-byte reads under TCG.)
+vm_alloc_trace() { # cache func pid name
+	local _line
+	_line=$(grep -E "^ *[0-9]+ $2\+.* pid=$3 " "/sys/kernel/debug/slab/$1/alloc_traces" | head -n 1)
+	if [ -n "$_line" ]; then
+		vm_fact "alloc.$4" "cpus=${_line##* cpus=}"
+	else
+		vm_fact "alloc.$4" none
+	fi
+}
+
+# A copy of one slab cache's alloc_traces as $VM_OUT/slab-CACHE-STEP.txt (for a failure's report).
+vm_slab_traces() { # cache step
+	cp "/sys/kernel/debug/slab/$1/alloc_traces" "$VM_OUT/slab-$1-$2.txt" 2>/dev/null ||
+		echo "unreadable" > "$VM_OUT/slab-$1-$2.txt"
+}
