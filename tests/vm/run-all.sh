@@ -49,9 +49,18 @@ done
 # irqbalance only matters to the irqbalance-policy scenario, which fails on its own without it.
 "$VM_DIR/fetch-irqbalance.sh" >/dev/null || vm_log "warning: preparing irqbalance failed"
 work=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm.XXXXXX")
+scenarios=${NUMASTOR_VM_SCENARIOS:-$(all_scenarios | tr '\n' ' ')}
+# numastor's patched modules, for the module-swap scenarios: tests/kmod/check-build.sh builds
+# them against the cached kernel into $VM_CACHE/kmod-build/ (about a minute the first time,
+# with a download of linux-source; a few seconds after). Only those scenarios fail without.
+case " $scenarios " in
+*" modswap-"*)
+	"$SRC_ROOT/tests/kmod/check-build.sh" > "$work/kmod-build.log" 2>&1 ||
+		vm_log "warning: tests/kmod/check-build.sh failed (see $work/kmod-build.log); the modswap scenarios will fail"
+	;;
+esac
 "$VM_DIR/build-initramfs.sh" "$work/initramfs.gz" "$numastor" || fatal "building the initramfs failed"
 
-scenarios=${NUMASTOR_VM_SCENARIOS:-$(all_scenarios | tr '\n' ' ')}
 passed=0 failed=0
 for name in $scenarios; do
 	sdir="$VM_DIR/scenarios/$name"

@@ -332,6 +332,15 @@ vm_uptime() {
 
 VM_PATTERN_MB=4
 
+# The patched modules must be in the initramfs (/vm/kmod, from tests/kmod/check-build.sh).
+vm_need_kmod() {
+	if [ ! -f /vm/kmod/modules/manifest.json ] || [ ! -f /vm/kmod/prefix-modules/nvme.ko ] ||
+		[ ! -f /vm/kmod/faults/sd_mod-badcrc.ko ]; then
+		echo "test bed: no patched modules in /vm/kmod (tests/kmod/check-build.sh did not build them)" >&2
+		return 1
+	fi
+}
+
 # One fact line (a later line of the same key wins on the host).
 vm_fact() { # key value
 	_t "$1" "$2" >> "$VM_OUT/facts.txt"
@@ -367,7 +376,7 @@ vm_disk_id() { # disk
 
 # The disk whose identity (vm_disk_id) is $1 into $_v (empty when none).
 vm_disk_with_id() { # id
-	local _d _want=$1
+	local _d _want="$1"
 	for _d in $(vm_disks); do
 		vm_disk_id "$_d"
 		if [ "$_v" = "$_want" ]; then
@@ -398,7 +407,7 @@ vm_scsi_host() { # proc_name
 
 # The (first) disk on SCSI host $1 (hostN) into $_v.
 vm_disk_on_host() { # hostN
-	local _d _want=$1
+	local _d _want="$1"
 	for _d in $(vm_disks); do
 		_resolve "/sys/block/$_d/device"
 		case $_v in
@@ -458,9 +467,10 @@ vm_module_state() { # name step
 
 # What a module swap may change, as facts for STEP: the MODULES' state, each PCI function's
 # numa_node (pci.BDF.STEP.numa_node, "absent" when gone), every disk by identity
-# (disk.ID.STEP = name, and disks.STEP = the names), the journal and the kernel taint.
+# (disk.ID.STEP = name, disk_path.ID.STEP / disk_ino.ID.STEP = its sysfs directory's path and
+# kernfs inode, disks.STEP = the names), the journal and the kernel taint.
 vm_swap_state() { # step "modules" "pci functions"
-	local _m _p _d _names=
+	local _m _p _d _id _names=
 	for _m in $2; do
 		vm_module_state "$_m" "$1"
 	done
@@ -472,6 +482,12 @@ vm_swap_state() { # step "modules" "pci functions"
 	for _d in $(vm_disks); do
 		vm_disk_id "$_d"
 		vm_fact "disk.$_v.$1" "$_d"
+		# a re-probed disk has a new sysfs directory: another kernfs inode, and often another
+		# path (SCSI host number, controller)
+		_id=$_v
+		_resolve "/sys/block/$_d"
+		vm_fact "disk_path.$_id.$1" "${_v#/sys/devices/}"
+		vm_fact "disk_ino.$_id.$1" "$(stat -c %i "$_v")"
 		_names="$_names $_d"
 	done
 	vm_fact "disks.$1" "${_names# }"

@@ -1,0 +1,177 @@
+"""Host-side helpers for the module-swap scenarios' expect.py (numastor fix --modules).
+
+The guest records each step's state with guest/lib.sh's vm_swap_state / vm_pattern_* /
+vm_alloc_trace as "KEY<tab>VALUE" lines in facts.txt:
+
+    module.NAME.STEP.{state,taint,srcversion,holders}   /sys/module/NAME (state "absent")
+    pci.BDF.STEP.numa_node                               the function's numa_node ("absent")
+    disk.ID.STEP = name, disks.STEP = names              every disk by identity (vm_disk_id)
+    disk_path.ID.STEP, disk_ino.ID.STEP                  its sysfs directory's path and kernfs
+                                                         inode (a re-probed disk has a new one)
+    journal.STEP                                         /run/numastor/journal.json present/absent
+    pattern.ID.written / pattern.ID.STEP                 sha256 written / read back ("no-disk")
+    alloc.NAME                                           "cpus=… nodes=…" of an alloc_traces line
+    anything else a scenario sets with vm_fact
+
+and numastor's outputs come back as TAG.{out,err,rc} (vm_numastor).
+"""
+
+import json
+
+import fixlib
+
+PLAN_KEYS = {"to_stock", "groups", "checks", "steps", "detaches", "rescan", "safe"}
+
+
+def facts(ctx):
+    if not hasattr(ctx, "_facts"):
+        out = {}
+        for line in (ctx.read("facts.txt") or "").splitlines():
+            key, _, value = line.partition("\t")
+            out[key] = value
+        if not out:
+            ctx.fail("test bed: the guest recorded no facts (facts.txt)")
+        ctx._facts = out
+    return ctx._facts
+
+
+def fact(ctx, key, default=None):
+    return facts(ctx).get(key, default)
+
+
+def step_facts(ctx, step):
+    """What vm_swap_state (and a scenario's in_use) recorded for one step, keyed without the
+    step: {"module.nvme.state": …, "pci.0000:00:02.0.numa_node": …, "disk.ID": …, "journal": …}."""
+    out = {}
+    for key, value in facts(ctx).items():
+        parts = key.split(".")
+        if parts[0] == "module" and len(parts) == 4 and parts[2] == step:
+            out[f"module.{parts[1]}.{parts[3]}"] = value
+        elif parts[0] == "pci" and key.endswith(f".{step}.numa_node"):
+            out[key[:-len(f".{step}.numa_node")] + ".numa_node"] = value
+        elif parts[0] in ("disk", "disk_path", "disk_ino", "disks", "journal", "tainted", "in_use") and key.endswith("." + step):
+            out[key[:-len(step) - 1]] = value
+    return out
+
+
+def unchanged(ctx, what, before, after, ignore=(), reprobed=False):
+    """Everything vm_swap_state recorded at step `after` equals step `before`; with reprobed,
+    but for the disks' sysfs directories (path, inode) and the kernel taint."""
+    a, b = step_facts(ctx, before), step_facts(ctx, after)
+    for key in sorted(set(a) | set(b)):
+        if key in ignore or reprobed and key.startswith(("disk_path.", "disk_ino.", "tainted")):
+            continue
+        if a.get(key) != b.get(key):
+            ctx.fail(f"{what}: {key}: kernel={b.get(key)} before={a.get(key)} (it changed)")
+
+
+def disks_by_id(ctx, step):
+    """{identity: name} of every disk at a step."""
+    return {key[len("disk."):-len(step) - 1]: value for key, value in facts(ctx).items()
+            if key.startswith("disk.") and key.endswith("." + step)}
+
+
+def disks_back(ctx, what, before, after, same_names=False):
+    """Every disk of step `before` is there at step `after` (by identity), none more; with
+    same_names under the same name."""
+    a, b = disks_by_id(ctx, before), disks_by_id(ctx, after)
+    fixlib.kernel_equal(ctx, what, "disks (by identity)", sorted(b), sorted(a))
+    if same_names:
+        for ident in sorted(set(a) & set(b)):
+            fixlib.kernel_equal(ctx, what, f"name of disk {ident}", b[ident], a[ident])
+
+
+def pattern_intact(ctx, ident, steps):
+    written = fact(ctx, f"pattern.{ident}.written")
+    if not ctx.expect(written, f"test bed: no pattern was written to {ident}"):
+        return
+    for step in steps:
+        got = fact(ctx, f"pattern.{ident}.{step}")
+        fixlib.kernel_equal(ctx, f"disk {ident}", f"sha256 of the pattern read back {step}", got, written)
+
+
+def module(ctx, name, step):
+    return {f: fact(ctx, f"module.{name}.{step}.{f}") for f in ("state", "taint", "srcversion", "holders")}
+
+
+def module_stock(ctx, name, step, srcversion=None):
+    """Loaded and in-tree (no O taint); the stock file's srcversion when given."""
+    m = module(ctx, name, step)
+    fixlib.kernel_equal(ctx, f"{step}: module {name}", "state", m["state"], "live")
+    ctx.expect("O" not in (m["taint"] or ""),
+               f"{step}: module {name}: taint: kernel={m['taint']!r} expected=no O (the stock module)")
+    if srcversion is not None:
+        fixlib.kernel_equal(ctx, f"{step}: module {name}", "srcversion", m["srcversion"], srcversion)
+
+
+def module_out_of_tree(ctx, name, step, srcversion=None):
+    m = module(ctx, name, step)
+    fixlib.kernel_equal(ctx, f"{step}: module {name}", "state", m["state"], "live")
+    ctx.expect("O" in (m["taint"] or ""),
+               f"{step}: module {name}: taint: kernel={m['taint']!r} expected=O (an out-of-tree module)")
+    if srcversion is not None:
+        fixlib.kernel_equal(ctx, f"{step}: module {name}", "srcversion", m["srcversion"], srcversion)
+
+
+def swap_plan(ctx, tag, rc=0):
+    """The `modules` object of `fix --modules [--dry-run] --json`, with its keys checked.
+    (numastor-fix.schema.json does not describe this output.)"""
+    ctx.equal(tag, "exit code", fixlib.rc(ctx, tag), rc)
+    text = ctx.read(f"{tag}.out")
+    try:
+        doc = json.loads(text or "")
+    except ValueError as e:
+        ctx.fail(f"{tag}: numastor printed no valid JSON ({e}); stderr: {(ctx.read(tag + '.err') or '')[:300]}")
+        return None
+    ctx.equal(tag, "keys", sorted(doc), ["dry_run", "modules", "schema_version"])
+    m = doc.get("modules") or {}
+    ctx.equal(tag, "modules keys", sorted(m), sorted(PLAN_KEYS))
+    for c in m.get("checks", []):
+        ctx.equal(tag, "check keys", sorted(c), ["check", "detail", "ok"])
+    for s in m.get("steps", []):
+        ctx.equal(tag, "step keys", sorted(s), ["file", "module", "step"])
+    for d in m.get("detaches", []):
+        ctx.equal(tag, "detaches keys", sorted(d), ["device", "pci", "refusal"])
+    m["_dry_run"] = doc.get("dry_run")
+    return m
+
+
+def steps(plan):
+    return [(s["step"], s["module"], s["file"]) for s in plan.get("steps", [])]
+
+
+def failed_checks(plan):
+    return [c for c in plan.get("checks", []) if not c["ok"]]
+
+
+def swap_text(ctx, tag, rc=0):
+    """A text-mode `fix --modules` / `--revert`: exit code, no FAIL line, its ok lines."""
+    out = ctx.read(f"{tag}.out") or ""
+    err = (ctx.read(f"{tag}.err") or "").strip()
+    ctx.equal(tag, "exit code", fixlib.rc(ctx, tag), rc)
+    if rc == 0:
+        bad = [line.strip() for line in out.splitlines() if " FAIL " in f" {line.strip()} "]
+        ctx.expect(not bad, f"{tag}: numastor printed failures: {bad}; stderr: {err[:300]}")
+    return out
+
+
+def device_by_disk(ctx, doc, name):
+    for dev in (doc or {}).get("devices", []):
+        if dev.get("name") == name:
+            return dev
+    ctx.fail(f"numastor's check lists no device {name}")
+    return None
+
+
+def pci_of(dev):
+    for path in (dev or {}).get("paths") or []:
+        if path.get("pci"):
+            return path["pci"]
+    return {}
+
+
+def kernel_fix(doc, series):
+    for f in ((doc or {}).get("machine") or {}).get("kernel_fixes", []):
+        if f.get("series") == series:
+            return f
+    return {}

@@ -1,0 +1,90 @@
+"""modswap-nvme: `numastor fix --modules` when the nvme fix is already upstream.
+
+The pre-fix nvme (out of tree) forces the root-bus NVMe, which has no node, onto node 0.
+numastor's module directory holds only the module build's manifest.json, which lists the
+nvme-no-forced-node series as already upstream. Ground truth is what the guest's shell read
+around each step (facts.txt, modswaplib). It holds numastor to:
+
+- `--dry-run --json`: exit 0, safe, the plan removes nvme and loads the stock nvme (no file),
+  then removes and rescans exactly the forced function, detaches both NVMe disks without a
+  refusal; and nothing changed (modules, numa_node, disks, no journal);
+- `fix --modules`: exit 0, no FAIL line; the forced function reads numa_node -1; the loaded
+  nvme is the stock one (in tree, the stock file's srcversion); both NVMe disks are back
+  (found by controller serial: names may change) and the pattern reads back intact; the
+  journal names the nvme module group; `check --json` no longer calls the NVMe forced, reports
+  the nvme module stock (patched false) and the nvme fix in the kernel;
+- `fix --revert`: exit 0; the stock nvme, node -1, the disks and the pattern as before; the
+  journal is gone; then the usual check round against ground truth.
+"""
+
+import fixlib
+import modswaplib as ms
+
+
+def check(ctx):
+    f = lambda key: ms.fact(ctx, key)  # noqa: E731
+    pci = f("nvme.pci")
+    stock_src = f("stock.nvme.srcversion")
+    if not ctx.expect(pci and stock_src, "test bed: no nvme.pci / stock.nvme.srcversion fact"):
+        return
+    fixlib.kernel_equal(ctx, "test bed: boot", f"{pci} numa_node (pre-fix nvme)", f(f"pci.{pci}.boot.numa_node"), "0")
+    ms.module_out_of_tree(ctx, "nvme", "boot")
+    ctx.expect(f("module.nvme.boot.srcversion") != stock_src, "test bed: the pre-fix nvme has the stock srcversion")
+
+    before = fixlib.check_json(ctx, "before")
+    if before is not None:
+        disk = f("disk.NSROOT0001.boot")
+        ctx.expect(any(x.get("id") == "node-forced" and x.get("device") == disk for x in before.get("findings", [])),
+                   f"check before the swap: no node-forced finding for {disk}")
+
+    # The plan, and that it changed nothing.
+    plan = ms.swap_plan(ctx, "plan")
+    if plan is not None:
+        ctx.equal("plan", "dry_run", plan["_dry_run"], True)
+        ctx.equal("plan", "to_stock", plan["to_stock"], False)
+        ctx.equal("plan", "safe", plan["safe"], True)
+        ctx.equal("plan", "groups", plan["groups"], ["nvme"])
+        ctx.equal("plan", "steps", ms.steps(plan), [("remove", "nvme", None), ("insert", "nvme", None)])
+        ctx.equal("plan", "rescan", plan["rescan"], [pci])
+        ctx.equal("plan", "failed checks", ms.failed_checks(plan), [])
+        nvme_disks = sorted(name for ident, name in ms.disks_by_id(ctx, "boot").items() if ident.startswith("NS"))
+        ctx.equal("plan", "detaches", sorted(d["device"] for d in plan["detaches"]), nvme_disks)
+        for d in plan["detaches"]:
+            ctx.equal(f"plan: detaches {d['device']}", "refusal", d["refusal"], None)
+        root = [d for d in plan["detaches"] if d["device"] == f("disk.NSROOT0001.boot")]
+        if root:
+            ctx.equal("plan: the root-bus NVMe", "pci", root[0]["pci"], pci)
+    ms.unchanged(ctx, "after --dry-run", "boot", "planned")
+    ms.pattern_intact(ctx, "NSROOT0001", ["planned"])
+
+    # The swap.
+    ms.swap_text(ctx, "swap")
+    fixlib.kernel_equal(ctx, "after the swap", f"{pci} numa_node", f(f"pci.{pci}.swapped.numa_node"), "-1")
+    ms.module_stock(ctx, "nvme", "swapped", stock_src)
+    ms.disks_back(ctx, "after the swap", "boot", "swapped")
+    ms.pattern_intact(ctx, "NSROOT0001", ["swapped"])
+    j = fixlib.journal(ctx, "journal-swap.json")
+    if ctx.expect(j is not None, "after the swap: no journal"):
+        ctx.equal("journal after the swap", "module_groups", j.get("module_groups"), ["nvme"])
+    doc = fixlib.check_json(ctx, "swapped")
+    if doc is not None:
+        dev = ms.device_by_disk(ctx, doc, f("disk.NSROOT0001.swapped"))
+        p = ms.pci_of(dev)
+        ctx.equal("check after the swap: root-bus NVMe", "pci.numa_node", p.get("numa_node"), -1)
+        ctx.equal("check after the swap: root-bus NVMe", "pci.node_forced", p.get("node_forced"), False)
+        ctx.equal("check after the swap", "node-forced findings",
+                  [x.get("device") for x in doc.get("findings", []) if x.get("id") == "node-forced"], [])
+        mod = p.get("module") or {}
+        ctx.equal("check after the swap: nvme module", "patched", mod.get("patched"), False)
+        ctx.equal("check after the swap: nvme module", "out_of_tree", mod.get("out_of_tree"), False)
+        ctx.equal("check after the swap: nvme module", "srcversion", mod.get("srcversion"), stock_src)
+        ctx.equal("check after the swap: kernel_fixes nvme-no-forced-node", "in_kernel",
+                  ms.kernel_fix(doc, "nvme-no-forced-node").get("in_kernel"), True)
+
+    # The revert.
+    ms.swap_text(ctx, "revert")
+    fixlib.kernel_equal(ctx, "after --revert", f"{pci} numa_node", f(f"pci.{pci}.reverted.numa_node"), "-1")
+    ms.module_stock(ctx, "nvme", "reverted", stock_src)
+    ms.disks_back(ctx, "after --revert", "boot", "reverted")
+    ms.pattern_intact(ctx, "NSROOT0001", ["reverted"])
+    fixlib.kernel_equal(ctx, "after --revert", "journal", f("journal.reverted"), "absent")

@@ -1,0 +1,130 @@
+"""modswap-refusals: `numastor fix --modules` refuses before touching anything, and
+--install works where a swap may not.
+
+The module directory holds the module build's patched scsi_mod.ko and sd_mod.ko with its
+manifest.json; each case breaks one thing. Ground truth is the guest's state before and after
+each attempt (vm_swap_state: modules, disks by identity, journal; what /proc/mounts and
+/proc/swaps hold). It holds numastor to, for each refusal: exit 3, the reason printed (the
+disk and why, or the failing check with its detail), exactly the expected checks failing,
+and nothing changed (no module, disk, mount, swap or journal differs):
+
+- a disk the swap detaches is mounted (`--dry-run --json` first: exit 1, safe false, that
+  disk's refusal "mounted at /mnt/mega", the other disk none) or used as swap;
+- sd_mod's sha256 in the manifest is wrong; sd_mod.ko is group-writable (0664); the module
+  directory is group-writable (0775); sd_mod.ko is owned by uid 1000; sd_mod.ko has another
+  kernel's vermagic (manifest sha256/vermagic from the file); the manifest names another
+  kernel release.
+
+`--install` with the disk mounted: exit 0, the live modules and the mount untouched, both
+files in /lib/modules/<release>/updates/numastor/ with the manifest's sha256, mode 0644 and
+root-owned, modules.dep (depmod ran) resolving scsi_mod and sd_mod to them, the journal
+listing them; `--revert`: exit 0, the files gone, modules.dep back at kernel/, no journal.
+A file on the mounted file system reads back intact throughout.
+"""
+
+import re
+
+import fixlib
+import modswaplib as ms
+
+CHECKS = ("is a loadable module", "sha256 matches the manifest", "vermagic matches the running kernel",
+          "file and directories are root-owned and not group/world-writable",
+          "the kernel's signature policy accepts it", "the modules were built for the running kernel")
+
+
+def failed_lines(ctx, tag):
+    """{check: detail} of the `check FAIL <module>: <check>: <detail>` lines of a text-mode run."""
+    out = {}
+    for line in (ctx.read(f"{tag}.out") or "").splitlines():
+        line = line.strip()
+        if not line.startswith("check FAIL "):
+            continue
+        rest = line[len("check FAIL "):]
+        for c in CHECKS:
+            i = rest.find(c)
+            if i >= 0:
+                out[rest[:i + len(c)]] = rest[i + len(c):].lstrip(": ")
+                break
+        else:
+            out[rest] = ""
+    return out
+
+
+def refused(ctx, tag, checks=None, disk=None, why=None):
+    ctx.equal(tag, "exit code", fixlib.rc(ctx, tag), 3)
+    out, err = ctx.read(f"{tag}.out") or "", ctx.read(f"{tag}.err") or ""
+    ctx.expect("refused" in err and "nothing was changed" in err,
+               f"{tag}: stderr does not say refused / nothing was changed: {err.strip()[:300]!r}")
+    failed = failed_lines(ctx, tag)
+    ctx.equal(tag, "failing checks", sorted(failed), sorted(c for c, _ in (checks or [])))
+    for c, pattern in checks or []:
+        if c in failed:
+            ctx.expect(re.search(pattern, failed[c]), f"{tag}: check {c!r}: detail {failed[c]!r} does not match {pattern!r}")
+    if disk:
+        ctx.expect(re.search(rf"detaches {re.escape(disk)} \([^)]*\): must not, {why}", out),
+                   f"{tag}: the plan does not name {disk} as refused ({why}): {out[:600]!r}")
+    ms.unchanged(ctx, f"{tag}: refused", f"{tag}-before", tag)
+    fixlib.kernel_equal(ctx, tag, "journal after", ms.fact(ctx, f"journal.{tag}"), "absent")
+
+
+def check(ctx):
+    f = lambda key: ms.fact(ctx, key)  # noqa: E731
+    mega, vscsi, krel = f("mega.disk"), f("vscsi.disk"), f("krel")
+    if not ctx.expect(mega and vscsi and krel, "test bed: no mega.disk / vscsi.disk / krel fact"):
+        return
+    moddir = f"/var/lib/numastor/modules/{krel}"
+
+    # Mounted.
+    plan = ms.swap_plan(ctx, "mounted-plan", rc=1)
+    if plan is not None:
+        ctx.equal("mounted-plan", "safe", plan["safe"], False)
+        ctx.equal("mounted-plan", "failed checks", ms.failed_checks(plan), [])
+        refusals = {d["device"]: d["refusal"] for d in plan["detaches"]}
+        ctx.equal("mounted-plan", "refusals", refusals, {mega: "mounted at /mnt/mega", vscsi: None})
+    ctx.expect(f"/dev/{mega} /mnt/mega" in (f("in_use.mounted") or ""), f"test bed: {mega} not mounted")
+    refused(ctx, "mounted", disk=mega, why="mounted at /mnt/mega")
+
+    # --install with the disk mounted, and --revert.
+    ctx.equal("install", "exit code", fixlib.rc(ctx, "install"), 0)
+    ms.unchanged(ctx, "--install (live state)", "install-before", "install", ignore=("journal",))
+    for m in ("scsi_mod", "sd_mod"):
+        fixlib.kernel_equal(ctx, f"--install: updates/numastor/{m}.ko", "sha256", f(f"installed.{m}.sha256"),
+                            f(f"manifest.{m}.sha256"))
+        fixlib.kernel_equal(ctx, f"--install: updates/numastor/{m}.ko", "mode and owner", f(f"installed.{m}.mode"),
+                            "644 0")
+        fixlib.kernel_equal(ctx, "--install: modules.dep", f"{m}", (f(f"modules_dep.{m}.after_install") or "").strip(),
+                            f"updates/numastor/{m}.ko:")
+        fixlib.kernel_equal(ctx, "--revert of --install: modules.dep", f"{m}",
+                            (f(f"modules_dep.{m}.after_revert") or "").strip(), f"kernel/drivers/scsi/{m}.ko:")
+    j = fixlib.journal(ctx, "journal-install.json")
+    if ctx.expect(j is not None, "--install: no journal"):
+        ctx.equal("--install: journal", "installed", sorted(j.get("installed") or []),
+                  sorted(f"lib/modules/{krel}/updates/numastor/{m}.ko" for m in ("scsi_mod", "sd_mod")))
+        ctx.equal("--install: journal", "module_groups", j.get("module_groups"), [])
+    ctx.equal("install-revert", "exit code", fixlib.rc(ctx, "install-revert"), 0)
+    fixlib.kernel_equal(ctx, "--revert of --install", "files left in updates/numastor",
+                        (f("installed.after_revert") or "").strip(), "")
+    fixlib.kernel_equal(ctx, "--revert of --install", "journal", f("journal.install-revert"), "absent")
+    ms.unchanged(ctx, "--revert of --install (live state)", "install-revert-before", "install-revert",
+                 ignore=("journal",))
+    fixlib.kernel_equal(ctx, "file on the mounted disk", "sha256", f("file.mounted"), f("file.written"))
+
+    # Swap.
+    ctx.expect(f"/dev/{vscsi}" in (f("in_use.swap") or ""), f"test bed: {vscsi} not used as swap")
+    refused(ctx, "swap", disk=vscsi, why=re.escape(f"used as swap (/dev/{vscsi})"))
+
+    # The checks.
+    ck = "sd_mod: "
+    refused(ctx, "sha256", checks=[(ck + "sha256 matches the manifest", r"has sha256 [0-9a-f]{64}, the manifest says 0{64}")])
+    refused(ctx, "group-writable", checks=[(ck + "file and directories are root-owned and not group/world-writable",
+                                            re.escape(f"{moddir}/sd_mod.ko is writable by group or others (mode 0664)"))])
+    refused(ctx, "dir-writable", checks=[
+        (m + ": file and directories are root-owned and not group/world-writable",
+         re.escape(f"{moddir} is writable by group or others (mode 0775)")) for m in ("scsi_mod", "sd_mod")])
+    refused(ctx, "not-root", checks=[(ck + "file and directories are root-owned and not group/world-writable",
+                                      re.escape(f"{moddir}/sd_mod.ko is owned by uid 1000, not root"))])
+    vermagic = (f("fault.vermagic") or "").strip()
+    ctx.expect(vermagic and not vermagic.startswith(krel + " "), f"test bed: fault vermagic {vermagic!r}")
+    refused(ctx, "vermagic", checks=[(ck + "vermagic matches the running kernel", re.escape(vermagic.split()[0]))])
+    refused(ctx, "release", checks=[("the modules were built for the running kernel",
+                                     re.escape(f"is for 6.1.0-99-amd64, this kernel is {krel}"))])

@@ -1,0 +1,49 @@
+"""modswap-rollback: a module swap that fails leaves the machine exactly as it was.
+
+(1) The patched sd_mod in the module directory has one imported symbol's CRC inverted, so the
+kernel refuses it ("disagrees about version of symbol", checked in dmesg) after the stock
+modules were removed and the patched scsi_mod loaded; its manifest entry carries the file's
+sha256, so every check passes. (This stands in for "a patched module that fails to
+initialise": the kernel refuses it at load, before its init runs; numastor sees the same
+error from the insert.) (2) The megasas disk is held open by a process (not mounted, not
+swap, no holder): its modules cannot be removed.
+
+For each, numastor must end with the machine as before: the stock modules (in tree) with the
+same holders, every disk back under the same name, identity and sysfs path... For (1):
+exit 1, stderr says it rolled back, the journal is gone, the patterns read back intact.
+For (2) the in-use disk should be refused before anything is touched (exit 3, nothing
+changed: no disk re-probed).
+"""
+
+import fixlib
+import modswaplib as ms
+
+
+def check(ctx):
+    f = lambda key: ms.fact(ctx, key)  # noqa: E731
+    mega, vscsi = f("mega.id"), f("vscsi.id")
+    if not ctx.expect(mega and vscsi, "test bed: no mega.id / vscsi.id fact"):
+        return
+
+    # (1) the kernel refuses the patched sd_mod.
+    ctx.equal("badcrc", "exit code", fixlib.rc(ctx, "badcrc"), 1)
+    err = ctx.read("badcrc.err") or ""
+    ctx.expect("rolled back to the stock modules" in err, f"badcrc: stderr does not say rolled back: {err[-300:]!r}")
+    out = ctx.read("badcrc.out") or ""
+    ctx.expect("FAIL loaded patched sd_mod" in out, f"badcrc: no failed load of the patched sd_mod: {out[-600:]!r}")
+    ctx.expect(int(f("badcrc.dmesg") or 0) >= 1,
+               f"test bed: the kernel did not say sd_mod disagrees about the version of {f('badcrc.symbol')}")
+    for m in ("scsi_mod", "sd_mod", "megaraid_sas", "virtio_scsi"):
+        ms.module_stock(ctx, m, "badcrc")
+    # the disks were re-probed (they had to be): everything but their sysfs paths as before
+    ms.unchanged(ctx, "after the rolled-back swap", "badcrc-before", "badcrc", reprobed=True)
+    ctx.expect(ctx.read("journal-badcrc.json") is None, "badcrc: the journal is still there after the rollback")
+    ms.pattern_intact(ctx, mega, ["badcrc"])
+    ms.pattern_intact(ctx, vscsi, ["badcrc"])
+
+    # (2) a disk held open.
+    ctx.equal("open (a disk held open by a process)", "exit code", fixlib.rc(ctx, "open"), 3)
+    ms.unchanged(ctx, "open (a disk held open by a process)", "open-before", "open")
+    ctx.expect(ctx.read("journal-open.json") is None, "open: a journal is left")
+    ms.pattern_intact(ctx, mega, ["open"])
+    ms.pattern_intact(ctx, vscsi, ["open"])

@@ -1,0 +1,76 @@
+# numastor fix --modules with the patched SCSI midlayer (scsi_mod and sd_mod as
+# kmod-patches/build-modules.sh built them for this kernel, with their manifest.json), and
+# where the midlayer's objects land, measured: booted with slub_debug=U,kmalloc-* so that
+# /sys/kernel/debug/slab/<cache>/alloc_traces shows the CPUs and nodes of the live objects of
+# each allocation site. The megasas disk is deleted and its host rescanned from CPU 0 (node 0)
+# with the stock midlayer, after the swap, and after --revert: the rescanning shell's own
+# scsi_alloc_sdev (kmalloc-4k) and scsi_alloc_target (kmalloc-1k) objects tell the node.
+# Patterns on both SCSI disks must survive every step.
+# shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
+vm_need_kmod
+SCSI_MODULES="scsi_mod sd_mod megaraid_sas virtio_scsi scsi_common"
+
+# Delete the megasas disk and rescan its channel/target/LUN from CPU 0 (a wildcard scan walks
+# every target id of the HBA: 10 s under TCG); facts alloc.sdev.STEP and alloc.target.STEP,
+# and copies of both caches' traces.
+rescan_from_cpu0() { # step
+	local host disk ctl
+	vm_scsi_host megaraid_sas
+	host=$_v
+	vm_disk_with_id "$mega"
+	disk=$_v
+	ctl=$(echo "${mega#*/}" | tr : ' ')
+	echo 1 > "/sys/block/$disk/device/delete"
+	vm_on_cpu 0 "rescan.$1" "echo '$ctl' > /sys/class/scsi_host/$host/scan"
+	vm_wait_disks 30
+	_rd "/tmp/on-cpu.pid"
+	vm_alloc_trace kmalloc-4k scsi_alloc_sdev "$_v" "sdev.$1"
+	vm_alloc_trace kmalloc-1k scsi_alloc_target "$_v" "target.$1"
+	vm_slab_traces kmalloc-4k "$1"
+	vm_slab_traces kmalloc-1k "$1"
+}
+
+vm_load_storage
+vm_wait_disks 60
+vm_scsi_host megaraid_sas
+vm_disk_on_host "$_v"
+mega_disk=$_v
+vm_disk_id "$mega_disk"
+mega=$_v
+vm_disk_pci "$mega_disk"
+mega_pci=$_v
+vm_scsi_host virtio_scsi
+vm_disk_on_host "$_v"
+vm_disk_id "$_v"
+vscsi=$_v
+vm_fact mega.id "$mega"
+vm_fact mega.pci "$mega_pci"
+vm_fact vscsi.id "$vscsi"
+vm_fact stock.scsi_mod.marker "$(modinfo -F numastor scsi_mod)"
+vm_fact patched.scsi_mod.marker "$(modinfo -F numastor /vm/kmod/modules/scsi_mod.ko)"
+vm_fact patched.sd_mod.marker "$(modinfo -F numastor /vm/kmod/modules/sd_mod.ko)"
+vm_pattern_write "$mega"
+vm_pattern_write "$vscsi"
+
+rescan_from_cpu0 stock
+vm_swap_state boot "$SCSI_MODULES" "$mega_pci"
+vm_module_dir /vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko
+vm_numastor before check --json
+vm_numastor plan fix --modules --dry-run --json
+vm_swap_state planned "$SCSI_MODULES" "$mega_pci"
+vm_numastor swap fix --modules
+vm_save_journal journal-swap.json
+vm_swap_state swapped "$SCSI_MODULES" "$mega_pci"
+vm_pattern_read "$mega" swapped
+vm_pattern_read "$vscsi" swapped
+vm_numastor swapped check --json
+
+rescan_from_cpu0 patched
+vm_pattern_read "$mega" patched-rescan
+vm_numastor revert fix --revert
+vm_save_journal journal-revert.json
+vm_swap_state reverted "$SCSI_MODULES" "$mega_pci"
+vm_pattern_read "$mega" reverted
+vm_pattern_read "$vscsi" reverted
+rescan_from_cpu0 reverted
+vm_check_round
