@@ -46,7 +46,8 @@ static void fix_usage(FILE *out)
 		     "      --color WHEN          colour: auto (default), always, never\n"
 		     "  -h, --help                show this help\n"
 		     "\n"
-		     "Exit status: 0 done (or nothing to do), 1 some writes failed, 3 could not run.\n");
+		     "Exit status: 0 done (or nothing to do), 1 some writes failed (with --modules --dry-run:\n"
+		     "the swap would be refused), 3 could not run.\n");
 }
 
 struct fix_opts {
@@ -293,7 +294,9 @@ static struct json_object *swap_plan_json(const struct ns_swap_plan *p)
 		struct json_object *c = json_object_new_object();
 		json_object_object_add(c, "step", json_object_new_string(p->steps[i].remove ? "remove" : "insert"));
 		json_object_object_add(c, "module", json_object_new_string(p->steps[i].module));
-		json_object_object_add(c, "file", p->steps[i].file ? json_object_new_string(p->steps[i].file) : NULL);
+		char *abs = p->steps[i].file ? ns_fmt("/%s", p->steps[i].file) : NULL;
+		json_object_object_add(c, "file", abs ? json_object_new_string(abs) : NULL);
+		free(abs);
 		json_object_array_add(a, c);
 	}
 	json_object_object_add(doc, "steps", a);
@@ -311,6 +314,10 @@ static struct json_object *swap_plan_json(const struct ns_swap_plan *p)
 	for (size_t i = 0; i < p->nrescan; i++)
 		json_object_array_add(a, json_object_new_string(p->rescan[i]));
 	json_object_object_add(doc, "rescan", a);
+	a = json_object_new_array();
+	for (size_t i = 0; i < p->nbusy; i++)
+		json_object_array_add(a, json_object_new_string(p->busy[i]));
+	json_object_object_add(doc, "busy", a);
 	json_object_object_add(doc, "safe", json_object_new_boolean(ns_swap_plan_safe(p)));
 	return doc;
 }
@@ -327,11 +334,13 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 		       p->disks[i].refusal ? ": must not, " : "", p->disks[i].refusal ? p->disks[i].refusal : "");
 	for (size_t i = 0; i < p->nsteps; i++)
 		printf("  step %zu: %s %s%s%s\n", i + 1, p->steps[i].remove ? "remove" : "load", p->steps[i].module,
-		       p->steps[i].file ? " from " : (p->steps[i].remove ? "" : " (stock)"),
+		       p->steps[i].file ? " from /" : (p->steps[i].remove ? "" : " (stock)"),
 		       p->steps[i].file ? p->steps[i].file : "");
 	for (size_t i = 0; i < p->nrescan; i++)
 		printf("  then: remove and rescan PCI function %s (its forced node survives a driver swap)\n",
 		       p->rescan[i]);
+	for (size_t i = 0; i < p->nbusy; i++)
+		printf("  busy: %s\n", p->busy[i]);
 }
 
 static int do_modules(struct ns_root *root, struct ns_system *sys, const struct fix_opts *o)
@@ -339,6 +348,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 	struct ns_swap_plan plan;
 	struct ns_swap_report rep = {0};
 	struct ns_journal j;
+	bool ran = false;
 	int r = ns_swap_plan_build(sys, o->module_dir, false, NULL, 0, &plan), code = NS_EXIT_OK;
 
 	if (r == -ENOENT) {
@@ -353,21 +363,14 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		fprintf(stderr, "numastor fix --modules: %s\n", strerror(-r));
 		return NS_EXIT_UNKNOWN;
 	}
-	if (o->json) {
-		struct json_object *doc = json_object_new_object();
-		json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
-		json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
-		json_object_object_add(doc, "modules", swap_plan_json(&plan));
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-								 JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(doc);
-	} else {
+	/* JSON: the plan, then (when it ran) what happened, printed once at the end */
+	if (!o->json)
 		swap_plan_text(&plan);
-	}
 	if (o->dry_run) {
 		code = ns_swap_plan_safe(&plan) ? NS_EXIT_OK : NS_EXIT_WARNING;
 		goto out;
 	}
+	ran = true;
 	if (plan.failed_checks) {
 		fprintf(stderr, "numastor fix --modules: refused: a check failed (see above); nothing was changed\n");
 		code = NS_EXIT_UNKNOWN;
@@ -396,7 +399,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		ns_journal_free(&j);
 		goto out;
 	}
-	if (plan.refused_disks) {
+	if (plan.refused_disks || plan.nbusy) {
 		fprintf(stderr, "numastor fix --modules: refused: the swap would detach a disk in use (see above); "
 				"nothing was changed. `numastor fix --modules --install` installs the modules for the "
 				"next boot instead\n");
@@ -434,8 +437,32 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 	} else if (!o->quiet && !o->json) {
 		printf("module swap done; `numastor fix --revert` returns to the stock modules\n");
 	}
-	ns_swap_report_free(&rep);
 out:
+	if (o->json) {
+		struct json_object *doc = json_object_new_object(), *res = NULL;
+		json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+		json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
+		json_object_object_add(doc, "modules", swap_plan_json(&plan));
+		if (ran) {
+			struct json_object *ev = json_object_new_array();
+			res = json_object_new_object();
+			json_object_object_add(res, "exit_code", json_object_new_int(code));
+			json_object_object_add(res, "swapped", json_object_new_boolean(rep.ok));
+			json_object_object_add(res, "rolled_back", json_object_new_boolean(rep.rolled_back));
+			for (size_t i = 0; i < rep.n; i++) {
+				struct json_object *e = json_object_new_object();
+				json_object_object_add(e, "step", json_object_new_string(rep.v[i].text));
+				json_object_object_add(e, "ok", json_object_new_boolean(rep.v[i].ok));
+				json_object_array_add(ev, e);
+			}
+			json_object_object_add(res, "events", ev);
+		}
+		json_object_object_add(doc, "result", res);
+		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+								 JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(doc);
+	}
+	ns_swap_report_free(&rep);
 	ns_swap_plan_free(&plan);
 	return code;
 }
@@ -477,7 +504,7 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o)
 		if (r == 0) {
 			if (!o->quiet && !o->json)
 				swap_plan_text(&plan);
-			if (plan.refused_disks) {
+			if (plan.refused_disks || plan.nbusy) {
 				fprintf(stderr,
 					"numastor fix --revert: a disk the swap back would detach is in use; the "
 					"numastor modules stay loaded\n");

@@ -42,7 +42,11 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 		return -ENOMEM;
 
 	if (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA) {
-		if (scsi_mod_patched(sys) && pci && pci->numa_node >= 0) {
+		if (scsi_mod_patched(sys) && (!pci || pci->numa_node < 0)) {
+			r = asprintf(&a->midlayer_basis,
+				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on "
+				     "dev_to_node(dma_dev), which is -1: the scanning CPU's node");
+		} else if (scsi_mod_patched(sys)) {
 			a->midlayer_node = pci->numa_node;
 			r = asprintf(&a->midlayer_basis,
 				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on "

@@ -388,6 +388,14 @@ out:
 	return why;
 }
 
+/* The module driving SCSI host hostN (its proc_name), or NULL. */
+static char *host_module(struct ns_root *root, const char *host)
+{
+	char path[256], *proc = NULL;
+	snprintf(path, sizeof(path), "sys/class/scsi_host/%s/proc_name", host);
+	return ns_read_str(root, path, &proc) == 0 ? proc : NULL;
+}
+
 static bool disk_in_group(const struct ns_disk *d, const char *group)
 {
 	if (strcmp(group, "scsi") == 0)
@@ -414,6 +422,9 @@ static int add_disks(struct ns_system *sys, struct ns_swap_plan *p, const char *
 			.pci = d->npaths && d->paths[0].pci ? strdup(d->paths[0].pci->address) : NULL,
 			.serial = d->identity.serial ? strdup(d->identity.serial) : NULL,
 			.wwn = d->identity.wwn ? strdup(d->identity.wwn) : NULL,
+			.hba = d->npaths && d->paths[0].controller && strncmp(d->paths[0].controller, "host", 4) == 0
+				       ? host_module(sys->root, d->paths[0].controller)
+				       : NULL,
 			.refusal = disk_refusal(sys, d),
 		};
 		p->refused_disks += nv[p->ndisks].refusal != NULL;
@@ -439,6 +450,93 @@ static int removal_order(struct ns_root *root, const char *name, char ***order, 
 	if (r == 0 && !ns_strv_has(*order, *n, name))
 		r = ns_strv_add(order, n, name);
 	return r;
+}
+
+/*
+ * A module in use by more than the modules stacked on it has an open device or a mount
+ * behind it (a process reading a raw disk): removing it would fail half-way, so refuse first.
+ */
+static int check_not_in_use(struct ns_root *root, struct ns_swap_plan *p, const char *name)
+{
+	char path[256], **holders;
+	size_t nh;
+	long refcnt = 0;
+	char *why;
+	int r;
+
+	snprintf(path, sizeof(path), "sys/module/%s/refcnt", name);
+	if (ns_read_long(root, path, &refcnt, NULL) < 0)
+		return 0; /* built in or gone: other checks speak for it */
+	module_holders(root, name, &holders, &nh);
+	ns_strv_free(holders, nh);
+	if (refcnt <= (long)nh)
+		return 0;
+	why = ns_fmt("%s has %ld users beyond its %zu holder modules: a device of it is open or mounted", name, refcnt,
+		     nh);
+	if (!why)
+		return -ENOMEM;
+	r = ns_strv_add(&p->busy, &p->nbusy, why);
+	free(why);
+	return r;
+}
+
+/* sd names in the order sd hands them out: sda..sdz, sdaa.. (shorter first). */
+static int disk_name_cmp(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+}
+
+/*
+ * order (removal order: core last) becomes the insertion order: the core, then sd_mod (so
+ * it names each disk as its HBA scans it), then the HBA drivers in the order of the names
+ * their disks have now (the first disk's HBA first: the disks come back under the same
+ * names), then the rest (sg) as they were stacked.
+ */
+static int insertion_order(const struct ns_swap_plan *p, char **order, size_t n)
+{
+	const char **key = calloc(n ? n : 1, sizeof(*key));
+	int *rank = calloc(n ? n : 1, sizeof(*rank));
+
+	if (!key || !rank) {
+		free(key);
+		free(rank);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		char *t = order[i];
+		order[i] = order[n - 1 - i];
+		order[n - 1 - i] = t;
+	}
+	for (size_t i = 1; i < n; i++) {
+		rank[i] = strcmp(order[i], "sd_mod") == 0 ? 0 : 2;
+		for (size_t d = 0; d < p->ndisks; d++)
+			if (p->disks[d].hba && strcmp(p->disks[d].hba, order[i]) == 0) {
+				rank[i] = 1;
+				if (!key[i] || disk_name_cmp(p->disks[d].name, key[i]) < 0)
+					key[i] = p->disks[d].name;
+			}
+	}
+	/* stable insertion sort of everything after the core by (rank, first disk name) */
+	for (size_t i = 2; i < n; i++) {
+		char *m = order[i];
+		const char *k = key[i];
+		int rk = rank[i];
+		size_t j = i;
+		while (j > 1 &&
+		       (rank[j - 1] > rk || (rank[j - 1] == rk && rk == 1 && disk_name_cmp(key[j - 1], k) > 0))) {
+			order[j] = order[j - 1];
+			key[j] = key[j - 1];
+			rank[j] = rank[j - 1];
+			j--;
+		}
+		order[j] = m;
+		key[j] = k;
+		rank[j] = rk;
+	}
+	free(key);
+	free(rank);
+	return 0;
 }
 
 /* Is the loaded module not the stock file (out of tree, or another srcversion)? */
@@ -472,11 +570,21 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 		return add_check(p, true, ns_fmt("%s is not loaded", top),
 				 ns_fmt("nothing to swap out: the patched %s loads when the devices probe", top));
 	}
+	if (p->to_stock && strcmp(group, "nvme") == 0 && !loaded_differs_from_stock(sys->root, ctx, "nvme")) {
+		/* the stock nvme is what runs (the fix was upstream): nothing to put back */
+		return add_check(p, true, ns_fmt("the stock nvme is loaded"), ns_fmt("nothing to swap back"));
+	}
 	r = removal_order(sys->root, top, &order, &n, 0);
 	for (size_t i = 0; r == 0 && i < n; i++)
+		r = check_not_in_use(sys->root, p, order[i]);
+	for (size_t i = 0; r == 0 && i < n; i++)
 		r = add_step(p, order[i], NULL, true);
-	/* insert in reverse: the core first, then what stacks on it */
-	for (size_t i = n; r == 0 && i-- > 0;) {
+	/* the disks first: the insertion order follows their names */
+	if (r == 0)
+		r = add_disks(sys, p, group);
+	if (r == 0)
+		r = insertion_order(p, order, n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct ns_manifest_module *mm = p->to_stock ? NULL : ns_manifest_find(&p->manifest, order[i]);
 		if (mm)
 			r = check_candidate(sys, ctx, p, mm);
@@ -484,8 +592,6 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 			r = add_step(p, order[i], mm ? mm->file : NULL, false);
 	}
 	ns_strv_free(order, n);
-	if (r == 0)
-		r = add_disks(sys, p, group);
 	if (r == 0 && strcmp(group, "nvme") == 0) {
 		/* a forced node survives the swap: remove and rescan those functions */
 		for (size_t i = 0; i < sys->npcis && r == 0; i++) {
@@ -516,9 +622,12 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, bool to_stock,
 	r = ns_manifest_load(sys->root, dir, &p->manifest);
 	if (r < 0 && !to_stock)
 		goto out;
-	if (r == 0 && sys->machine.kernel_release && strcmp(p->manifest.kernel_release, sys->machine.kernel_release)) {
+	if (r < 0)
+		r = 0; /* going back to the stock modules needs no manifest */
+	if (r == 0 && p->manifest.kernel_release && sys->machine.kernel_release &&
+	    strcmp(p->manifest.kernel_release, sys->machine.kernel_release)) {
 		r = add_check(p, false, ns_fmt("the modules were built for the running kernel"),
-			      ns_fmt("%s/manifest.json is for %s, this kernel is %s", dir, p->manifest.kernel_release,
+			      ns_fmt("/%s/manifest.json is for %s, this kernel is %s", dir, p->manifest.kernel_release,
 				     sys->machine.kernel_release));
 		if (r < 0)
 			goto out;
@@ -566,6 +675,7 @@ void ns_swap_plan_free(struct ns_swap_plan *p)
 		free(p->disks[i].pci);
 		free(p->disks[i].serial);
 		free(p->disks[i].wwn);
+		free(p->disks[i].hba);
 		free(p->disks[i].refusal);
 	}
 	free(p->disks);
@@ -576,12 +686,13 @@ void ns_swap_plan_free(struct ns_swap_plan *p)
 	free(p->steps);
 	ns_strv_free(p->rescan, p->nrescan);
 	ns_strv_free(p->groups, p->ngroups);
+	ns_strv_free(p->busy, p->nbusy);
 	memset(p, 0, sizeof(*p));
 }
 
 bool ns_swap_plan_safe(const struct ns_swap_plan *p)
 {
-	return p->failed_checks == 0 && p->refused_disks == 0;
+	return p->failed_checks == 0 && p->refused_disks == 0 && p->nbusy == 0;
 }
 
 /* ---- execution ---- */
@@ -753,6 +864,28 @@ static bool wait_disks(struct run *x, const struct ns_swap_plan *p, unsigned wai
 	return all;
 }
 
+static bool wait_hba_disks(struct run *x, const struct ns_swap_plan *p, const char *module, unsigned wait_s)
+{
+	for (unsigned waited = 0;; waited += 250) {
+		bool all = true;
+		for (size_t i = 0; i < p->ndisks && all; i++) {
+			char *now;
+			if (!p->disks[i].hba || strcmp(p->disks[i].hba, module) != 0)
+				continue;
+			now = find_disk(x, &p->disks[i]);
+			all = now != NULL;
+			free(now);
+		}
+		if (all)
+			return true;
+		if (waited >= wait_s * 1000) {
+			event(x, false, "the disks of %s did not come back within %u s", module, wait_s);
+			return false;
+		}
+		sleep_ms(250);
+	}
+}
+
 static bool verify_modules(struct run *x, const struct ns_swap_plan *p)
 {
 	bool ok = true;
@@ -841,6 +974,9 @@ int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *p, unsigne
 			r = insert_module(&x, s->module, s->file);
 			event(&x, r == 0, "loaded %s %s%s%s", s->file ? "patched" : "stock", s->module, r ? ": " : "",
 			      r ? strerror(-r) : "");
+			/* let this HBA's disks come back before the next one scans: names follow scan order */
+			if (r == 0 && !wait_hba_disks(&x, p, s->module, wait_s))
+				r = -ETIMEDOUT;
 		}
 	}
 	if (r == 0)

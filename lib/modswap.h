@@ -50,6 +50,7 @@ struct ns_swap_check {
 struct ns_swap_disk {
 	char *name;
 	char *pci;
+	char *hba; /* the module driving its SCSI host (megaraid_sas, virtio_scsi), NULL for nvme */
 	char *serial, *wwn;
 	char *refusal; /* why it must not be detached; NULL when it may */
 };
@@ -73,6 +74,8 @@ struct ns_swap_plan {
 	size_t nrescan;
 	char **groups; /* "nvme", "scsi": what the swap replaces */
 	size_t ngroups;
+	char **busy; /* modules in use beyond their holder modules (an open device): refused */
+	size_t nbusy;
 };
 
 /*

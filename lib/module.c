@@ -245,12 +245,16 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 		modinfo_live(mods, m, &file_srcversion, notes);
 	else
 		modinfo_captured(mods, m, &file_srcversion, notes);
-	/* the file modinfo read may not be what is loaded (a patched module insmod'ed from elsewhere) */
-	if (m->srcversion && file_srcversion && strcmp(m->srcversion, file_srcversion) != 0 && m->patched == 0) {
+	/* the file modinfo read may not be what is loaded (a module insmod'ed from elsewhere):
+	 * then neither "stock" nor "patched" is known */
+	if (m->srcversion && file_srcversion && strcmp(m->srcversion, file_srcversion) != 0) {
 		ns_note(notes, m->name, "module.patched",
 			"the loaded %s (srcversion %s) is not the file modinfo describes (%s)", m->name, m->srcversion,
 			file_srcversion);
 		m->patched = -1;
+		ns_strv_free(m->patches, m->npatches);
+		m->patches = NULL;
+		m->npatches = 0;
 	}
 	m->file_srcversion = file_srcversion;
 	if (!m->srcversion && file_srcversion)

@@ -20,7 +20,7 @@ import json
 
 import fixlib
 
-PLAN_KEYS = {"to_stock", "groups", "checks", "steps", "detaches", "rescan", "safe"}
+PLAN_KEYS = {"to_stock", "groups", "checks", "steps", "detaches", "rescan", "busy", "safe"}
 
 
 def facts(ctx):
@@ -114,8 +114,8 @@ def module_out_of_tree(ctx, name, step, srcversion=None):
 
 
 def swap_plan(ctx, tag, rc=0):
-    """The `modules` object of `fix --modules [--dry-run] --json`, with its keys checked.
-    (numastor-fix.schema.json does not describe this output.)"""
+    """The `modules` object of `fix --modules [--dry-run] --json`, checked against
+    numastor-fix.schema.json; its "result" (what happened) is m["_result"]."""
     ctx.equal(tag, "exit code", fixlib.rc(ctx, tag), rc)
     text = ctx.read(f"{tag}.out")
     try:
@@ -123,7 +123,13 @@ def swap_plan(ctx, tag, rc=0):
     except ValueError as e:
         ctx.fail(f"{tag}: numastor printed no valid JSON ({e}); stderr: {(ctx.read(tag + '.err') or '')[:300]}")
         return None
-    ctx.equal(tag, "keys", sorted(doc), ["dry_run", "modules", "schema_version"])
+    ctx.equal(tag, "keys", sorted(doc), ["dry_run", "modules", "result", "schema_version"])
+    with open(fixlib.FIX_SCHEMA, encoding="utf-8") as f:
+        schema = json.load(f)
+    for problem in fixlib.schema_errors(doc, schema, schema)[:10]:
+        ctx.fail(f"{tag}: schema: {problem}")
+    if doc.get("dry_run"):
+        ctx.equal(tag, "result of a dry run", doc.get("result"), None)
     m = doc.get("modules") or {}
     ctx.equal(tag, "modules keys", sorted(m), sorted(PLAN_KEYS))
     for c in m.get("checks", []):
@@ -133,6 +139,7 @@ def swap_plan(ctx, tag, rc=0):
     for d in m.get("detaches", []):
         ctx.equal(tag, "detaches keys", sorted(d), ["device", "pci", "refusal"])
     m["_dry_run"] = doc.get("dry_run")
+    m["_result"] = doc.get("result")
     return m
 
 

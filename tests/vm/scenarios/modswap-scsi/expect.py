@@ -64,7 +64,15 @@ def check(ctx):
         inserts = [(m, fl) for s, m, fl in st if s == "insert"]
         ctx.equal("plan", "modules removed", sorted(removes), sorted(holders | {"scsi_mod"}))
         ctx.expect(removes and removes[-1] == "scsi_mod", f"plan: scsi_mod is not removed last: {removes}")
-        ctx.equal("plan", "modules loaded (in order)", [m for m, _ in inserts], removes[::-1])
+        # the core, then sd_mod, then the HBAs in the order of their disks' names (so the disks
+        # come back under the names they had), then the rest
+        loaded = [m for m, _ in inserts]
+        ctx.equal("plan", "modules loaded", sorted(loaded), sorted(removes))
+        ctx.expect(loaded[:2] == ["scsi_mod", "sd_mod"], f"plan: scsi_mod, sd_mod are not loaded first: {loaded}")
+        boot = ms.disks_by_id(ctx, "boot")
+        hba_of = {boot[mega]: "megaraid_sas", boot[vscsi]: "virtio_scsi"}
+        by_name = [hba_of[n] for n in sorted(hba_of, key=lambda n: (len(n), n))]
+        ctx.equal("plan", "HBA drivers loaded (in order)", [m for m in loaded if m in by_name], by_name)
         for m, fl in inserts:
             if m in ("scsi_mod", "sd_mod"):
                 ctx.expect(fl and fl.endswith(f"/{m}.ko"), f"plan: load {m}: file {fl!r} is not the module directory's")
