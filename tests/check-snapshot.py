@@ -10,6 +10,8 @@ import sys
 import tarfile
 import tempfile
 
+from jsondiff import first_difference
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 failures = 0
 
@@ -28,26 +30,6 @@ def without_root(doc):
     doc = dict(doc)
     doc.pop("root")
     return doc
-
-
-def first_difference(a, b, path=""):
-    if type(a) != type(b):
-        return f"{path}: {a!r} != {b!r}"
-    if isinstance(a, dict):
-        for k in sorted(set(a) | set(b)):
-            d = first_difference(a.get(k), b.get(k), f"{path}.{k}")
-            if d:
-                return d
-    elif isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path}: {len(a)} items != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = first_difference(x, y, f"{path}[{i}]")
-            if d:
-                return d
-    elif a != b:
-        return f"{path}: {a!r} != {b!r}"
-    return None
 
 
 def round_trip(numastor, tmp, name, sysroot=None):

@@ -5,29 +5,14 @@ the replay still reports the forced node."""
 
 import json
 import os
+import sys
 import tarfile
 
 import fixlib
+from compare import SRC_ROOT
 
-
-def first_difference(a, b, path=""):
-    if type(a) is not type(b):
-        return f"{path}: captured={a!r} replay={b!r}"
-    if isinstance(a, dict):
-        for k in sorted(set(a) | set(b)):
-            d = first_difference(a.get(k), b.get(k), f"{path}.{k}")
-            if d:
-                return d
-    elif isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path}: captured has {len(a)} items, replay {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b)):
-            d = first_difference(x, y, f"{path}[{i}]")
-            if d:
-                return d
-    elif a != b:
-        return f"{path}: captured={a!r} replay={b!r}"
-    return None
+sys.path.insert(0, os.path.join(SRC_ROOT, "tests"))
+from jsondiff import first_difference  # noqa: E402
 
 
 def check(ctx):
