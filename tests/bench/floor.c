@@ -19,18 +19,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 static char buf[65536];
+/* FLOOR_SAFE=1: open the way numastor must open a captured tree (links resolved inside the
+ * root with openat2 RESOLVE_IN_ROOT, and an fstat to refuse FIFOs), to show what that costs. */
+static int safe;
+
+static int open_in_root(int root, const char *path, int flags)
+{
+	if (safe) {
+		struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT};
+		return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	}
+	return openat(root, path, flags | O_CLOEXEC);
+}
 
 static long read_file(int root, const char *path)
 {
-	int fd = openat(root, path, O_RDONLY | O_CLOEXEC);
+	int fd = open_in_root(root, path, O_RDONLY | (safe ? O_NONBLOCK : 0));
+	struct stat st;
 	if (fd < 0)
 		return -1;
+	if (safe && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		return -1;
+	}
 	long total = 0;
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
@@ -48,7 +67,7 @@ static long read_file(int root, const char *path)
 
 static long list_dir(int root, const char *path)
 {
-	int fd = openat(root, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open_in_root(root, path, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return -1;
 	DIR *d = fdopendir(fd);
@@ -71,6 +90,7 @@ int main(int argc, char **argv)
 	}
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	safe = getenv("FLOOR_SAFE") && strcmp(getenv("FLOOR_SAFE"), "1") == 0;
 
 	int root = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0) {

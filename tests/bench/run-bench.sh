@@ -81,6 +81,9 @@ for n in $sizes; do
 done
 bench numastor-text "$numastor" check --sysroot "$big"
 read -r MED[numastor-text] _ RSS[numastor-text] CODE[numastor-text] <<<"$R"
+# the same reads opened as a captured tree must be (links resolved inside the root, FIFOs refused)
+bench floor-safe env FLOOR_SAFE=1 "$work/floor" "$big" "$big.reads"
+read -r MED[floor-safe] _ RSS[floor-safe] CODE[floor-safe] <<<"$R"
 have_lstopo=0
 if command -v lstopo >/dev/null 2>&1; then
 	have_lstopo=1
@@ -108,6 +111,7 @@ printf "  %-34s %13s %14s   %s\n" "" "median wall" "peak RSS" "exit / found"
 row "numastor check --json" "${MED[numastor-64]}" "${RSS[numastor-64]}" "exit ${CODE[numastor-64]}: $found"
 row "numastor check (text, for scale)" "${MED[numastor-text]}" "${RSS[numastor-text]}" "exit ${CODE[numastor-text]}"
 row "floor (same reads, once)" "${MED[floor-64]}" "${RSS[floor-64]}" "$(tail -n1 "$work/floor-64.err" | sed 's/^floor: //; s/, [0-9.]* ms$//')"
+row "floor, in-root (openat2+fstat)" "${MED[floor-safe]}" "${RSS[floor-safe]}" "what a captured tree's safety costs the floor"
 if [ $have_lstopo = 1 ]; then
 	HWLOC_FSROOT="$big" lstopo --whole-io --of xml >"$work/lstopo.xml" 2>/dev/null || true
 	lfound=$(for ty in NUMANode Package Core PU PCIDev OSDev; do printf "%s %s " "$(grep -c "<object type=\"$ty\"" "$work/lstopo.xml")" "$ty"; done)
@@ -120,6 +124,7 @@ echo
 nf=$(ratio "${MED[numastor-64]}" "${MED[floor-64]}")
 echo "targets"
 echo "  numastor / floor      = ${nf}x   (target <= 1.5x)  $(awk -v r="$nf" 'BEGIN { print (r != "n/a" && r <= 1.5) ? "met" : "NOT met" }')"
+echo "  numastor / safe floor = $(ratio "${MED[numastor-64]}" "${MED[floor-safe]}")x   (the same opens numastor makes on a captured tree)"
 if [ $have_lstopo = 1 ]; then
 	ln=$(ratio "${MED[lstopo]}" "${MED[numastor-64]}")
 	echo "  lstopo / numastor     = ${ln}x   (target >= 5x)    $(awk -v r="$ln" 'BEGIN { print (r != "n/a" && r >= 5) ? "met" : "NOT met" }')"
