@@ -132,6 +132,35 @@ assert len(irqs) == len(set(irqs)), "an IRQ is journaled twice"
 ' "$tmp/t/run/numastor/journal.json" || fail "concurrent fixes broke the journal"
 "$numastor" fix --sysroot "$tmp/t" --revert >/dev/null || fail "revert after concurrent fixes"
 
+# never onto isolated, nohz_full, offline or irqbalance-banned CPUs
+fresh
+echo "0-3" >"$tmp/t/sys/devices/system/cpu/isolated"
+echo "4-5" >"$tmp/t/sys/devices/system/cpu/nohz_full"
+echo "0-62" >"$tmp/t/sys/devices/system/cpu/online"
+mkdir -p "$tmp/t/etc/default" && echo 'IRQBALANCE_BANNED_CPULIST="6-7"' >"$tmp/t/etc/default/irqbalance"
+NUMASTOR_TEST_SYSROOT_WRITES=0 "$numastor" fix --sysroot "$tmp/t" --json >"$tmp/excluded.json"
+python3 - "$tmp/excluded.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+plan = json.load(open(sys.argv[1]))
+def cpus(s):
+    out = set()
+    for part in (s or "").split(","):
+        if part:
+            a, _, b = part.partition("-")
+            out |= set(range(int(a), int(b or a) + 1))
+    return out
+excluded = set(range(0, 8)) | {63}
+assert plan["allowed_cpus"] == "8-62", plan["allowed_cpus"]
+moved = [e for e in plan["irqs"] if e["action"] == "move"]
+assert moved, "nothing planned"
+for e in plan["irqs"]:
+    assert not cpus(e["target"]) & excluded, f"irq {e['irq']} planned onto {e['target']}"
+    if e["action"] == "skip":
+        assert "no allowed CPU" in e["reason"], e
+# hctx 0 and 1 serve only CPUs 0-7: nothing allowed there, skipped with that reason
+assert any(e["action"] == "skip" and e["hw_queue"] in (0, 1) for e in plan["irqs"]), "queues on excluded CPUs not skipped"
+PY
+
 # --rq-affinity=2 where the vectors are kernel-managed: journaled and reverted like the rest
 fixture=managed-2n-nvme-confined
 fresh
