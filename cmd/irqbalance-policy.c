@@ -74,7 +74,7 @@ int cmd_irqbalance_policy(int argc, char **argv)
 	struct ns_journal j;
 	char *end, *name;
 	long irq;
-	int c, r, said = 0;
+	int c, r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "r:h", opts, NULL)) != -1) {
@@ -116,20 +116,15 @@ int cmd_irqbalance_policy(int argc, char **argv)
 		if (e && ns_read_str(root, path, &txt) == 0)
 			ns_cpuset_parse_list(&current, txt);
 		/* only what numastor really wrote and still holds */
-		if (ns_journal_irq_placed(e, &current)) {
+		if (ns_journal_irq_placed(e, &current))
 			printf("ban=true\n");
-			said = 1;
-		}
 		ns_cpuset_clear(&current);
 		free(txt);
 		free(name);
 		ns_journal_free(&j);
 	}
-	if (device_forced(root, argv[optind])) {
+	if (device_forced(root, argv[optind]))
 		printf("numa_node=-1\n");
-		said = 1;
-	}
 	ns_root_free(root);
-	(void)said;
 	return 0;
 }
