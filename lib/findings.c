@@ -102,15 +102,6 @@ static void node_set_of(const struct ns_system *sys, const struct ns_cpuset *cpu
 	ns_machine_nodes_of(&sys->machine, cpus, nodes);
 }
 
-static bool all_nodes(const struct ns_system *sys, const struct ns_cpuset *nodes)
-{
-	for (size_t i = 0; i < sys->machine.nnodes; i++)
-		if (ns_cpuset_count(&sys->machine.nodes[i].cpus) &&
-		    !ns_cpuset_test(nodes, (unsigned)sys->machine.nodes[i].id))
-			return false;
-	return true;
-}
-
 struct disk_ctx {
 	const struct ns_system *sys;
 	const struct ns_disk *d;
@@ -258,7 +249,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 			dup |= c->d->hctx[k].irq == irq;
 		if (dup)
 			continue;
-		if (all_nodes(sys, &h->nodes)) {
+		if (ns_machine_spans_all_nodes(&sys->machine, &h->nodes)) {
 			/* a queue serving every node: the vector belongs on the device's node */
 			if (c->d->node < 0)
 				continue;
@@ -350,7 +341,7 @@ static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
 {
 	struct json_object *ev;
 
-	if (c->d->nhctx != 1 || !all_nodes(c->sys, &c->d->hctx[0].nodes) || c->nqv > 1)
+	if (c->d->nhctx != 1 || !ns_machine_spans_all_nodes(&c->sys->machine, &c->d->hctx[0].nodes) || c->nqv > 1)
 		return 0;
 	c->remote_completions = true;
 	ev = json_object_new_object();

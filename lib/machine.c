@@ -359,6 +359,14 @@ bool ns_machine_multi_node(const struct ns_machine *m)
 	return with_cpus > 1;
 }
 
+bool ns_machine_spans_all_nodes(const struct ns_machine *m, const struct ns_cpuset *nodes)
+{
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (ns_cpuset_count(&m->nodes[i].cpus) && !ns_cpuset_test(nodes, (unsigned)m->nodes[i].id))
+			return false;
+	return true;
+}
+
 const struct ns_node *ns_machine_node(const struct ns_machine *m, int id)
 {
 	for (size_t i = 0; i < m->nnodes; i++)

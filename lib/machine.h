@@ -45,6 +45,8 @@ int ns_machine_cpu_node(const struct ns_machine *m, int cpu);
 /* The set of nodes the CPUs of s sit on, as a node bitmap (reuses ns_cpuset for node ids). */
 int ns_machine_nodes_of(const struct ns_machine *m, const struct ns_cpuset *s, struct ns_cpuset *nodes);
 bool ns_machine_multi_node(const struct ns_machine *m);
+/* Does the node set (as ns_machine_nodes_of gives it) hold every node that has CPUs? */
+bool ns_machine_spans_all_nodes(const struct ns_machine *m, const struct ns_cpuset *nodes);
 const struct ns_node *ns_machine_node(const struct ns_machine *m, int id);
 bool ns_machine_kernel_at_least(const struct ns_machine *m, int major, int minor);
 

@@ -712,8 +712,7 @@ static __attribute__((format(printf, 3, 4))) void event(struct run *x, bool ok, 
 	struct ns_swap_event *nv;
 
 	va_start(ap, f);
-	if (vasprintf(&s, f, ap) < 0)
-		s = NULL;
+	s = ns_vfmt(f, ap);
 	va_end(ap);
 	if (!s)
 		return;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
 #include "module.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -92,8 +93,7 @@ static __attribute__((format(printf, 3, 4))) void modinfo_failed(struct ns_modul
 	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = ns_vfmt(fmt, ap);
 	va_end(ap);
 	if (!msg)
 		return;

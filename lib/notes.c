@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
 #include "notes.h"
+#include "util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -15,8 +16,7 @@ void ns_note(struct ns_notes *notes, const char *subject, const char *field, con
 	struct ns_note *nv;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = ns_vfmt(fmt, ap);
 	va_end(ap);
 	if (!msg)
 		return;

@@ -70,15 +70,6 @@ static void restrict_to(const struct ns_cpuset *s, const struct ns_cpuset *allow
 			ns_cpuset_set(out, (unsigned)c);
 }
 
-static bool queue_serves_every_node(const struct ns_system *sys, const struct ns_hctx *h)
-{
-	size_t with_cpus = 0;
-	for (size_t i = 0; i < sys->machine.nnodes; i++)
-		if (ns_cpuset_count(&sys->machine.nodes[i].cpus))
-			with_cpus++;
-	return ns_cpuset_count(&h->nodes) >= with_cpus && with_cpus > 1;
-}
-
 static const struct ns_hctx *queue_of(const struct ns_disk *d, const struct ns_irq *irq)
 {
 	for (size_t i = 0; i < d->nhctx; i++)
@@ -142,7 +133,7 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 	e->answers = strdup(answers);
 	ns_cpuset_copy(&e->current, &irq->affinity);
 
-	if (h && !queue_serves_every_node(b->sys, h)) {
+	if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes)) {
 		restrict_to(&h->cpus, &plan->allowed, &e->target);
 		ns_cpuset_format(&h->cpus, &cpus);
 		e->reason = ns_fmt("hardware queue %d serves CPUs %s: completions land on the submitters' node",

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
 #include "snapshot.h"
+#include "util.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -375,8 +376,7 @@ static __attribute__((format(printf, 2, 3))) int refuse(char **why, const char *
 {
 	va_list ap;
 	va_start(ap, fmt);
-	if (vasprintf(why, fmt, ap) < 0)
-		*why = NULL;
+	*why = ns_vfmt(fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

@@ -8,14 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+char *ns_vfmt(const char *fmt, va_list ap)
+{
+	char *s;
+	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
 char *ns_fmt(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	s = ns_vfmt(fmt, ap);
 	va_end(ap);
 	return s;
 }

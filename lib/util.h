@@ -3,11 +3,14 @@
 #ifndef NUMASTOR_UTIL_H
 #define NUMASTOR_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 /* A malloc'd formatted string; NULL when out of memory. */
 __attribute__((format(printf, 1, 2))) char *ns_fmt(const char *fmt, ...);
+/* The same from a va_list, for the variadic helpers of other rooms. */
+__attribute__((format(printf, 1, 0))) char *ns_vfmt(const char *fmt, va_list ap);
 /* Append a copy of s to the list *v of *n strings. */
 int ns_strv_add(char ***v, size_t *n, const char *s);
 /* The same, unless s is there already. */
