@@ -102,18 +102,7 @@ add_binary "$(PATH=$PATH:/usr/sbin:/sbin command -v depmod)" /usr/sbin/depmod
 #   /vm/kmod/prefix-modules/  nvme.ko patched and built against the pre-fix source (the marker)
 #   /vm/kmod/nvme-only/       manifest.json of the nvme series alone: nothing to build
 #   /vm/kmod/faults/          deliberately broken copies (fault-modules.py)
-kmod_build="$VM_CACHE/kmod-build/$krel"
-for d in modules prefix-modules nvme-only; do
-	[[ -f "$kmod_build/$d/manifest.json" ]] || continue
-	mkdir -p "$stage/vm/kmod/$d"
-	find "$kmod_build/$d" -maxdepth 1 -type f \( -name manifest.json -o -name '*.ko' \) \
-		-exec cp -t "$stage/vm/kmod/$d" {} +
-done
-if [[ -f "$kmod_build/modules/sd_mod.ko" && -f "$kmod_build/prefix-modules/nvme.ko" ]]; then
-	mkdir -p "$stage/vm/kmod/faults"
-	python3 "$VM_DIR/fault-modules.py" "$kmod_build" "$stage/vm/kmod/faults" ||
-		vm_die "making the broken module copies failed"
-fi
+vm_stage_kmod "$krel" "$stage/vm/kmod"
 
 # Guest scripts and scenarios.
 cp -r "$VM_DIR/guest" "$stage/vm/guest"

@@ -1,37 +1,47 @@
 #!/bin/bash
 # Boot the test guest once under qemu (TCG) and bring its results back.
 #
-#   run-vm.sh [--append "kernel args"] [--timeout SECONDS] INITRAMFS SCENARIO OUTDIR
+#   run-vm.sh [--append "kernel args"] [--timeout SECONDS] [--disks DIR] [--qemu ARG]...
+#             INITRAMFS SCENARIO OUTDIR
 #
 # The machine: two NUMA nodes (CPUs 0-1 on node 0, 2-3 on node 1), a pxb-pcie expander on
 # node 1 holding an NVMe and a megasas-gen2 HBA (scsi-hd), and on the root bus pcie.0 an NVMe,
 # a virtio-scsi HBA (scsi-hd) and a virtio-blk disk. Disk images are small sparse raw files in
 # a temporary directory. The guest runs SCENARIO and sends a base64 tar of its /tmp/out over
 # the second serial port; it is unpacked into OUTDIR (console.log is the first serial port).
+# --disks DIR keeps the disk images in DIR (made when missing, kept afterwards: boots of one
+# run share them); each --qemu ARG is appended to qemu's arguments (more disks, -kernel).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 append=
 timeout_s=${NUMASTOR_VM_TIMEOUT:-180}
+disks=
+extra=()
 while (($#)); do
 	case $1 in
 	--append) append=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
+	--disks) disks=$2; shift 2 ;;
+	--qemu) extra+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	-*) vm_die "unknown option $1" ;;
 	*) break ;;
 	esac
 done
-(($# == 3)) || vm_die "usage: run-vm.sh [--append ARGS] [--timeout S] INITRAMFS SCENARIO OUTDIR"
+(($# == 3)) || vm_die "usage: run-vm.sh [--append ARGS] [--timeout S] [--disks DIR] [--qemu ARG]... INITRAMFS SCENARIO OUTDIR"
 initrd=$1 scenario=$2 outdir=$3
 
 kdir=$(vm_kernel_dir)
 command -v qemu-system-x86_64 >/dev/null || vm_die "qemu-system-x86_64 not found (apt-get install qemu-system-x86)"
 mkdir -p "$outdir"
-disks=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm-disks.XXXXXX")
-trap 'rm -rf "$disks"' EXIT
+if [[ -z "$disks" ]]; then
+	disks=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm-disks.XXXXXX")
+	trap 'rm -rf "$disks"' EXIT
+fi
+mkdir -p "$disks"
 for d in nvme-pxb nvme-root mega vscsi vblk; do
-	truncate -s 64M "$disks/$d.img"
+	[[ -e "$disks/$d.img" ]] || truncate -s 64M "$disks/$d.img"
 done
 drive() { echo "file=$disks/$1.img,if=none,id=$1,format=raw,cache=unsafe"; }
 
@@ -56,6 +66,7 @@ qemu_args=(
 	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0
 	-drive "$(drive vscsi)" -device scsi-hd,drive=vscsi,bus=vscsi0.0
 	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
+	"${extra[@]}"
 )
 
 # On failure, the end of the guest's console says most.

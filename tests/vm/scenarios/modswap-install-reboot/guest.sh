@@ -1,0 +1,106 @@
+# numastor fix --modules --install, then the next boots of the same Debian disk image
+# (tests/vm/run-image.sh; this file runs once per boot with VM_BOOT = 1, 2, 3, from the
+# image's root after Debian's own initramfs, not from the bed's busybox initramfs).
+#   boot 1: the stock modules; the module directory filled with the build's scsi_mod/sd_mod;
+#           `fix --modules --install`.
+#   boot 2: what the initramfs (the one update-initramfs rewrote) and the root load;
+#           `check --json`; `fix --revert`.
+#   boot 3: the stock modules again, nothing of numastor's left in /lib/modules or the initramfs.
+# Each boot records, before it loads anything itself, which modules are already loaded (by the
+# initramfs: nothing else ran yet) with their taint; then what lsinitramfs lists of the booted
+# initramfs, where the root's modprobe resolves scsi_mod and sd_mod, the installed files and
+# numastor's state files; and it reloads sd_mod from the root (no disk of it is in use: the
+# root is on virtio-blk) to see which file the root's modprobe loads. Facts are keyed bootN.
+# shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return; VM_BOOT comes from image-init
+vm_need_kmod
+MODS="scsi_mod sd_mod megaraid_sas virtio_scsi nvme nvme_core virtio_blk"
+# The five disks under test plus the image's own three (root, /boot, payload; virtio-blk).
+VM_DISKS=8
+b=boot$VM_BOOT
+_rd /proc/sys/kernel/osrelease
+krel=$_v
+initrd=/boot/initrd.img-$krel
+
+# Where the root's modprobe finds scsi_mod and sd_mod, and what those files are.
+resolution() { # step
+	local m f
+	for m in scsi_mod sd_mod; do
+		f=$(modinfo -n "$m" 2>/dev/null || echo none)
+		vm_fact "resolve.$m.$1" "${f#/lib/modules/"$krel"/}"
+		vm_fact "resolve.$m.$1.marker" "$(modinfo -F numastor "$m" 2>/dev/null)"
+		vm_fact "modules_dep.$m.$1" "$(grep -o "^[^:]*/$m.ko:" "/lib/modules/$krel/modules.dep" | tr '\n' ' ')"
+	done
+	vm_fact "installed.$1" "$(find "/lib/modules/$krel/updates" -type f 2>/dev/null | sort | tr '\n' ' ')"
+	for m in scsi_mod sd_mod; do
+		f=/lib/modules/$krel/updates/numastor/$m.ko
+		[ -f "$f" ] && vm_fact "installed.$m.$1.sha256" "$(sha256sum < "$f" | cut -d' ' -f1)"
+	done
+	# numastor's state files wherever they are (the journal must outlive the boot)
+	vm_fact "state_files.$1" "$(find /var/lib/numastor /run/numastor -path /var/lib/numastor/modules -prune \
+		-o -type f -print 2>/dev/null | sort | tr '\n' ' ')"
+}
+
+# The initramfs at /boot as its own tools list it (sha256, modules of interest, mtime).
+initramfs() { # step
+	lsinitramfs "$initrd" > "$VM_OUT/lsinitramfs-$1.txt"
+	vm_fact "initrd.$1.sha256" "$(sha256sum < "$initrd" | cut -d' ' -f1)"
+	vm_fact "initrd.$1.numastor" "$(grep '/updates/numastor/' "$VM_OUT/lsinitramfs-$1.txt" | sort | tr '\n' ' ')"
+	vm_fact "initrd.$1.scsi" "$(grep -E '/(scsi_mod|sd_mod)\.ko' "$VM_OUT/lsinitramfs-$1.txt" | sort | tr '\n' ' ')"
+}
+
+# 1. Before anything of this script loads a module: what the initramfs loaded.
+for m in $MODS; do
+	vm_module_state "$m" "$b-initramfs"
+done
+vm_fact "tainted.$b-initramfs" "$(cat /proc/sys/kernel/tainted)"
+# the kernel command line and the booted initramfs as the guest sees it
+vm_fact "cmdline.$b" "$(cat /proc/cmdline)"
+initramfs "$b"
+
+# 2. Whatever the initramfs did not load comes from the root (usually nothing: udev in the
+# initramfs loads the drivers of every device present).
+modprobe -a nvme megaraid_sas virtio_scsi sd_mod virtio_blk
+vm_wait_disks 60
+vm_scsi_host megaraid_sas
+vm_disk_on_host "$_v"
+vm_disk_id "$_v"
+mega=$_v
+vm_fact mega.id "$mega"
+resolution "$b"
+vm_swap_state "$b" "$MODS" ""
+
+# 3. sd_mod again, from the root's /lib/modules.
+modprobe -r sd_mod
+modprobe sd_mod
+vm_wait_disks 60
+vm_module_state sd_mod "$b-reloaded"
+vm_swap_state "$b-reloaded" "$MODS" ""
+
+case $VM_BOOT in
+1)
+	vm_fact patched.scsi_mod.marker "$(modinfo -F numastor /vm/kmod/modules/scsi_mod.ko)"
+	vm_fact patched.sd_mod.marker "$(modinfo -F numastor /vm/kmod/modules/sd_mod.ko)"
+	for m in scsi_mod sd_mod; do
+		vm_fact "manifest.$m.sha256" "$(sha256sum < "/vm/kmod/modules/$m.ko" | cut -d' ' -f1)"
+		vm_fact "stock.$m.srcversion" "$(modinfo -F srcversion "$m")"
+	done
+	vm_pattern_write "$mega"
+	vm_module_dir /vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko
+	vm_numastor install fix --modules --install
+	vm_swap_state install "$MODS" ""
+	resolution install
+	initramfs install
+	;;
+2)
+	vm_pattern_read "$mega" "$b"
+	vm_check_round
+	vm_numastor revert fix --revert
+	vm_swap_state revert "$MODS" ""
+	resolution revert
+	initramfs revert
+	;;
+*)
+	vm_pattern_read "$mega" "$b"
+	vm_check_round
+	;;
+esac
