@@ -30,6 +30,7 @@ PACKAGES=(initramfs-tools kmod linux-base busybox e2fsprogs zstd cpio udev
 	libkmod2 libudev1 libjson-c5 libnuma1 libarchive13)
 
 # The URI the machine's apt fetches SUITE from (its sources, whatever their format).
+# shellcheck disable=SC2016 # apt-get expands $(CODENAME) itself
 apt_mirror() {
 	apt-get indextargets --format '$(CODENAME) $(ORIGIN) $(REPO_URI)' 2>/dev/null |
 		awk -v s="$SUITE" '$1 == s && $2 == "Debian" { print $3; exit }'

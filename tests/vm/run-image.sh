@@ -20,7 +20,8 @@
 #   root=UUID=<root> rw init=/usr/lib/numastor-vm/init numastor_vm.boot=N
 # Boot N's results go to OUTDIR/bootN/ (as run-vm.sh's); then OUTDIR gets each boot's files
 # (a later boot's win), facts.txt of every boot in order plus the host's own facts
-# (host.initrd.bootN.sha256: what was booted), scenario.log of every boot and scenario.rc,
+# (host.initrd.bootN.sha256 and .numastor/.scsi, the initramfs's files under updates/numastor/
+# and its scsi_mod/sd_mod: what was booted, listed with cpio), scenario.log of every boot and scenario.rc,
 # the first non-zero one.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -43,7 +44,7 @@ numastor=$1 scenario=$2 outdir=$3
 [[ -x "$numastor" ]] || vm_die "numastor binary $numastor is missing"
 [[ -f "$VM_DIR/scenarios/$scenario/guest.sh" ]] || vm_die "no scenario $scenario"
 PATH=$PATH:/usr/sbin:/sbin
-for t in debugfs qemu-img; do
+for t in debugfs qemu-img cpio zstd; do
 	command -v "$t" >/dev/null || vm_die "needs $t (tools/install-deps)"
 done
 
@@ -87,6 +88,21 @@ disk "$run/root.qcow2" qcow2 NSSYSROOT
 disk "$run/boot.raw" raw NSSYSBOOT
 disk "$run/payload.tar" raw NSPAYLOAD ro
 
+# The files of an initramfs as cpio lists them (what lsinitramfs does for an archive without
+# an early microcode part; its compression from its magic): the host's own reading of what it
+# boots, beside the guest's lsinitramfs of /boot.
+initrd_list() { # file
+	local magic
+	magic=$(od -An -tx1 -N4 "$1" | tr -d ' ')
+	case $magic in
+	28b52ffd) zstd -dc "$1" ;;
+	1f8b*) gzip -dc "$1" ;;
+	fd377a58) xz -dc "$1" ;;
+	3037303730*|30373037) cat "$1" ;;
+	*) echo "unknown initramfs format (magic $magic)"; return 1 ;;
+	esac | cpio -t --quiet
+}
+
 rc=0
 : > "$outdir/host-facts.txt"
 for ((n = 1; n <= boots; n++)); do
@@ -97,6 +113,12 @@ for ((n = 1; n <= boots; n++)); do
 		vm_die "debugfs could not read /boot/initrd.img-$KREL (see $b/debugfs.log)"
 	[[ -s "$run/initrd-$n.img" ]] || vm_die "no /boot/initrd.img-$KREL before boot $n"
 	printf 'host.initrd.boot%d.sha256\t%s\n' "$n" "$(sha256sum < "$run/initrd-$n.img" | cut -d' ' -f1)" \
+		>> "$outdir/host-facts.txt"
+	initrd_list "$run/initrd-$n.img" > "$b/initrd-list.txt" ||
+		vm_die "cannot list the initramfs of boot $n (see $b/initrd-list.txt)"
+	printf 'host.initrd.boot%d.numastor\t%s\n' "$n" "$(grep '/updates/numastor/' "$b/initrd-list.txt" | sort | tr '\n' ' ')" \
+		>> "$outdir/host-facts.txt"
+	printf 'host.initrd.boot%d.scsi\t%s\n' "$n" "$(grep -E '/(scsi_mod|sd_mod)\.ko' "$b/initrd-list.txt" | sort | tr '\n' ' ')" \
 		>> "$outdir/host-facts.txt"
 	start=$(date +%s%N)
 	if ! "$VM_DIR/run-vm.sh" --timeout "$timeout_s" --disks "$run/storage" "${drives[@]}" \

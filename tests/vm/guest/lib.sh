@@ -77,7 +77,7 @@ _t() {
 # _rd FILE: the first line of FILE into $_v (empty when unreadable).
 _rd() {
 	_v=
-	read -r _v < "$1" 2>/dev/null || :
+	{ read -r _v < "$1"; } 2>/dev/null || :
 }
 
 # _tf FILE RECORD... FIELD: a record whose value is the first line of FILE.

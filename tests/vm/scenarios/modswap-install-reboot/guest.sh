@@ -7,10 +7,11 @@
 #           `check --json`; `fix --revert`.
 #   boot 3: the stock modules again, nothing of numastor's left in /lib/modules or the initramfs.
 # Each boot records, before it loads anything itself, which modules are already loaded (by the
-# initramfs: nothing else ran yet) with their taint; then what lsinitramfs lists of the booted
-# initramfs, where the root's modprobe resolves scsi_mod and sd_mod, the installed files and
-# numastor's state files; and it reloads sd_mod from the root (no disk of it is in use: the
-# root is on virtio-blk) to see which file the root's modprobe loads. Facts are keyed bootN.
+# initramfs: nothing else ran yet) with their taint, and the sha256 of /boot's initramfs (the
+# host lists the one it boots with cpio); then where the root's modprobe resolves scsi_mod and
+# sd_mod, the installed files and numastor's state files; lsinitramfs after --install and
+# --revert; and it reloads sd_mod from the root (no disk of it is in use: the root is on
+# virtio-blk) to see which file the root's modprobe loads. Facts are keyed bootN.
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return; VM_BOOT comes from image-init
 vm_need_kmod
 MODS="scsi_mod sd_mod megaraid_sas virtio_scsi nvme nvme_core virtio_blk"
@@ -20,6 +21,12 @@ b=boot$VM_BOOT
 _rd /proc/sys/kernel/osrelease
 krel=$_v
 initrd=/boot/initrd.img-$krel
+
+# The guest's uptime at a point of this boot, as fact time.bootN.NAME.
+phase() { # name
+	vm_uptime
+	vm_fact "time.$b.$1" "$_v"
+}
 
 # Where the root's modprobe finds scsi_mod and sd_mod, and what those files are.
 resolution() { # step
@@ -40,10 +47,12 @@ resolution() { # step
 		-o -type f -print 2>/dev/null | sort | tr '\n' ' ')"
 }
 
-# The initramfs at /boot as its own tools list it (sha256, modules of interest, mtime).
-initramfs() { # step
-	lsinitramfs "$initrd" > "$VM_OUT/lsinitramfs-$1.txt"
+# The initramfs at /boot: its sha256 (it ties a boot's initramfs, which the host lists, to
+# the file a step left) and, with a listing, what lsinitramfs lists of it.
+initramfs() { # step [list]
 	vm_fact "initrd.$1.sha256" "$(sha256sum < "$initrd" | cut -d' ' -f1)"
+	[ -n "${2:-}" ] || return 0
+	lsinitramfs "$initrd" > "$VM_OUT/lsinitramfs-$1.txt"
 	vm_fact "initrd.$1.numastor" "$(grep '/updates/numastor/' "$VM_OUT/lsinitramfs-$1.txt" | sort | tr '\n' ' ')"
 	vm_fact "initrd.$1.scsi" "$(grep -E '/(scsi_mod|sd_mod)\.ko' "$VM_OUT/lsinitramfs-$1.txt" | sort | tr '\n' ' ')"
 }
@@ -54,11 +63,13 @@ for m in $MODS; do
 done
 vm_fact "tainted.$b-initramfs" "$(cat /proc/sys/kernel/tainted)"
 # the kernel command line and the booted initramfs as the guest sees it
+phase start
 vm_fact "cmdline.$b" "$(cat /proc/cmdline)"
 initramfs "$b"
 
 # 2. Whatever the initramfs did not load comes from the root (usually nothing: udev in the
 # initramfs loads the drivers of every device present).
+phase listed
 modprobe -a nvme megaraid_sas virtio_scsi sd_mod virtio_blk
 vm_wait_disks 60
 vm_scsi_host megaraid_sas
@@ -70,12 +81,14 @@ resolution "$b"
 vm_swap_state "$b" "$MODS" ""
 
 # 3. sd_mod again, from the root's /lib/modules.
+phase state
 modprobe -r sd_mod
 modprobe sd_mod
 vm_wait_disks 60
 vm_module_state sd_mod "$b-reloaded"
 vm_swap_state "$b-reloaded" "$MODS" ""
 
+phase reloaded
 case $VM_BOOT in
 1)
 	vm_fact patched.scsi_mod.marker "$(modinfo -F numastor /vm/kmod/modules/scsi_mod.ko)"
@@ -87,20 +100,23 @@ case $VM_BOOT in
 	vm_pattern_write "$mega"
 	vm_module_dir /vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko
 	vm_numastor install fix --modules --install
+	phase install
 	vm_swap_state install "$MODS" ""
 	resolution install
-	initramfs install
+	initramfs install list
 	;;
 2)
 	vm_pattern_read "$mega" "$b"
 	vm_check_round
 	vm_numastor revert fix --revert
+	phase revert
 	vm_swap_state revert "$MODS" ""
 	resolution revert
-	initramfs revert
+	initramfs revert list
 	;;
 *)
 	vm_pattern_read "$mega" "$b"
 	vm_check_round
 	;;
 esac
+phase end
