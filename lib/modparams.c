@@ -190,7 +190,7 @@ static bool number_ok(const char *s, size_t len)
 
 static bool element_ok(const char *type, const char *s, size_t len, const char **why)
 {
-	static const char *const numbers[] = {"byte", "short", "ushort", "int",	  "uint",
+	static const char *const numbers[] = {"byte", "short", "ushort", "int",	   "uint",
 					      "long", "ulong", "ullong", "hexint", NULL};
 
 	if (!type) { /* module_param_cb without a type: one plain token */
@@ -275,8 +275,8 @@ int ns_modparams_filter(struct ns_modparams *mp, const struct ns_modparm_spec *s
 		for (k = 0; k < spec->n && strcmp(spec->names[k], mp->v[i].name) != 0; k++)
 			;
 		if (k == spec->n) {
-			r = note(mp, "%s=%s (%s): not passed, %s lacks this parameter",
-				 mp->v[i].name, mp->v[i].value ? mp->v[i].value : "", mp->v[i].source, module);
+			r = note(mp, "%s=%s (%s): not passed, %s lacks this parameter", mp->v[i].name,
+				 mp->v[i].value ? mp->v[i].value : "", mp->v[i].source, module);
 		} else if (!ns_modparam_value_ok(spec->types[k], mp->v[i].value, &why)) {
 			r = note(mp, "%s=%s (%s): not passed, %s", mp->v[i].name, mp->v[i].value ? mp->v[i].value : "",
 				 mp->v[i].source, why);
@@ -305,8 +305,8 @@ char *ns_modparams_string(const struct ns_modparams *mp)
 	for (size_t i = 0; i < mp->n; i++) {
 		const char *v = mp->v[i].value;
 		bool quote = v && strpbrk(v, " \t");
-		o += sprintf(o, "%s%s%s%s%s%s", i ? " " : "", mp->v[i].name, v ? "=" : "", quote ? "\"" : "", v ? v : "",
-			     quote ? "\"" : "");
+		o += sprintf(o, "%s%s%s%s%s%s", i ? " " : "", mp->v[i].name, v ? "=" : "", quote ? "\"" : "",
+			     v ? v : "", quote ? "\"" : "");
 	}
 	return s;
 }
@@ -369,7 +369,8 @@ static int read_spec(struct ns_root *root, struct kmod_ctx *ctx, const char *nam
 		r = 0;
 		kmod_list_foreach (l, info)
 			if (r == 0)
-				r = ns_modparm_spec_add(spec, kmod_module_info_get_key(l), kmod_module_info_get_value(l));
+				r = ns_modparm_spec_add(spec, kmod_module_info_get_key(l),
+							kmod_module_info_get_value(l));
 		kmod_module_info_free_list(info);
 	}
 	kmod_module_unref(mod);
@@ -463,7 +464,8 @@ int ns_modparams_gather(struct ns_root *root, struct kmod_ctx *ctx, const char *
 			while (r == 0 && mp->n)
 				drop(mp, mp->n - 1);
 		} else {
-			char *what = file ? ns_fmt("the %s to be loaded (/%s)", name, file) : ns_fmt("the stock %s", name);
+			char *what =
+				file ? ns_fmt("the %s to be loaded (/%s)", name, file) : ns_fmt("the stock %s", name);
 			r = what ? ns_modparams_filter(mp, &spec, what) : -ENOMEM;
 			free(what);
 		}
@@ -495,8 +497,7 @@ static int collect(struct ns_root *root, struct kmod_ctx *ctx, const char *name,
 	return 0;
 }
 
-int ns_modparams_collect(struct ns_root *root, struct kmod_ctx *ctx, const char *name, char **options,
-			 char **refusal)
+int ns_modparams_collect(struct ns_root *root, struct kmod_ctx *ctx, const char *name, char **options, char **refusal)
 {
 	return collect(root, ctx, name, NULL, options, refusal);
 }

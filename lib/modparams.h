@@ -89,8 +89,7 @@ char *ns_modparams_string(const struct ns_modparams *mp);
  * modprobe.d `install`/`remove` command exists for it. The replacement is the stock module
  * of that name; ns_modparams_collect_file names the file about to be loaded instead.
  */
-int ns_modparams_collect(struct ns_root *root, struct kmod_ctx *ctx, const char *name, char **options,
-			 char **refusal);
+int ns_modparams_collect(struct ns_root *root, struct kmod_ctx *ctx, const char *name, char **options, char **refusal);
 int ns_modparams_collect_file(struct ns_root *root, struct kmod_ctx *ctx, const char *name, const char *file,
 			      char **options, char **refusal);
 

@@ -71,13 +71,18 @@ static int remove_module(struct run *x, const char *name)
 	return r;
 }
 
-static int insert_module(struct run *x, const char *name, const char *file)
+/* Insert name (from file, or the stock module by name with its dependencies) with options
+ * (lib/modparams.h). modprobe.d install commands are never run: the plan refuses them, and
+ * the probe ignores them. */
+static int insert_module(struct run *x, const char *name, const char *file, const char *options)
 {
 	struct kmod_module *mod = NULL;
 	int r;
 
 	if (ns_swap_module_state(x->sys->root, name))
 		return 0; /* loaded already (a dependency brought it) */
+	if (options && !options[0])
+		options = NULL;
 	if (file) {
 		char *abs = ns_swap_abs_path(x->sys->root, file);
 		if (!abs)
@@ -86,12 +91,12 @@ static int insert_module(struct run *x, const char *name, const char *file)
 		free(abs);
 		if (r < 0)
 			return r;
-		r = kmod_module_insert_module(mod, 0, NULL);
+		r = kmod_module_insert_module(mod, 0, options);
 	} else {
 		r = kmod_module_new_from_name(x->ctx, name, &mod);
 		if (r < 0)
 			return r;
-		r = kmod_module_probe_insert_module(mod, 0, NULL, NULL, NULL, NULL);
+		r = kmod_module_probe_insert_module(mod, KMOD_PROBE_IGNORE_COMMAND, options, NULL, NULL, NULL);
 	}
 	kmod_module_unref(mod);
 	return r == -EEXIST ? 0 : r;
@@ -260,9 +265,10 @@ static void rollback(struct run *x, const struct ns_swap_plan *p, unsigned wait_
 		}
 	for (size_t i = 0; i < p->nsteps; i++)
 		if (!p->steps[i].remove) {
-			int r = insert_module(x, p->steps[i].module, NULL);
-			event(x, r == 0, "loaded stock %s%s%s", p->steps[i].module, r ? ": " : "",
-			      r ? strerror(-r) : "");
+			const char *o = p->steps[i].stock_options;
+			int r = insert_module(x, p->steps[i].module, NULL, o);
+			event(x, r == 0, "loaded stock %s%s%s%s%s", p->steps[i].module, o && o[0] ? " with " : "",
+			      o && o[0] ? o : "", r ? ": " : "", r ? strerror(-r) : "");
 		}
 	wait_disks(x, p, wait_s);
 }
@@ -287,8 +293,9 @@ int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *p, unsigne
 			r = remove_module(&x, s->module);
 			event(&x, r == 0, "removed %s%s%s", s->module, r ? ": " : "", r ? strerror(-r) : "");
 		} else {
-			r = insert_module(&x, s->module, s->file);
-			event(&x, r == 0, "loaded %s %s%s%s", s->file ? "patched" : "stock", s->module, r ? ": " : "",
+			r = insert_module(&x, s->module, s->file, s->options);
+			event(&x, r == 0, "loaded %s %s%s%s%s%s", s->file ? "patched" : "stock", s->module,
+			      s->options && s->options[0] ? " with " : "", s->options ? s->options : "", r ? ": " : "",
 			      r ? strerror(-r) : "");
 			/* let this HBA's disks come back before the next one scans: names follow scan order */
 			if (r == 0 && !wait_hba_disks(&x, p, s->module, wait_s))

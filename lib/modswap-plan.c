@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "modparams.h"
 #include "util.h"
 
 int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail)
@@ -38,6 +39,44 @@ static int add_step(struct ns_swap_plan *p, const char *module, const char *file
 		return -ENOMEM;
 	p->nsteps++;
 	return 0;
+}
+
+/*
+ * The options an insert step loads its module with, and those the stock module gets on a
+ * rollback (gathered now: sys/module/NAME/parameters is gone once the module is out). A
+ * modprobe.d install/remove command for the module fails a check: libkmod's probe would run
+ * it through system().
+ */
+static int step_options(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, struct ns_swap_step *st)
+{
+	struct ns_modparams mp, stock;
+	int r = ns_modparams_gather(sys->root, ctx, st->module, st->file, &mp);
+
+	if (r < 0)
+		return r;
+	st->options = ns_modparams_string(&mp);
+	if (st->file) {
+		r = ns_modparams_gather(sys->root, ctx, st->module, NULL, &stock);
+		if (r == 0) {
+			st->stock_options = ns_modparams_string(&stock);
+			ns_modparams_free(&stock);
+		}
+	} else
+		st->stock_options = st->options ? strdup(st->options) : NULL;
+	if (r == 0 && (!st->options || !st->stock_options))
+		r = -ENOMEM;
+	st->option_notes = mp.notes;
+	st->noption_notes = mp.nnotes;
+	mp.notes = NULL;
+	mp.nnotes = 0;
+	if (r == 0)
+		r = ns_swap_add_check(p, !mp.refusal, ns_fmt("%s: no modprobe.d install or remove command", st->module),
+				      mp.refusal);
+	else
+		free(mp.refusal);
+	mp.refusal = NULL;
+	ns_modparams_free(&mp);
+	return r;
 }
 
 /* What must not be detached: mounted, the root file system, swap, held by dm/md/LVM. */
@@ -283,6 +322,8 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 			r = ns_swap_check_candidate(sys, ctx, p, mm);
 		if (r == 0)
 			r = add_step(p, order[i], mm ? mm->file : NULL, false);
+		if (r == 0)
+			r = step_options(sys, ctx, p, &p->steps[p->nsteps - 1]);
 	}
 	ns_strv_free(order, n);
 	if (r == 0 && strcmp(group, "nvme") == 0) {
@@ -375,6 +416,9 @@ void ns_swap_plan_free(struct ns_swap_plan *p)
 	for (size_t i = 0; i < p->nsteps; i++) {
 		free(p->steps[i].module);
 		free(p->steps[i].file);
+		free(p->steps[i].options);
+		free(p->steps[i].stock_options);
+		ns_strv_free(p->steps[i].option_notes, p->steps[i].noption_notes);
 	}
 	free(p->steps);
 	ns_strv_free(p->rescan, p->nrescan);

@@ -59,6 +59,15 @@ struct ns_swap_step { /* one module, out or in */
 	char *module;
 	char *file; /* the patched .ko to insert; NULL: the stock module through modprobe */
 	bool remove;
+	/* insert: the options it is loaded with (lib/modparams.h: modprobe.d, the kernel command
+	 * line and the loaded module's sys/module values, only those this file takes); "" for
+	 * none. NULL for a remove step. */
+	char *options;
+	/* insert: what the stock module of that name gets on a rollback (the same rule against
+	 * the stock file's parameters); equal to options when file is NULL */
+	char *stock_options;
+	char **option_notes; /* what was not passed, or is not known, and why */
+	size_t noption_notes;
 };
 
 struct ns_swap_plan {
