@@ -62,16 +62,16 @@ def check(ctx):
         ins = [s for s in plan["steps"] if s["step"] == "insert"]
         if ctx.expect(len(ins) == 1 and (ins[0]["file"] or "").endswith("/nvme.ko"),
                       f"plan: the inserts are {ins}, not the module directory's nvme.ko"):
-            words = (ins[0]["options"] or "").split()
+            words = (ins[0].get("options") or "").split()
             for want in ("io_queue_depth=256", "sgl_threshold=65536", "use_threaded_interrupts=1"):
-                ctx.expect(want in words, f"plan: insert nvme: options {ins[0]['options']!r} lack {want}")
+                ctx.expect(want in words, f"plan: insert nvme: options {ins[0].get('options')!r} lack {want}")
             ctx.expect(not any(w.startswith("bogus_param") for w in words),
-                       f"plan: insert nvme: options {ins[0]['options']!r} pass bogus_param, which nvme.ko lacks")
-            ctx.expect(any("bogus_param" in n and "lacks" in n for n in ins[0]["options_notes"]),
+                       f"plan: insert nvme: options {ins[0].get('options')!r} pass bogus_param, which nvme.ko lacks")
+            ctx.expect(any("bogus_param" in n and "lacks" in n for n in ins[0].get("options_notes", [])),
                        f"plan: insert nvme: no note says bogus_param is not passed: {ins[0]['options_notes']}")
             for want in ("io_queue_depth=256", "sgl_threshold=65536"):
-                ctx.expect(want in (ins[0]["stock_options"] or "").split(),
-                           f"plan: insert nvme: stock_options {ins[0]['stock_options']!r} lack {want}")
+                ctx.expect(want in (ins[0].get("stock_options") or "").split(),
+                           f"plan: insert nvme: stock_options {ins[0].get('stock_options')!r} lack {want}")
     text = ctx.read("plantext.out") or ""
     ctx.expect("io_queue_depth=256" in text and " with " in text,
                f"plan (text): the load step does not show its options: {text[-800:]!r}")
