@@ -532,7 +532,7 @@ static int jmodule_add(struct ns_swap_journal *j, struct ns_system *sys, const s
 		m->srcversion = NULL;
 	m->options = strdup(s->options ? s->options : "");
 	if (s->file && ns_manifest_find(&p->manifest, s->module))
-		m->replacement = strdup(s->file);
+		m->replacement = strdup(s->file + strspn(s->file, "/")); /* root-relative, as every journal path */
 	return m->name && m->options && (!s->file || m->replacement || !ns_manifest_find(&p->manifest, s->module))
 		       ? 0
 		       : -ENOMEM;
