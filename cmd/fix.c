@@ -15,6 +15,7 @@
 #include "json.h"
 #include "numastor.h"
 #include "plan.h"
+#include "testhook.h"
 #include "util.h"
 
 #define FIX_SCHEMA_VERSION 1
@@ -58,7 +59,8 @@ struct fix_opts {
 	const char *sysroot;
 };
 
-/* Test-only: NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write, as a kill would. */
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write,
+ * as a kill would. */
 static void stop_after_writes(void *data, unsigned nwrites)
 {
 	unsigned limit = *(unsigned *)data;
@@ -206,9 +208,10 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 }
 
+/* Test-only (lib/testhook.h, absent from release builds): write into a --sysroot tree. */
 static bool sysroot_writes_allowed(void)
 {
-	const char *v = getenv("NUMASTOR_TEST_SYSROOT_WRITES");
+	const char *v = ns_test_hook("NUMASTOR_TEST_SYSROOT_WRITES");
 	return v && strcmp(v, "1") == 0;
 }
 
@@ -648,8 +651,8 @@ int cmd_fix(int argc, char **argv)
 		}
 		o.dry_run = true; /* a captured tree is never written */
 	}
-	if (getenv("NUMASTOR_TEST_STOP_AFTER_WRITES"))
-		stop_after = (unsigned)strtoul(getenv("NUMASTOR_TEST_STOP_AFTER_WRITES"), NULL, 10);
+	if (ns_test_hook("NUMASTOR_TEST_STOP_AFTER_WRITES"))
+		stop_after = (unsigned)strtoul(ns_test_hook("NUMASTOR_TEST_STOP_AFTER_WRITES"), NULL, 10);
 	if (!o.dry_run && !o.sysroot && geteuid() != 0) {
 		fprintf(stderr,
 			"numastor fix: changing IRQ affinities needs root; run it as root, or use --dry-run to see "

@@ -12,6 +12,12 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 export NUMASTOR_TEST_SYSROOT_WRITES=1 NO_COLOR=1
+# Everything below needs the test-only switches: a release build has none (lib/testhook.h)
+if ! grep -q -a NUMASTOR_TEST_SYSROOT_WRITES "$numastor"; then
+	echo "FAIL: $numastor was built without the test-only switches (NUMASTOR_TEST_SYSROOT_WRITES):"
+	echo "      configure the build with -Dtest_hooks=true (tests/run-all.sh does); nothing was tested"
+	exit 1
+fi
 fixture=cloud-2n64c-8nvme-forced-node0
 
 fresh() { # a fresh copy of the fixture at $tmp/t
