@@ -75,6 +75,11 @@ for name in $scenarios; do
 	if [[ ! -f "$sdir/guest.sh" ]]; then
 		status=FAIL
 		echo "no scenario $name (no $sdir/guest.sh)" > "$work/$name.report"
+	elif grep -q NUMASTOR_TEST_ "$sdir/guest.sh" && ! grep -q -a NUMASTOR_TEST_ "$numastor"; then
+		# a scenario that uses a test-only switch never passes on a binary that ignores it
+		status=FAIL
+		echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
+			> "$work/$name.report"
 	elif ! "$VM_DIR/run-vm.sh" --append "$append" --timeout "$vm_timeout" "$work/initramfs.gz" "$name" "$out" \
 		> "$work/$name.report" 2>&1; then
 		status=FAIL
