@@ -357,9 +357,9 @@ static void swap_plan_text(const struct ns_swap_plan *p)
  * (or of the way back) that changed the machine, as a kill would. */
 static void stop_after_step(void *data, unsigned nsteps)
 {
-	const char *v = getenv("NUMASTOR_TEST_STOP_AFTER_STEP");
+	const char *v = ns_test_hook("NUMASTOR_TEST_STOP_AFTER_STEP");
 	(void)data;
-	if (v && nsteps >= (unsigned)strtoul(v, NULL, 10) && strtoul(v, NULL, 10) > 0) {
+	if (v && strtoul(v, NULL, 10) > 0 && nsteps >= (unsigned)strtoul(v, NULL, 10)) {
 		fflush(stdout);
 		_exit(137);
 	}
