@@ -68,7 +68,7 @@ def check(ctx):
             ctx.expect(not any(w.startswith("bogus_param") for w in words),
                        f"plan: insert nvme: options {ins[0].get('options')!r} pass bogus_param, which nvme.ko lacks")
             ctx.expect(any("bogus_param" in n and "lacks" in n for n in ins[0].get("options_notes", [])),
-                       f"plan: insert nvme: no note says bogus_param is not passed: {ins[0]['options_notes']}")
+                       f"plan: insert nvme: no note says bogus_param is not passed: {ins[0].get('options_notes')}")
             for want in ("io_queue_depth=256", "sgl_threshold=65536"):
                 ctx.expect(want in (ins[0].get("stock_options") or "").split(),
                            f"plan: insert nvme: stock_options {ins[0].get('stock_options')!r} lack {want}")
