@@ -68,6 +68,20 @@ static void stop_after_writes(void *data, unsigned nwrites)
 	}
 }
 
+/*
+ * Test-only: NUMASTOR_TEST_PAUSE_BEFORE_SWAP=S waits S seconds (at most 60) between the plan
+ * and the module swap, the plan already on stdout, so that a test can put a disk in use in
+ * between and show the recheck before each removal catching it.
+ */
+static void test_pause_before_swap(void)
+{
+	const char *v = getenv("NUMASTOR_TEST_PAUSE_BEFORE_SWAP");
+	unsigned s = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+	fflush(stdout);
+	if (s)
+		sleep(s > 60 ? 60 : s);
+}
+
 static char *cpus(const struct ns_cpuset *s)
 {
 	char *t = NULL;
@@ -419,12 +433,22 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
+	test_pause_before_swap();
 	r = ns_swap_execute(sys, &plan, 60, print_progress, (void *)o, &rep);
 	if (r < 0) {
-		fprintf(stderr, "numastor fix --modules: the swap failed (%s)%s\n", strerror(-r),
-			rep.rolled_back ? "; rolled back to the stock modules" : "");
-		/* rolled back: nothing of numastor's is loaded any more */
-		if (rep.rolled_back && ns_journal_load(root, &j) == 0) {
+		const char *why = NULL;
+		for (size_t i = 0; i < rep.n; i++)
+			if (!rep.v[i].ok && !why)
+				why = rep.v[i].text; /* the first failure says why */
+		if (rep.untouched)
+			fprintf(stderr, "numastor fix --modules: refused: %s; nothing was changed\n",
+				why ? why : strerror(-r));
+		else
+			fprintf(stderr, "numastor fix --modules: the swap failed (%s%s%s)%s\n", strerror(-r),
+				r == -EBUSY && why ? ": " : "", r == -EBUSY && why ? why : "",
+				rep.rolled_back ? "; rolled back to the stock modules" : "");
+		/* rolled back, or never started: nothing of numastor's is loaded any more */
+		if ((rep.rolled_back || rep.untouched) && ns_journal_load(root, &j) == 0) {
 			ns_strv_free(j.modgroups, j.nmodgroups);
 			j.modgroups = NULL, j.nmodgroups = 0;
 			if (j.nirqs || j.nrqs || j.ninstalled)
@@ -433,7 +457,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 				ns_journal_remove(root);
 			ns_journal_free(&j);
 		}
-		code = NS_EXIT_WARNING;
+		code = rep.untouched ? NS_EXIT_UNKNOWN : NS_EXIT_WARNING;
 	} else if (!o->quiet && !o->json) {
 		printf("module swap done; `numastor fix --revert` returns to the stock modules\n");
 	}
@@ -515,8 +539,11 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o)
 					ns_strv_free(j.modgroups, j.nmodgroups);
 					j.modgroups = NULL, j.nmodgroups = 0;
 				} else {
-					fprintf(stderr, "numastor fix --revert: swapping back failed: %s\n",
-						strerror(-r));
+					const char *why = NULL;
+					for (size_t i = 0; i < rep.n && !why; i++)
+						why = rep.v[i].ok ? NULL : rep.v[i].text;
+					fprintf(stderr, "numastor fix --revert: swapping back failed: %s%s%s%s\n",
+						strerror(-r), why ? " (" : "", why ? why : "", why ? ")" : "");
 					code = NS_EXIT_WARNING;
 				}
 				ns_swap_report_free(&rep);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "inuse.h"
 #include "util.h"
 
 struct run {
@@ -248,22 +249,80 @@ static bool verify_nodes(struct run *x, const struct ns_swap_plan *p)
 	return ok;
 }
 
-/* Back to the stock modules, whatever state the swap left. */
-static void rollback(struct run *x, const struct ns_swap_plan *p, unsigned wait_s)
+/* Is any disk of this group (still there) in use? The holders named in *why; 0 when none. */
+static int group_in_use(struct run *x, const struct ns_swap_plan *p, const char *group, char **why)
 {
+	*why = NULL;
+	for (size_t i = 0; i < p->ndisks; i++) {
+		struct ns_inuse_report rep;
+		char path[512], *text;
+		int r;
+		if (!p->disks[i].group || strcmp(p->disks[i].group, group) != 0)
+			continue;
+		snprintf(path, sizeof(path), "sys/block/%s", p->disks[i].name);
+		if (!ns_exists(x->sys->root, path))
+			continue; /* detached already by an earlier removal */
+		r = ns_inuse_check_name(x->sys->root, p->disks[i].name, &rep);
+		if (r == -ENOENT)
+			continue;
+		if (r < 0) {
+			*why = ns_fmt("cannot tell whether %s is in use: %s", p->disks[i].name, strerror(-r));
+			return -EBUSY;
+		}
+		if (rep.n) {
+			text = ns_inuse_report_text(&rep, p->disks[i].name);
+			*why = ns_fmt("%s is in use now: %s", p->disks[i].name, text ? text : "?");
+			free(text);
+			ns_inuse_report_free(&rep);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Back to the stock modules for every group the swap touched (a step before `upto` done),
+ * whatever state it left them in; a group whose disks are in use now is left as it is (its
+ * removal would take them away), and that is said.
+ */
+static void rollback(struct run *x, const struct ns_swap_plan *p, size_t upto, unsigned wait_s)
+{
+	char **groups = NULL;
+	size_t ngroups = 0;
+	bool all = true;
+
+	for (size_t i = 0; i < upto && i < p->nsteps; i++)
+		ns_strv_add_unique(&groups, &ngroups, p->steps[i].group);
+	if (ngroups == 0) {
+		x->rep->untouched = true;
+		event(x, true, "stopped before the first change: nothing was changed");
+		return;
+	}
 	event(x, true, "rolling back to the stock modules");
-	x->rep->rolled_back = true;
-	for (size_t i = 0; i < p->nsteps; i++)
-		if (p->steps[i].remove) {
-			int r = remove_module(x, p->steps[i].module);
-			event(x, r == 0, "removed %s%s%s", p->steps[i].module, r ? ": " : "", r ? strerror(-r) : "");
+	for (size_t g = 0; g < ngroups; g++) {
+		char *why = NULL;
+		if (group_in_use(x, p, groups[g], &why) < 0) {
+			event(x, false, "not rolling back the %s modules: %s (`numastor fix --revert` does it later)",
+			      groups[g], why ? why : "a disk is in use");
+			free(why);
+			all = false;
+			continue;
 		}
-	for (size_t i = 0; i < p->nsteps; i++)
-		if (!p->steps[i].remove) {
-			int r = insert_module(x, p->steps[i].module, NULL);
-			event(x, r == 0, "loaded stock %s%s%s", p->steps[i].module, r ? ": " : "",
-			      r ? strerror(-r) : "");
-		}
+		for (size_t i = 0; i < p->nsteps; i++)
+			if (p->steps[i].remove && strcmp(p->steps[i].group, groups[g]) == 0) {
+				int r = remove_module(x, p->steps[i].module);
+				event(x, r == 0, "removed %s%s%s", p->steps[i].module, r ? ": " : "",
+				      r ? strerror(-r) : "");
+			}
+		for (size_t i = 0; i < p->nsteps; i++)
+			if (!p->steps[i].remove && strcmp(p->steps[i].group, groups[g]) == 0) {
+				int r = insert_module(x, p->steps[i].module, NULL);
+				event(x, r == 0, "loaded stock %s%s%s", p->steps[i].module, r ? ": " : "",
+				      r ? strerror(-r) : "");
+			}
+	}
+	x->rep->rolled_back = all;
+	ns_strv_free(groups, ngroups);
 	wait_disks(x, p, wait_s);
 }
 
@@ -271,6 +330,7 @@ int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *p, unsigne
 		    void *data, struct ns_swap_report *rep)
 {
 	struct run x = {.sys = sys, .progress = progress, .data = data, .rep = rep};
+	size_t done = 0;
 	int r = 0;
 
 	memset(rep, 0, sizeof(*rep));
@@ -281,9 +341,17 @@ int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *p, unsigne
 	x.ctx = kmod_new(NULL, NULL);
 	if (!x.ctx)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nsteps && r == 0; i++) {
-		const struct ns_swap_step *s = &p->steps[i];
+	for (; done < p->nsteps && r == 0; done++) {
+		const struct ns_swap_step *s = &p->steps[done];
 		if (s->remove) {
+			char *why = NULL;
+			/* a claim can appear between the plan and now: look again right before */
+			r = group_in_use(&x, p, s->group, &why);
+			if (r < 0) {
+				event(&x, false, "%s: not removing %s", why ? why : "a disk is in use", s->module);
+				free(why);
+				break;
+			}
 			r = remove_module(&x, s->module);
 			event(&x, r == 0, "removed %s%s%s", s->module, r ? ": " : "", r ? strerror(-r) : "");
 		} else {
@@ -303,8 +371,11 @@ int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *p, unsigne
 		r = -EPROTO;
 	if (r == 0 && !verify_nodes(&x, p))
 		r = -EPROTO;
+	/* done: the steps carried out or tried (a removal stopped by the recheck was not) */
 	if (r < 0 && !p->to_stock)
-		rollback(&x, p, wait_s);
+		rollback(&x, p, done, wait_s);
+	else if (r < 0 && done == 0)
+		rep->untouched = true;
 	rep->ok = r == 0;
 	kmod_unref(x.ctx);
 	return r;

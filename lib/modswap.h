@@ -52,13 +52,15 @@ struct ns_swap_disk {
 	char *pci;
 	char *hba; /* the module driving its SCSI host (megaraid_sas, virtio_scsi), NULL for nvme */
 	char *serial, *wwn;
-	char *refusal; /* why it must not be detached; NULL when it may */
+	char *refusal; /* why it must not be detached (every holder, named); NULL when it may */
+	char *group;   /* "nvme" or "scsi": the group whose removal detaches it */
 };
 
 struct ns_swap_step { /* one module, out or in */
 	char *module;
 	char *file; /* the patched .ko to insert; NULL: the stock module through modprobe */
 	bool remove;
+	char *group; /* "nvme" or "scsi" */
 };
 
 struct ns_swap_plan {
@@ -97,13 +99,20 @@ struct ns_swap_report {
 	struct ns_swap_event *v;
 	size_t n;
 	bool rolled_back;
+	bool untouched; /* stopped before its first change (a disk in use at the recheck): nothing changed */
 	bool ok;
 };
 
 /* Progress callback: each step as it happens (the front end prints it). */
 typedef void (*ns_swap_progress)(void *data, const char *text, bool ok);
 
-/* Carry the plan out. Live root only. On any failure, rolls back to the stock modules. */
+/*
+ * Carry the plan out. Live root only. Immediately before each module removal, the disks that
+ * removal detaches are checked for use again (lib/inuse.h): a claim that appeared since the
+ * plan stops the swap before that removal (-EBUSY), and what was done is rolled back. On any
+ * failure, rolls back to the stock modules, except for a group whose disks are in use then
+ * (said in the report; the journal keeps it for --revert).
+ */
 int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *plan, unsigned wait_s, ns_swap_progress progress,
 		    void *data, struct ns_swap_report *rep);
 void ns_swap_report_free(struct ns_swap_report *rep);
