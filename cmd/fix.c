@@ -12,6 +12,7 @@
 #include "config.h"
 #include "journal.h"
 #include "modswap.h"
+#include "swapjournal.h"
 #include "json.h"
 #include "numastor.h"
 #include "plan.h"
@@ -352,13 +353,66 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 		printf("  busy: %s\n", p->busy[i]);
 }
 
+/* Test-only: NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
+ * (or of the way back) that changed the machine, as a kill would. */
+static void stop_after_step(void *data, unsigned nsteps)
+{
+	const char *v = getenv("NUMASTOR_TEST_STOP_AFTER_STEP");
+	(void)data;
+	if (v && nsteps >= (unsigned)strtoul(v, NULL, 10) && strtoul(v, NULL, 10) > 0) {
+		fflush(stdout);
+		_exit(137);
+	}
+}
+
+static int save_swap_journal(struct ns_root *root, const struct ns_swap_journal *j, const char *who)
+{
+	int r = ns_swap_journal_save(root, j);
+	if (r < 0)
+		fprintf(stderr, "numastor fix %s: cannot write /%s: %s\n", who, NS_SWAP_JOURNAL_PATH, strerror(-r));
+	return r;
+}
+
+/* What a journal keeps once its runtime swap is undone: only an --install, if any. */
+static void drop_runtime(struct ns_swap_journal *j)
+{
+	struct ns_swap_journal keep = {0};
+	keep.boot_id = j->boot_id, j->boot_id = NULL;
+	keep.kernel_release = j->kernel_release, j->kernel_release = NULL;
+	keep.installed = j->installed, j->installed = NULL;
+	keep.ninstalled = j->ninstalled, j->ninstalled = 0;
+	keep.initramfs_updated = j->initramfs_updated;
+	ns_swap_journal_free(j);
+	*j = keep;
+}
+
+static bool journal_empty(const struct ns_swap_journal *j)
+{
+	return !j->runtime && !j->ninstalled && !j->initramfs_updated;
+}
+
+/* Save what is left of the journal, or remove it when nothing is. */
+static int settle_swap_journal(struct ns_root *root, const struct ns_swap_journal *j, const char *who)
+{
+	if (journal_empty(j)) {
+		int r = ns_swap_journal_remove(root);
+		if (r < 0)
+			fprintf(stderr, "numastor fix %s: cannot remove /%s: %s\n", who, NS_SWAP_JOURNAL_PATH,
+				strerror(-r));
+		return r;
+	}
+	return save_swap_journal(root, j, who);
+}
+
 static int do_modules(struct ns_root *root, struct ns_system *sys, const struct fix_opts *o)
 {
 	struct ns_swap_plan plan;
 	struct ns_swap_report rep = {0};
-	struct ns_journal j;
-	bool ran = false;
-	int r = ns_swap_plan_build(sys, o->module_dir, false, NULL, 0, &plan), code = NS_EXIT_OK;
+	struct ns_swap_journal j = {0};
+	struct ns_swap_exec_opts xo = {
+		.wait_s = 60, .progress = print_progress, .data = (void *)o, .after_step = stop_after_step};
+	bool ran = false, have_journal = false;
+	int r = ns_swap_plan_build(sys, o->module_dir, &plan), code = NS_EXIT_OK;
 
 	if (r == -ENOENT) {
 		fprintf(stderr,
@@ -385,66 +439,87 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
-	r = ns_journal_load(root, &j);
-	if (r == -ENOENT)
-		memset(&j, 0, sizeof(j)), r = 0;
-	if (r < 0) {
-		fprintf(stderr, "numastor fix --modules: /%s is malformed: nothing was changed\n", NS_JOURNAL_PATH);
+	/* an earlier swap's journal is the only record of the machine before it: never overwritten */
+	r = ns_swap_journal_load(root, &j);
+	if (r == 0) {
+		have_journal = true;
+	} else if (r != -ENOENT) {
+		fprintf(stderr, "numastor fix --modules: /%s is malformed (%s): nothing was changed\n",
+			NS_SWAP_JOURNAL_PATH, strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (have_journal && j.runtime) {
+		fprintf(stderr,
+			"numastor fix --modules: refused: /%s holds a module swap not yet reverted; run "
+			"`numastor fix --revert` first; nothing was changed\n",
+			NS_SWAP_JOURNAL_PATH);
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
 	if (o->install) {
-		r = ns_swap_install(sys, &plan, &j.installed, &j.ninstalled);
-		if (j.ninstalled && ns_journal_save(root, &j) < 0)
-			fprintf(stderr, "numastor fix --modules: could not journal the installed files\n");
+		/* journal first: the files about to be written, and whether the initramfs is rewritten */
+		r = ns_swap_install_prepare(sys, &plan, &j);
+		if (r == 0)
+			r = save_swap_journal(root, &j, "--modules --install");
+		if (r == 0)
+			r = ns_swap_install(sys, &plan, &j, print_progress, (void *)o);
 		if (r < 0) {
-			fprintf(stderr, "numastor fix --modules --install: %s\n", strerror(-r));
+			fprintf(stderr,
+				"numastor fix --modules --install: %s; `numastor fix --revert` removes what was "
+				"installed\n",
+				strerror(-r));
 			code = NS_EXIT_WARNING;
-		} else if (!o->quiet) {
-			printf("installed for the next boot under /lib/modules/%s/updates/numastor (depmod run); "
-			       "`numastor fix --revert` removes them\n",
-			       sys->machine.kernel_release);
+		} else if (!o->quiet && !o->json) {
+			printf("installed for the next boot under /lib/modules/%s/updates/numastor (depmod run%s); "
+			       "journaled in /%s; `numastor fix --revert` removes them\n",
+			       sys->machine.kernel_release, j.initramfs_updated ? ", initramfs rewritten" : "",
+			       NS_SWAP_JOURNAL_PATH);
 		}
-		ns_journal_free(&j);
 		goto out;
 	}
 	if (plan.refused_disks || plan.nbusy) {
 		fprintf(stderr, "numastor fix --modules: refused: the swap would detach a disk in use (see above); "
 				"nothing was changed. `numastor fix --modules --install` installs the modules for the "
 				"next boot instead\n");
-		ns_journal_free(&j);
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
-	/* journal first: --revert must know the swap happened, even if this process dies in it */
-	for (size_t i = 0; i < plan.ngroups && r == 0; i++)
-		r = ns_strv_add_unique(&j.modgroups, &j.nmodgroups, plan.groups[i]);
+	/* journal first: the whole before-state, so --revert restores it from any step */
+	{
+		struct ns_swap_journal install = j;
+		r = ns_swap_journal_from_plan(sys, &plan, &j);
+		if (r == 0) {
+			j.installed = install.installed, install.installed = NULL;
+			j.ninstalled = install.ninstalled, install.ninstalled = 0;
+			j.initramfs_updated = install.initramfs_updated;
+		}
+		ns_swap_journal_free(&install);
+	}
 	if (r == 0)
-		r = ns_journal_save(root, &j);
-	ns_journal_free(&j);
+		r = save_swap_journal(root, &j, "--modules");
 	if (r < 0) {
-		fprintf(stderr, "numastor fix --modules: nothing was changed: cannot write /%s: %s\n", NS_JOURNAL_PATH,
+		fprintf(stderr, "numastor fix --modules: nothing was changed: cannot journal the swap: %s\n",
 			strerror(-r));
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
-	r = ns_swap_execute(sys, &plan, 60, print_progress, (void *)o, &rep);
+	r = ns_swap_execute(sys, &plan, &j, &xo, &rep);
 	if (r < 0) {
 		fprintf(stderr, "numastor fix --modules: the swap failed (%s)%s\n", strerror(-r),
-			rep.rolled_back ? "; rolled back to the stock modules" : "");
-		/* rolled back: nothing of numastor's is loaded any more */
-		if (rep.rolled_back && ns_journal_load(root, &j) == 0) {
-			ns_strv_free(j.modgroups, j.nmodgroups);
-			j.modgroups = NULL, j.nmodgroups = 0;
-			if (j.nirqs || j.nrqs || j.ninstalled)
-				ns_journal_save(root, &j);
-			else
-				ns_journal_remove(root);
-			ns_journal_free(&j);
+			rep.rolled_back ? (rep.rollback_ok ? "; rolled back to the stock modules"
+							   : "; the rollback did not restore everything (see "
+							     "above): `numastor fix --revert` tries again")
+					: "");
+		/* rolled back: the journal's runtime part is done with */
+		if (rep.rolled_back && rep.rollback_ok) {
+			drop_runtime(&j);
+			settle_swap_journal(root, &j, "--modules");
 		}
 		code = NS_EXIT_WARNING;
 	} else if (!o->quiet && !o->json) {
-		printf("module swap done; `numastor fix --revert` returns to the stock modules\n");
+		printf("module swap done; journaled in /%s; `numastor fix --revert` returns to the stock modules\n",
+		       NS_SWAP_JOURNAL_PATH);
 	}
 out:
 	if (o->json) {
@@ -471,76 +546,95 @@ out:
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	}
+	ns_swap_journal_free(&j);
 	ns_swap_report_free(&rep);
 	ns_swap_plan_free(&plan);
 	return code;
 }
 
-/* After the IRQ revert: put the stock modules back and remove files installed for the next boot. */
+/*
+ * After the IRQ revert: the machine the swap journal describes (the stock modules, with their
+ * options, every removed function rescanned, every disk back by identity), and no file
+ * installed for the next boot.
+ */
 static int revert_modules(struct ns_root *root, const struct fix_opts *o)
 {
-	struct ns_journal j;
+	struct ns_swap_journal j;
 	struct ns_system sys;
-	struct ns_swap_plan plan;
-	struct ns_swap_report rep = {0};
-	int r = ns_journal_load(root, &j), code = NS_EXIT_OK;
+	struct ns_swap_exec_opts xo = {
+		.wait_s = 60, .progress = print_progress, .data = (void *)o, .after_step = stop_after_step};
+	int r = ns_swap_journal_load(root, &j), code = NS_EXIT_OK;
+	char *boot;
 
-	if (r < 0 || (!j.nmodgroups && !j.ninstalled)) {
-		if (r == 0)
-			ns_journal_free(&j);
+	if (r == -ENOENT)
 		return NS_EXIT_OK;
+	if (r < 0) {
+		fprintf(stderr, "numastor fix --revert: /%s is malformed (%s); the modules were not touched\n",
+			NS_SWAP_JOURNAL_PATH, strerror(-r));
+		return NS_EXIT_UNKNOWN;
 	}
 	r = ns_system_discover(root, NULL, 0, &sys);
 	if (r < 0) {
 		fprintf(stderr, "numastor fix --revert: %s\n", strerror(-r));
-		ns_journal_free(&j);
+		ns_swap_journal_free(&j);
 		return NS_EXIT_UNKNOWN;
 	}
-	if (j.ninstalled) {
-		r = ns_swap_uninstall(&sys, j.installed, j.ninstalled);
-		if (r == 0) {
-			if (!o->quiet)
-				printf("  removed the modules installed for the next boot (depmod run)\n");
-			ns_strv_free(j.installed, j.ninstalled);
-			j.installed = NULL, j.ninstalled = 0;
-		} else {
-			fprintf(stderr, "numastor fix --revert: removing installed modules: %s\n", strerror(-r));
-			code = NS_EXIT_WARNING;
-		}
+	boot = ns_swap_boot_id(root);
+	if (j.runtime && j.boot_id && boot && strcmp(j.boot_id, boot) != 0) {
+		/* a runtime swap ends with its boot: this boot loaded what modules.dep says */
+		printf("  the module swap journaled in /%s was made in an earlier boot (%s): it ended with that "
+		       "boot, so nothing of it is swapped back%s\n",
+		       NS_SWAP_JOURNAL_PATH, j.boot_id,
+		       j.ninstalled ? "; the files installed for the next boot are removed" : "");
+		drop_runtime(&j);
 	}
-	if (j.nmodgroups) {
-		r = ns_swap_plan_build(&sys, o->module_dir, true, j.modgroups, j.nmodgroups, &plan);
-		if (r == 0) {
+	if (j.runtime) {
+		struct ns_swap_plan plan;
+		struct ns_swap_report rep = {0};
+		r = ns_swap_plan_revert(&sys, &j, &plan);
+		if (r < 0) {
+			fprintf(stderr, "numastor fix --revert: planning the swap back: %s\n", strerror(-r));
+			code = NS_EXIT_WARNING;
+		} else {
 			if (!o->quiet && !o->json)
 				swap_plan_text(&plan);
-			if (plan.refused_disks || plan.nbusy) {
+			if (!ns_swap_plan_safe(&plan)) {
 				fprintf(stderr,
-					"numastor fix --revert: a disk the swap back would detach is in use; the "
-					"numastor modules stay loaded\n");
+					"numastor fix --revert: refused: a disk the swap back would detach is in use "
+					"(see above); the numastor modules stay loaded and /%s is kept\n",
+					NS_SWAP_JOURNAL_PATH);
 				code = NS_EXIT_WARNING;
 			} else {
-				r = ns_swap_execute(&sys, &plan, 60, print_progress, (void *)o, &rep);
+				r = ns_swap_execute(&sys, &plan, NULL, &xo, &rep);
 				if (r == 0) {
-					ns_strv_free(j.modgroups, j.nmodgroups);
-					j.modgroups = NULL, j.nmodgroups = 0;
+					drop_runtime(&j);
 				} else {
-					fprintf(stderr, "numastor fix --revert: swapping back failed: %s\n",
-						strerror(-r));
+					fprintf(stderr,
+						"numastor fix --revert: swapping back did not restore everything (%s; "
+						"the FAIL lines above say what); /%s is kept for another --revert\n",
+						strerror(-r), NS_SWAP_JOURNAL_PATH);
 					code = NS_EXIT_WARNING;
 				}
 				ns_swap_report_free(&rep);
 			}
 			ns_swap_plan_free(&plan);
-		} else {
-			fprintf(stderr, "numastor fix --revert: planning the swap back: %s\n", strerror(-r));
-			code = NS_EXIT_WARNING;
 		}
 	}
-	if (j.nirqs || j.nrqs || j.nmodgroups || j.ninstalled)
-		ns_journal_save(root, &j);
-	else
-		ns_journal_remove(root);
-	ns_journal_free(&j);
+	if (!j.runtime && (j.ninstalled || j.initramfs_updated)) {
+		r = ns_swap_uninstall(&sys, &j, print_progress, (void *)o);
+		if (r < 0) {
+			fprintf(stderr, "numastor fix --revert: removing the modules installed for the next boot: %s\n",
+				strerror(-r));
+			code = NS_EXIT_WARNING;
+		} else if (!o->quiet && !o->json) {
+			printf("  removed the modules installed for the next boot; the stock modules load at the next "
+			       "boot\n");
+		}
+	}
+	if (settle_swap_journal(root, &j, "--revert") < 0 && code == NS_EXIT_OK)
+		code = NS_EXIT_WARNING;
+	free(boot);
+	ns_swap_journal_free(&j);
 	ns_system_free(&sys);
 	return code;
 }

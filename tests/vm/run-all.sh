@@ -68,6 +68,9 @@ for name in $scenarios; do
 	start=$(date +%s%N)
 	append=
 	[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
+	# a scenario that boots longer says how long (seconds) in its timeout file
+	vm_timeout=${NUMASTOR_VM_TIMEOUT:-180}
+	[[ -f "$sdir/timeout" ]] && vm_timeout=$(cat "$sdir/timeout")
 	status=PASS
 	if [[ ! -f "$sdir/guest.sh" ]]; then
 		status=FAIL
@@ -77,7 +80,7 @@ for name in $scenarios; do
 		status=FAIL
 		echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
 			> "$work/$name.report"
-	elif ! "$VM_DIR/run-vm.sh" --append "$append" "$work/initramfs.gz" "$name" "$out" \
+	elif ! "$VM_DIR/run-vm.sh" --append "$append" --timeout "$vm_timeout" "$work/initramfs.gz" "$name" "$out" \
 		> "$work/$name.report" 2>&1; then
 		status=FAIL
 	elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$work/$name.report" 2>&1; then

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the rooms of the module swap share (lib/modswap-*.c); not for the front end. */
+#ifndef NUMASTOR_MODSWAP_INTERNAL_H
+#define NUMASTOR_MODSWAP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "modswap.h"
+
+struct kmod_ctx;
+
+/* modswap-kmod.c */
+/* "live", "coming", "going", "builtin" or NULL (not loaded), from the rooted sysfs. The string
+ * is only valid until the next call. */
+const char *ns_swap_module_state(struct ns_root *root, const char *name);
+/* Holders of a module that are themselves modules (sys/module/NAME/holders); empty on error. */
+void ns_swap_module_holders(struct ns_root *root, const char *name, char ***v, size_t *n);
+/* The first value of a modinfo key of a .ko file (absolute path), or of the stock module
+ * called name (the running kernel's modules.dep); NULL when unknown. */
+char *ns_swap_modinfo_file(struct kmod_ctx *ctx, const char *abspath, const char *key);
+char *ns_swap_modinfo_stock(struct kmod_ctx *ctx, const char *name, const char *key);
+/* The absolute path of a root-relative one. */
+char *ns_swap_abs_path(struct ns_root *root, const char *rel);
+/* Is the loaded module not the stock file (out of tree, or another srcversion)? */
+bool ns_swap_loaded_differs_from_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *name);
+
+/* The in-tree file of module name (root-relative, from lib/modules/RELEASE/modules.order,
+ * compressed or not); -ENOENT when the kernel has none. */
+int ns_swap_stock_path(struct ns_system *sys, const char *name, char **path);
+/* Does the loaded module name run the in-tree file at stock_path (no out-of-tree taint, the
+ * file's srcversion where it has one)? */
+bool ns_swap_runs_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *name, const char *stock_path);
+
+/* modswap-plan.c: record a check (takes what and detail). */
+int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail);
+
+/* modswap-checks.c: the checks of one patched module file, added to p. */
+int ns_swap_check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p,
+			    const struct ns_manifest_module *mm);
+
+#endif

@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The swap plan: which modules go out and in and in which order, which disks detach (and
+ * whether any must not), which PCI functions are removed and rescanned. */
+#define _GNU_SOURCE
+#include "modswap-internal.h"
+
+#include <errno.h>
+#include <libkmod.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diskid.h"
+#include "util.h"
+
+int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail)
+{
+	struct ns_swap_check *nv = realloc(p->checks, (p->nchecks + 1) * sizeof(*nv));
+	if (!nv || !what) {
+		free(what);
+		free(detail);
+		return -ENOMEM;
+	}
+	p->checks = nv;
+	nv[p->nchecks++] = (struct ns_swap_check){.what = what, .ok = ok, .detail = detail};
+	p->failed_checks += !ok;
+	return 0;
+}
+
+static int add_step(struct ns_swap_plan *p, const char *module, const char *file, const char *options, bool remove)
+{
+	struct ns_swap_step *nv = realloc(p->steps, (p->nsteps + 1) * sizeof(*nv));
+	struct ns_swap_step *s;
+	if (!nv)
+		return -ENOMEM;
+	p->steps = nv;
+	s = &nv[p->nsteps];
+	*s = (struct ns_swap_step){.module = strdup(module),
+				   .file = file ? strdup(file) : NULL,
+				   .options = options && options[0] ? strdup(options) : NULL,
+				   .remove = remove};
+	if (!s->module || (file && !s->file) || (options && options[0] && !s->options)) {
+		free(s->module);
+		free(s->file);
+		free(s->options);
+		return -ENOMEM;
+	}
+	p->nsteps++;
+	return 0;
+}
+
+/* What must not be detached: mounted, the root file system, swap, held by dm/md/LVM. */
+static char *disk_refusal(struct ns_system *sys, const struct ns_disk *d)
+{
+	char *mi = NULL, *swaps = NULL, *why = NULL;
+	char **devs = NULL, **names = NULL;
+	size_t ndevs = 0, nnames = 0;
+
+	if (d->nholders)
+		return ns_fmt("held by %s (device-mapper, md or LVM)", d->holders[0]);
+	if (d->devnum)
+		ns_strv_add(&devs, &ndevs, d->devnum);
+	ns_strv_add(&names, &nnames, d->name);
+	for (size_t i = 0; i < d->npartitions; i++) {
+		char path[4096], *dev, **h;
+		size_t nh;
+		snprintf(path, sizeof(path), "%s/%s/dev", d->syspath, d->partitions[i]);
+		if (ns_read_str(sys->root, path, &dev) == 0) {
+			ns_strv_add(&devs, &ndevs, dev);
+			free(dev);
+		}
+		ns_strv_add(&names, &nnames, d->partitions[i]);
+		snprintf(path, sizeof(path), "%s/%s/holders", d->syspath, d->partitions[i]);
+		if (ns_list_dir(sys->root, path, &h, &nh) == 0 && nh) {
+			why = ns_fmt("partition %s is held by %s (device-mapper, md or LVM)", d->partitions[i], h[0]);
+			ns_strv_free(h, nh);
+			goto out;
+		}
+		ns_strv_free(h, 0);
+	}
+	if (ns_read_str(sys->root, "proc/self/mountinfo", &mi) == 0) {
+		/* "36 35 98:0 /mnt1 /mnt/parent ...": the third field is major:minor, the fifth the mount point */
+		for (char *line = strtok(mi, "\n"); line && !why; line = strtok(NULL, "\n")) {
+			char majmin[32], mnt[1024];
+			if (sscanf(line, "%*s %*s %31s %*s %1023s", majmin, mnt) != 2)
+				continue;
+			if (ns_strv_has(devs, ndevs, majmin))
+				why = strcmp(mnt, "/") == 0 ? ns_fmt("holds the root file system")
+							    : ns_fmt("mounted at %s", mnt);
+		}
+	}
+	if (!why && ns_read_str(sys->root, "proc/swaps", &swaps) == 0) {
+		for (char *line = strtok(swaps, "\n"); line && !why; line = strtok(NULL, "\n")) {
+			char dev[1024];
+			const char *base;
+			if (sscanf(line, "%1023s", dev) != 1 || strncmp(dev, "/dev/", 5) != 0)
+				continue;
+			base = dev + 5;
+			if (ns_strv_has(names, nnames, base))
+				why = ns_fmt("used as swap (%s)", dev);
+		}
+	}
+out:
+	free(mi);
+	free(swaps);
+	ns_strv_free(devs, ndevs);
+	ns_strv_free(names, nnames);
+	return why;
+}
+
+/* The module driving SCSI host hostN (its proc_name), or NULL. */
+static char *host_module(struct ns_root *root, const char *host)
+{
+	char path[256], *proc = NULL;
+	snprintf(path, sizeof(path), "sys/class/scsi_host/%s/proc_name", host);
+	return ns_read_str(root, path, &proc) == 0 ? proc : NULL;
+}
+
+static bool disk_in_group(const struct ns_disk *d, const char *group)
+{
+	if (strcmp(group, "scsi") == 0)
+		return d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA;
+	for (size_t i = 0; i < d->npaths; i++)
+		if (d->paths[i].pci && d->paths[i].pci->driver && strcmp(d->paths[i].pci->driver, "nvme") == 0)
+			return true;
+	return false;
+}
+
+static int add_disks(struct ns_system *sys, struct ns_swap_plan *p, const char *group)
+{
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		struct ns_swap_disk *nv;
+		if (!disk_in_group(d, group))
+			continue;
+		nv = realloc(p->disks, (p->ndisks + 1) * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		p->disks = nv;
+		nv[p->ndisks] = (struct ns_swap_disk){
+			.name = strdup(d->name),
+			.pci = d->npaths && d->paths[0].pci ? strdup(d->paths[0].pci->address) : NULL,
+			.hba = d->npaths && d->paths[0].controller && strncmp(d->paths[0].controller, "host", 4) == 0
+				       ? host_module(sys->root, d->paths[0].controller)
+				       : NULL,
+			.refusal = disk_refusal(sys, d),
+		};
+		if (ns_diskid_from_sysfs(sys->root, d->name, &nv[p->ndisks].id) < 0)
+			nv[p->ndisks].id = NULL; /* found again by its PCI function only */
+		p->refused_disks += nv[p->ndisks].refusal != NULL;
+		p->ndisks++;
+	}
+	return 0;
+}
+
+/* Modules holding name, deepest first, then name itself: the order to remove them in. */
+static int removal_order(struct ns_root *root, const char *name, char ***order, size_t *n, int depth)
+{
+	char **holders;
+	size_t nh;
+	int r = 0;
+
+	if (depth > 8)
+		return -ELOOP;
+	ns_swap_module_holders(root, name, &holders, &nh);
+	for (size_t i = 0; i < nh && r == 0; i++)
+		if (!ns_strv_has(*order, *n, holders[i]))
+			r = removal_order(root, holders[i], order, n, depth + 1);
+	ns_strv_free(holders, nh);
+	if (r == 0 && !ns_strv_has(*order, *n, name))
+		r = ns_strv_add(order, n, name);
+	return r;
+}
+
+/*
+ * A module in use by more than the modules stacked on it has an open device or a mount
+ * behind it (a process reading a raw disk): removing it would fail half-way, so refuse first.
+ */
+static int check_not_in_use(struct ns_root *root, struct ns_swap_plan *p, const char *name)
+{
+	char path[256], **holders;
+	size_t nh;
+	long refcnt = 0;
+	char *why;
+	int r;
+
+	snprintf(path, sizeof(path), "sys/module/%s/refcnt", name);
+	if (ns_read_long(root, path, &refcnt, NULL) < 0)
+		return 0; /* built in or gone: other checks speak for it */
+	ns_swap_module_holders(root, name, &holders, &nh);
+	ns_strv_free(holders, nh);
+	if (refcnt <= (long)nh)
+		return 0;
+	why = ns_fmt("%s has %ld users beyond its %zu holder modules: a device of it is open or mounted", name, refcnt,
+		     nh);
+	if (!why)
+		return -ENOMEM;
+	r = ns_strv_add(&p->busy, &p->nbusy, why);
+	free(why);
+	return r;
+}
+
+/* sd names in the order sd hands them out: sda..sdz, sdaa.. (shorter first). */
+static int disk_name_cmp(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	return la != lb ? (la < lb ? -1 : 1) : strcmp(a, b);
+}
+
+/*
+ * order (removal order: core last) becomes the insertion order: the core, then sd_mod (so
+ * it names each disk as its HBA scans it), then the HBA drivers in the order of the names
+ * their disks have now (the first disk's HBA first: the disks come back under the same
+ * names), then the rest (sg) as they were stacked.
+ */
+static int insertion_order(const struct ns_swap_plan *p, char **order, size_t n)
+{
+	const char **key = calloc(n ? n : 1, sizeof(*key));
+	int *rank = calloc(n ? n : 1, sizeof(*rank));
+
+	if (!key || !rank) {
+		free(key);
+		free(rank);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		char *t = order[i];
+		order[i] = order[n - 1 - i];
+		order[n - 1 - i] = t;
+	}
+	for (size_t i = 1; i < n; i++) {
+		rank[i] = strcmp(order[i], "sd_mod") == 0 ? 0 : 2;
+		for (size_t d = 0; d < p->ndisks; d++)
+			if (p->disks[d].hba && strcmp(p->disks[d].hba, order[i]) == 0) {
+				rank[i] = 1;
+				if (!key[i] || disk_name_cmp(p->disks[d].name, key[i]) < 0)
+					key[i] = p->disks[d].name;
+			}
+	}
+	/* stable insertion sort of everything after the core by (rank, first disk name) */
+	for (size_t i = 2; i < n; i++) {
+		char *m = order[i];
+		const char *k = key[i];
+		int rk = rank[i];
+		size_t j = i;
+		while (j > 1 &&
+		       (rank[j - 1] > rk || (rank[j - 1] == rk && rk == 1 && disk_name_cmp(key[j - 1], k) > 0))) {
+			order[j] = order[j - 1];
+			key[j] = key[j - 1];
+			rank[j] = rank[j - 1];
+			j--;
+		}
+		order[j] = m;
+		key[j] = k;
+		rank[j] = rk;
+	}
+	free(key);
+	free(rank);
+	return 0;
+}
+
+static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, const char *group)
+{
+	const char *top = strcmp(group, "nvme") == 0 ? "nvme" : "scsi_mod";
+	const char *state = ns_swap_module_state(sys->root, top);
+	char **order = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!state) {
+		/* nothing runs that could be swapped; --install makes the next load the patched one */
+		return ns_swap_add_check(p, true, ns_fmt("%s is not loaded", top),
+					 ns_fmt("nothing to swap now: --install makes the next load of %s use the "
+						"patched module",
+						top));
+	}
+	r = removal_order(sys->root, top, &order, &n, 0);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = check_not_in_use(sys->root, p, order[i]);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = add_step(p, order[i], NULL, NULL, true);
+	/* the disks first: the insertion order follows their names */
+	if (r == 0)
+		r = add_disks(sys, p, group);
+	if (r == 0)
+		r = insertion_order(p, order, n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const struct ns_manifest_module *mm = ns_manifest_find(&p->manifest, order[i]);
+		char *stock = NULL;
+		if (mm)
+			r = ns_swap_check_candidate(sys, ctx, p, mm);
+		/* the stock module by its in-tree file, never by name: after an --install the name
+		 * resolves to numastor's copy in updates/ */
+		else if (ns_swap_stock_path(sys, order[i], &stock) < 0)
+			r = ns_swap_add_check(p, false, ns_fmt("%s: the in-tree module file is known", order[i]),
+					      ns_fmt("no %s in /lib/modules/%s/modules.order: it could not be loaded "
+						     "again",
+						     order[i],
+						     sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
+		if (r == 0)
+			r = add_step(p, order[i], mm ? mm->file : stock, NULL, false);
+		free(stock);
+	}
+	ns_strv_free(order, n);
+	if (r == 0 && strcmp(group, "nvme") == 0) {
+		/* a forced node survives the swap: remove and rescan those functions */
+		for (size_t i = 0; i < sys->npcis && r == 0; i++) {
+			const struct ns_pci *pci = sys->pcis[i];
+			if (pci->forced == 1 && pci->driver && strcmp(pci->driver, "nvme") == 0)
+				r = ns_strv_add(&p->rescan, &p->nrescan, pci->address);
+		}
+	}
+	if (r == 0)
+		r = ns_strv_add(&p->groups, &p->ngroups, group);
+	return r;
+}
+
+int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap_plan *p)
+{
+	struct kmod_ctx *ctx = kmod_new(NULL, NULL);
+	char dir[4096];
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	if (moddir)
+		snprintf(dir, sizeof(dir), "%s", moddir);
+	else
+		snprintf(dir, sizeof(dir), NS_MODULE_DIR "/%s",
+			 sys->machine.kernel_release ? sys->machine.kernel_release : "unknown");
+	r = ns_manifest_load(sys->root, dir, &p->manifest);
+	if (r < 0)
+		goto out;
+	if (p->manifest.kernel_release && sys->machine.kernel_release &&
+	    strcmp(p->manifest.kernel_release, sys->machine.kernel_release)) {
+		r = ns_swap_add_check(p, false, ns_fmt("the modules were built for the running kernel"),
+				      ns_fmt("/%s/manifest.json is for %s, this kernel is %s", dir,
+					     p->manifest.kernel_release, sys->machine.kernel_release));
+		if (r < 0)
+			goto out;
+	}
+	{
+		bool nvme_patched = ns_manifest_find(&p->manifest, "nvme") != NULL;
+		bool nvme_upstream = ns_strv_has(p->manifest.upstream, p->manifest.nupstream, "nvme-no-forced-node");
+		bool nvme_forced = false;
+		for (size_t i = 0; i < sys->npcis; i++)
+			nvme_forced |= sys->pcis[i]->forced == 1 && sys->pcis[i]->driver &&
+				       strcmp(sys->pcis[i]->driver, "nvme") == 0;
+		r = 0;
+		/* nvme: the patched module, or (the fix being upstream) the stock one in place of a
+		 * loaded pre-fix build, or only a rescan of forced functions */
+		if (nvme_patched ||
+		    (nvme_upstream && (nvme_forced || ns_swap_loaded_differs_from_stock(sys->root, ctx, "nvme"))))
+			r = plan_group(sys, ctx, p, "nvme");
+		if (r == 0 && (ns_manifest_find(&p->manifest, "scsi_mod") || ns_manifest_find(&p->manifest, "sd_mod") ||
+			       ns_manifest_find(&p->manifest, "megaraid_sas")))
+			r = plan_group(sys, ctx, p, "scsi");
+		if (r == 0 && p->ngroups == 0)
+			r = -ENOENT;
+	}
+out:
+	if (ctx)
+		kmod_unref(ctx);
+	if (r < 0)
+		ns_swap_plan_free(p);
+	return r;
+}
+
+void ns_swap_plan_free(struct ns_swap_plan *p)
+{
+	ns_manifest_free(&p->manifest);
+	for (size_t i = 0; i < p->nchecks; i++) {
+		free(p->checks[i].what);
+		free(p->checks[i].detail);
+	}
+	free(p->checks);
+	for (size_t i = 0; i < p->ndisks; i++) {
+		free(p->disks[i].name);
+		free(p->disks[i].pci);
+		free(p->disks[i].id);
+		free(p->disks[i].hba);
+		free(p->disks[i].refusal);
+	}
+	free(p->disks);
+	for (size_t i = 0; i < p->nsteps; i++) {
+		free(p->steps[i].module);
+		free(p->steps[i].file);
+		free(p->steps[i].options);
+	}
+	free(p->steps);
+	ns_strv_free(p->rescan, p->nrescan);
+	ns_strv_free(p->groups, p->ngroups);
+	ns_strv_free(p->busy, p->nbusy);
+	ns_strv_free(p->expect_stock, p->nexpect_stock);
+	ns_strv_free(p->expect_out, p->nexpect_out);
+	memset(p, 0, sizeof(*p));
+}
+
+bool ns_swap_plan_safe(const struct ns_swap_plan *p)
+{
+	return p->failed_checks == 0 && p->refused_disks == 0 && p->nbusy == 0;
+}
+
+/* ---- the way back: a plan from the journal ---- */
+
+/* The disk that has identity id now, or NULL. */
+static const struct ns_disk *disk_with_id(struct ns_system *sys, const char *id)
+{
+	for (size_t i = 0; id && i < sys->ndisks; i++) {
+		char *now = NULL;
+		bool same = ns_diskid_from_sysfs(sys->root, sys->disks[i].name, &now) == 0 && strcmp(now, id) == 0;
+		free(now);
+		if (same)
+			return &sys->disks[i];
+	}
+	return NULL;
+}
+
+static bool pci_present(struct ns_root *root, const char *bdf)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "sys/bus/pci/devices/%s", bdf);
+	return ns_exists(root, path);
+}
+
+/* Does the machine already run what the journal describes? */
+static bool as_journaled(struct ns_system *sys, struct kmod_ctx *ctx, const struct ns_swap_journal *j)
+{
+	for (size_t i = 0; i < j->nmodules; i++) {
+		const struct ns_swap_jmodule *m = &j->modules[i];
+		bool live = ns_swap_module_state(sys->root, m->name) != NULL;
+		if (live != m->loaded || (live && !ns_swap_runs_stock(sys->root, ctx, m->name, m->stock_path)))
+			return false;
+	}
+	for (size_t i = 0; i < j->nremoved_pci; i++)
+		if (!pci_present(sys->root, j->removed_pci[i]))
+			return false;
+	return true;
+}
+
+int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, struct ns_swap_plan *p)
+{
+	struct kmod_ctx *ctx = kmod_new(NULL, NULL);
+	char **order = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->to_stock = true;
+	for (size_t i = 0; i < j->ngroups && r == 0; i++)
+		r = ns_strv_add(&p->groups, &p->ngroups, j->groups[i]);
+	/* the disks, by identity; one in use now must not be detached */
+	for (size_t i = 0; i < j->ndisks && r == 0; i++) {
+		const struct ns_swap_jdisk *jd = &j->disks[i];
+		const struct ns_disk *now = disk_with_id(sys, jd->id);
+		struct ns_swap_disk *nv = realloc(p->disks, (p->ndisks + 1) * sizeof(*nv));
+		if (!nv) {
+			r = -ENOMEM;
+			break;
+		}
+		p->disks = nv;
+		nv[p->ndisks] = (struct ns_swap_disk){
+			.name = strdup(now ? now->name : jd->name),
+			.pci = jd->pci ? strdup(jd->pci) : NULL,
+			.hba = jd->hba ? strdup(jd->hba) : NULL,
+			.id = jd->id ? strdup(jd->id) : NULL,
+			.refusal = now ? disk_refusal(sys, now) : NULL,
+		};
+		p->refused_disks += nv[p->ndisks].refusal != NULL;
+		p->ndisks++;
+	}
+	for (size_t i = 0; i < j->nmodules && r == 0; i++)
+		r = ns_strv_add(j->modules[i].loaded ? &p->expect_stock : &p->expect_out,
+				j->modules[i].loaded ? &p->nexpect_stock : &p->nexpect_out, j->modules[i].name);
+	if (r == 0 && as_journaled(sys, ctx, j)) {
+		r = ns_swap_add_check(p, true, ns_fmt("the machine runs the modules the journal names"),
+				      ns_fmt("nothing to swap back: every module is the stock one, or out as before"));
+		goto out;
+	}
+	/* out: every journaled module that runs now, with whatever is stacked on it now */
+	for (size_t i = j->nmodules; i-- > 0 && r == 0;)
+		if (ns_swap_module_state(sys->root, j->modules[i].name))
+			r = removal_order(sys->root, j->modules[i].name, &order, &n, 0);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = check_not_in_use(sys->root, p, order[i]);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = add_step(p, order[i], NULL, NULL, true);
+	/* in: every module that ran before, from its in-tree file, with the options it ran with */
+	for (size_t i = 0; i < j->nmodules && r == 0; i++) {
+		const struct ns_swap_jmodule *m = &j->modules[i];
+		if (m->loaded)
+			r = add_step(p, m->name, m->stock_path, m->options, false);
+	}
+	/* and what was stacked on them since (sg loaded meanwhile): out now, so back in after */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *stock = NULL;
+		if (ns_swap_journal_module(j, order[i]))
+			continue;
+		ns_swap_stock_path(sys, order[i], &stock);
+		r = add_step(p, order[i], stock, NULL, false);
+		if (r == 0)
+			r = ns_strv_add(&p->expect_stock, &p->nexpect_stock, order[i]);
+		free(stock);
+	}
+	for (size_t i = 0; i < j->nremoved_pci && r == 0; i++)
+		if (!pci_present(sys->root, j->removed_pci[i]))
+			r = ns_strv_add(&p->rescan, &p->nrescan, j->removed_pci[i]);
+out:
+	ns_strv_free(order, n);
+	if (ctx)
+		kmod_unref(ctx);
+	if (r < 0)
+		ns_swap_plan_free(p);
+	return r;
+}
+
+static int jmodule_add(struct ns_swap_journal *j, struct ns_system *sys, const struct ns_swap_plan *p,
+		       const struct ns_swap_step *s)
+{
+	struct ns_swap_jmodule *nv = realloc(j->modules, (j->nmodules + 1) * sizeof(*nv)), *m;
+	char path[256];
+
+	if (!nv)
+		return -ENOMEM;
+	j->modules = nv;
+	m = &nv[j->nmodules++];
+	memset(m, 0, sizeof(*m));
+	m->name = strdup(s->module);
+	m->loaded = ns_swap_module_state(sys->root, s->module) != NULL;
+	ns_swap_stock_path(sys, s->module, &m->stock_path);
+	snprintf(path, sizeof(path), "sys/module/%s/srcversion", s->module);
+	if (ns_read_str(sys->root, path, &m->srcversion) < 0)
+		m->srcversion = NULL;
+	m->options = strdup(s->options ? s->options : "");
+	if (s->file && ns_manifest_find(&p->manifest, s->module))
+		m->replacement = strdup(s->file + strspn(s->file, "/")); /* root-relative, as every journal path */
+	return m->name && m->options && (!s->file || m->replacement || !ns_manifest_find(&p->manifest, s->module))
+		       ? 0
+		       : -ENOMEM;
+}
+
+int ns_swap_journal_from_plan(struct ns_system *sys, const struct ns_swap_plan *p, struct ns_swap_journal *j)
+{
+	int r = 0;
+
+	memset(j, 0, sizeof(*j));
+	j->boot_id = ns_swap_boot_id(sys->root);
+	j->kernel_release = sys->machine.kernel_release ? strdup(sys->machine.kernel_release) : NULL;
+	j->runtime = true;
+	for (size_t i = 0; i < p->ngroups && r == 0; i++)
+		r = ns_strv_add(&j->groups, &j->ngroups, p->groups[i]);
+	for (size_t i = 0; i < p->nsteps && r == 0; i++)
+		if (!p->steps[i].remove)
+			r = jmodule_add(j, sys, p, &p->steps[i]);
+	for (size_t i = 0; i < p->nrescan && r == 0; i++)
+		r = ns_strv_add(&j->removed_pci, &j->nremoved_pci, p->rescan[i]);
+	j->disks = calloc(p->ndisks + 1, sizeof(*j->disks));
+	if (!j->disks && r == 0)
+		r = -ENOMEM;
+	for (size_t i = 0; i < p->ndisks && r == 0; i++) {
+		const struct ns_swap_disk *d = &p->disks[i];
+		struct ns_swap_jdisk *jd = &j->disks[j->ndisks++];
+		jd->id = d->id ? strdup(d->id) : NULL;
+		jd->name = strdup(d->name);
+		jd->pci = d->pci ? strdup(d->pci) : NULL;
+		jd->hba = d->hba ? strdup(d->hba) : NULL;
+		if (!jd->name || (d->id && !jd->id) || (d->pci && !jd->pci) || (d->hba && !jd->hba))
+			r = -ENOMEM;
+	}
+	if (r < 0)
+		ns_swap_journal_free(j);
+	return r;
+}
