@@ -353,11 +353,11 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 		printf("  busy: %s\n", p->busy[i]);
 }
 
-/* Test-only: NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
  * (or of the way back) that changed the machine, as a kill would. */
 static void stop_after_step(void *data, unsigned nsteps)
 {
-	const char *v = getenv("NUMASTOR_TEST_STOP_AFTER_STEP");
+	const char *v = ns_test_hook("NUMASTOR_TEST_STOP_AFTER_STEP");
 	(void)data;
 	if (v && nsteps >= (unsigned)strtoul(v, NULL, 10) && strtoul(v, NULL, 10) > 0) {
 		fflush(stdout);
