@@ -77,6 +77,20 @@ static void stop_after_writes(void *data, unsigned nwrites)
 	}
 }
 
+/*
+ * Test-only: NUMASTOR_TEST_PAUSE_BEFORE_SWAP=S waits S seconds (at most 60) between the plan
+ * (already on stdout) and the module swap, so that a test can put a disk in use in between
+ * and show the recheck before each removal catching it.
+ */
+static void test_pause_before_swap(void)
+{
+	const char *v = ns_test_hook("NUMASTOR_TEST_PAUSE_BEFORE_SWAP");
+	unsigned s = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+	fflush(stdout);
+	if (s)
+		sleep(s > 60 ? 60 : s);
+}
+
 static char *cpus(const struct ns_cpuset *s)
 {
 	char *t = NULL;
@@ -374,7 +388,7 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 		printf("  busy: %s\n", p->busy[i]);
 }
 
-/* Test-only: NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
  * (or of the way back) that changed the machine, as a kill would. */
 static void stop_after_step(void *data, unsigned nsteps)
 {
@@ -525,8 +539,18 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
+	test_pause_before_swap();
 	r = ns_swap_execute(sys, &plan, &j, &xo, &rep);
-	if (r < 0) {
+	if (r < 0 && rep.untouched) {
+		/* a disk came into use after the plan: the recheck stopped before the first removal */
+		const char *why = NULL;
+		for (size_t i = 0; i < rep.n && !why; i++)
+			why = rep.v[i].ok ? NULL : rep.v[i].text;
+		fprintf(stderr, "numastor fix --modules: refused: %s; nothing was changed\n", why ? why : strerror(-r));
+		drop_runtime(&j);
+		settle_swap_journal(root, &j, "--modules");
+		code = NS_EXIT_UNKNOWN;
+	} else if (r < 0) {
 		fprintf(stderr, "numastor fix --modules: the swap failed (%s)%s\n", strerror(-r),
 			rep.rolled_back ? (rep.rollback_ok ? "; rolled back to the stock modules"
 							   : "; the rollback did not restore everything (see "
