@@ -15,7 +15,9 @@ and dmesg's "unknown parameter 'bogus_param' ignored" lines. It holds numastor t
 - `fix --modules`: the patched nvme (out of tree, patched srcversion) runs with every
   parameter of the boot, the disks' nr_requests are those of the boot, its vectors are
   threaded, the kernel did not see bogus_param again; disks back, pattern intact;
-- `fix --revert`: the stock nvme with the same parameters again.
+- `fix --revert`: the stock nvme with the same parameters again;
+- with `install nvme ...` added to modprobe.d, `fix --modules` exits 3 naming the command
+  and changes nothing.
 """
 
 import fixlib
@@ -91,3 +93,9 @@ def check(ctx):
     ms.disks_back(ctx, "after --revert", "boot", "reverted")
     ms.pattern_intact(ctx, "NSROOT0001", ["reverted"])
     fixlib.kernel_equal(ctx, "after --revert", "journal", f("journal.reverted"), "absent")
+
+    out = (ctx.read("refused.out") or "") + (ctx.read("refused.err") or "")
+    ctx.equal("with an install command", "exit code", fixlib.rc(ctx, "refused"), 3)
+    ctx.expect("modprobe.d has an `install` command for nvme" in out,
+               f"with an install command: the refusal is not named: {out[-600:]!r}")
+    ms.unchanged(ctx, "with an install command", "reverted", "refused")

@@ -8,7 +8,8 @@
 #   - written at runtime: sgl_threshold 65536 (the default is 32768): only sysfs knows it.
 # The stock nvme is loaded by name with busybox modprobe, which applies modprobe.d and the
 # command line's nvme.* options as kmod's modprobe does (an insmod would see neither). Then fix --modules with the patched nvme.ko of the module
-# directory, and --revert. Ground truth read by the guest's shell around each step.
+# directory, and --revert; last an `install nvme` line in modprobe.d, which fix --modules
+# refuses. Ground truth read by the guest's shell around each step.
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
 vm_need_kmod
 mkdir -p /etc/modprobe.d
@@ -63,4 +64,9 @@ vm_numastor revert fix --revert
 vm_swap_state reverted nvme "$pci"
 params_state reverted
 vm_pattern_read NSROOT0001 reverted
+
+# An install command for nvme in modprobe.d: refused before anything is touched.
+echo "install nvme /sbin/modprobe --ignore-install nvme" >> /etc/modprobe.d/numastor-params.conf
+vm_numastor refused fix --modules
+vm_swap_state refused nvme "$pci"
 vm_check_round
