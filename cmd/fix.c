@@ -16,9 +16,13 @@
 #include "json.h"
 #include "numastor.h"
 #include "plan.h"
+#include "testhook.h"
 #include "util.h"
 
 #define FIX_SCHEMA_VERSION 1
+/* --hotplug: the longest wait for a module swap or revert that holds the lock (a swap waits
+ * up to 60 s per disk, then may roll back) */
+#define HOTPLUG_SWAP_WAIT_S 1800
 
 static void fix_usage(FILE *out)
 {
@@ -37,6 +41,9 @@ static void fix_usage(FILE *out)
 		     "      --rq-affinity=2       also set rq_affinity=2 where completions are remote and\n"
 		     "                            the vectors are kernel-managed\n"
 		     "      --lock-timeout SECS   wait at most SECS for another fix to finish (default 30)\n"
+		     "      --hotplug             what numastor-fix.service runs when a disk appears: quiet;\n"
+		     "                            while a module swap or a revert holds the lock, wait for\n"
+		     "                            it (up to 30 min), then plan afresh and apply\n"
 		     "      --modules             swap in the numastor-patched nvme/SCSI modules (checked,\n"
 		     "                            journaled, rolled back on failure)\n"
 		     "      --module-dir DIR      where the patched modules and manifest.json are\n"
@@ -52,14 +59,15 @@ static void fix_usage(FILE *out)
 }
 
 struct fix_opts {
-	bool dry_run, json, revert, quiet, color, modules, install;
+	bool dry_run, json, revert, quiet, color, modules, install, hotplug;
 	const char *module_dir;
 	int rq_affinity;
 	unsigned lock_timeout_s;
 	const char *sysroot;
 };
 
-/* Test-only: NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write, as a kill would. */
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write,
+ * as a kill would. */
 static void stop_after_writes(void *data, unsigned nwrites)
 {
 	unsigned limit = *(unsigned *)data;
@@ -67,6 +75,20 @@ static void stop_after_writes(void *data, unsigned nwrites)
 		fflush(stdout);
 		_exit(137);
 	}
+}
+
+/*
+ * Test-only: NUMASTOR_TEST_PAUSE_BEFORE_SWAP=S waits S seconds (at most 60) between the plan
+ * (already on stdout) and the module swap, so that a test can put a disk in use in between
+ * and show the recheck before each removal catching it.
+ */
+static void test_pause_before_swap(void)
+{
+	const char *v = ns_test_hook("NUMASTOR_TEST_PAUSE_BEFORE_SWAP");
+	unsigned s = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+	fflush(stdout);
+	if (s)
+		sleep(s > 60 ? 60 : s);
 }
 
 static char *cpus(const struct ns_cpuset *s)
@@ -200,16 +222,17 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 				ns_plan_action_name(e->action), rr ? ", " : "",
 				rr ? ns_apply_status_name(rr[i].status) : "", e->reason);
 	}
-	if (plan->irqbalance_advice)
+	if (plan->irqbalance_advice && !o->quiet) /* quiet: said once, on stderr (cmd_fix) */
 		fprintf(out, "  irqbalance: %s\n", plan->irqbalance_advice);
 	if (!o->quiet)
 		fprintf(out, "summary: %zu to move, %zu skipped, %zu unchanged\n", ns_plan_count(plan, NS_PLAN_MOVE),
 			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 }
 
+/* Test-only (lib/testhook.h, absent from release builds): write into a --sysroot tree. */
 static bool sysroot_writes_allowed(void)
 {
-	const char *v = getenv("NUMASTOR_TEST_SYSROOT_WRITES");
+	const char *v = ns_test_hook("NUMASTOR_TEST_SYSROOT_WRITES");
 	return v && strcmp(v, "1") == 0;
 }
 
@@ -410,13 +433,13 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 		printf("  busy: %s\n", p->busy[i]);
 }
 
-/* Test-only: NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
  * (or of the way back) that changed the machine, as a kill would. */
 static void stop_after_step(void *data, unsigned nsteps)
 {
-	const char *v = getenv("NUMASTOR_TEST_STOP_AFTER_STEP");
+	const char *v = ns_test_hook("NUMASTOR_TEST_STOP_AFTER_STEP");
 	(void)data;
-	if (v && nsteps >= (unsigned)strtoul(v, NULL, 10) && strtoul(v, NULL, 10) > 0) {
+	if (v && strtoul(v, NULL, 10) > 0 && nsteps >= (unsigned)strtoul(v, NULL, 10)) {
 		fflush(stdout);
 		_exit(137);
 	}
@@ -561,8 +584,18 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
+	test_pause_before_swap();
 	r = ns_swap_execute(sys, &plan, &j, &xo, &rep);
-	if (r < 0) {
+	if (r < 0 && rep.untouched) {
+		/* a disk came into use after the plan: the recheck stopped before the first removal */
+		const char *why = NULL;
+		for (size_t i = 0; i < rep.n && !why; i++)
+			why = rep.v[i].ok ? NULL : rep.v[i].text;
+		fprintf(stderr, "numastor fix --modules: refused: %s; nothing was changed\n", why ? why : strerror(-r));
+		drop_runtime(&j);
+		settle_swap_journal(root, &j, "--modules");
+		code = NS_EXIT_UNKNOWN;
+	} else if (r < 0) {
 		fprintf(stderr, "numastor fix --modules: the swap failed (%s)%s\n", strerror(-r),
 			rep.rolled_back ? (rep.rollback_ok ? "; rolled back to the stock modules"
 							   : "; the rollback did not restore everything (see "
@@ -704,6 +737,7 @@ int cmd_fix(int argc, char **argv)
 		{"revert", no_argument, NULL, 'R'},
 		{"rq-affinity", required_argument, NULL, 'A'},
 		{"lock-timeout", required_argument, NULL, 'T'},
+		{"hotplug", no_argument, NULL, 'H'},
 		{"modules", no_argument, NULL, 'M'},
 		{"module-dir", required_argument, NULL, 'D'},
 		{"install", no_argument, NULL, 'I'},
@@ -725,7 +759,7 @@ int cmd_fix(int argc, char **argv)
 	struct ns_apply_opts aopts = {
 		.retries = 3, .retry_delay_ms = 50, .after_write = stop_after_writes, .data = &stop_after};
 	int c, r, code = NS_EXIT_OK, lockfd = -1;
-	long holder;
+	struct ns_lock_holder holder;
 	char *end;
 
 	optind = 1;
@@ -761,6 +795,10 @@ int cmd_fix(int argc, char **argv)
 		}
 		case 'r':
 			o.sysroot = optarg;
+			break;
+		case 'H':
+			o.hotplug = true;
+			o.quiet = true;
 			break;
 		case 'M':
 			o.modules = true;
@@ -801,6 +839,10 @@ int cmd_fix(int argc, char **argv)
 		fprintf(stderr, "numastor fix: --modules takes no devices, --revert or --rq-affinity\n");
 		return NS_EXIT_UNKNOWN;
 	}
+	if (o.hotplug && (o.revert || o.modules || o.dry_run || o.json)) {
+		fprintf(stderr, "numastor fix: --hotplug goes with no --revert, --modules, --dry-run or --json\n");
+		return NS_EXIT_UNKNOWN;
+	}
 	if (o.sysroot && !sysroot_writes_allowed()) {
 		if (o.revert) {
 			fprintf(stderr, "numastor fix: --revert acts on the live system only, not on --sysroot\n");
@@ -808,8 +850,8 @@ int cmd_fix(int argc, char **argv)
 		}
 		o.dry_run = true; /* a captured tree is never written */
 	}
-	if (getenv("NUMASTOR_TEST_STOP_AFTER_WRITES"))
-		stop_after = (unsigned)strtoul(getenv("NUMASTOR_TEST_STOP_AFTER_WRITES"), NULL, 10);
+	if (ns_test_hook("NUMASTOR_TEST_STOP_AFTER_WRITES"))
+		stop_after = (unsigned)strtoul(ns_test_hook("NUMASTOR_TEST_STOP_AFTER_WRITES"), NULL, 10);
 	if (!o.dry_run && !o.sysroot && geteuid() != 0) {
 		fprintf(stderr,
 			"numastor fix: changing IRQ affinities needs root; run it as root, or use --dry-run to see "
@@ -823,10 +865,21 @@ int cmd_fix(int argc, char **argv)
 		return NS_EXIT_UNKNOWN;
 	}
 	if (!o.dry_run) {
-		r = ns_lock_acquire(root, o.lock_timeout_s * 1000, &lockfd, &holder);
+		/* the lock says what this run does, so that a waiter can tell a swap from a fix; the
+		 * plan is built only once the lock is ours, so a fix that waited plans afresh */
+		const char *what = o.revert ? "revert" : o.modules ? "modules" : "irqs";
+		unsigned swap_wait_s = o.hotplug ? HOTPLUG_SWAP_WAIT_S : o.lock_timeout_s;
+		r = ns_lock_acquire(root, what, o.lock_timeout_s * 1000, swap_wait_s * 1000, &lockfd, &holder);
 		if (r == -EWOULDBLOCK) {
-			fprintf(stderr, "numastor fix: another numastor fix (pid %ld) holds /%s; gave up after %u s\n",
-				holder, NS_LOCK_PATH, o.lock_timeout_s);
+			bool swap = ns_lock_holder_is_swap(&holder);
+			fprintf(stderr,
+				"numastor fix: another numastor fix (pid %ld%s) holds /%s; gave up after %u s\n",
+				holder.pid,
+				!holder.what[0]			     ? ""
+				: strcmp(holder.what, "irqs") == 0   ? ", placing interrupts"
+				: strcmp(holder.what, "revert") == 0 ? ", reverting"
+								     : ", swapping modules",
+				NS_LOCK_PATH, swap ? swap_wait_s : o.lock_timeout_s);
 			ns_root_free(root);
 			return NS_EXIT_UNKNOWN;
 		}

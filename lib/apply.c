@@ -44,13 +44,44 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-int ns_lock_acquire(struct ns_root *root, unsigned timeout_ms, int *fd_out, long *holder)
+bool ns_lock_holder_is_swap(const struct ns_lock_holder *h)
 {
-	char pid[32];
-	unsigned waited = 0;
+	return strcmp(h->what, "modules") == 0 || strcmp(h->what, "revert") == 0;
+}
+
+/* "PID WHAT\n" (WHAT optional) from the lock file into *h. */
+static void read_holder(int fd, struct ns_lock_holder *h)
+{
+	char buf[64], *p, *end;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	long pid;
+
+	h->pid = -1;
+	h->what[0] = '\0';
+	if (n <= 0 || buf[0] < '1' || buf[0] > '9')
+		return;
+	buf[n] = '\0';
+	pid = strtol(buf, &end, 10);
+	if (*end != ' ' && *end != '\n' && *end != '\0')
+		return;
+	h->pid = pid;
+	p = end + strspn(end, " ");
+	n = (ssize_t)strcspn(p, " \n");
+	if (n > 0 && (size_t)n < sizeof(h->what)) {
+		memcpy(h->what, p, (size_t)n);
+		h->what[n] = '\0';
+	}
+}
+
+int ns_lock_acquire(struct ns_root *root, const char *what, unsigned timeout_ms, unsigned swap_timeout_ms, int *fd_out,
+		    struct ns_lock_holder *holder)
+{
+	char line[64];
+	unsigned waited = 0, waited_swap = 0;
 	int fd, r;
 
-	*holder = -1;
+	memset(holder, 0, sizeof(*holder));
+	holder->pid = -1;
 	r = ns_mkdir_p(root, NS_STATE_DIR);
 	if (r < 0)
 		return r;
@@ -58,26 +89,32 @@ int ns_lock_acquire(struct ns_root *root, unsigned timeout_ms, int *fd_out, long
 	if (fd < 0)
 		return fd;
 	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		bool swap;
 		if (errno != EWOULDBLOCK && errno != EINTR) {
 			r = -errno;
 			close(fd);
 			return r;
 		}
-		if (waited >= timeout_ms) {
-			ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
-			if (n > 0 && pid[0] >= '1' && pid[0] <= '9') {
-				pid[n] = '\0';
-				*holder = strtol(pid, NULL, 10);
-			}
+		/* who holds it now: a swap that ends lets another holder in, and the other way round */
+		read_holder(fd, holder);
+		swap = ns_lock_holder_is_swap(holder);
+		if (swap ? waited_swap >= swap_timeout_ms : waited >= timeout_ms) {
+			holder->waited_ms = waited + waited_swap;
 			close(fd);
 			return -EWOULDBLOCK;
 		}
 		sleep_ms(100);
-		waited += 100;
+		if (swap) {
+			waited_swap += 100;
+			holder->waited_for_swap = true;
+		} else {
+			waited += 100;
+		}
 	}
-	snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	/* the pid is only for the messages of those who wait: failing to write it is harmless */
-	if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, strlen(pid), 0) < 0) {
+	holder->waited_ms = waited + waited_swap;
+	snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(), what);
+	/* for the messages and the patience of those who wait: failing to write it is harmless */
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, line, strlen(line), 0) < 0) {
 	}
 	*fd_out = fd;
 	return 0;

@@ -37,8 +37,27 @@ struct ns_apply_opts {
 	void *data;
 };
 
-/* Take the fix lock, waiting up to timeout_ms. -EWOULDBLOCK on timeout (*holder: its pid). */
-int ns_lock_acquire(struct ns_root *root, unsigned timeout_ms, int *fd, long *holder);
+/*
+ * The fix lock (run/numastor/lock, flock): one numastor fix at a time. Its holder writes
+ * "PID WHAT\n" into it, WHAT being what it does: "irqs" (placing interrupts), "modules" (a
+ * module swap or --install), "revert" (which may swap modules back). A waiter reads it to
+ * name the holder and to tell a swap, which may take minutes, from another fix. A file with
+ * only a pid (an older numastor, or flock(1) from a shell) is a holder of unknown kind.
+ */
+struct ns_lock_holder {
+	long pid;      /* -1 when unknown */
+	char what[16]; /* "irqs", "modules", "revert", or "" when the holder did not say */
+	unsigned waited_ms;
+	bool waited_for_swap; /* some of the wait was for a "modules" or "revert" holder */
+};
+/* True for the holders whose work may take minutes (a module swap, a revert). */
+bool ns_lock_holder_is_swap(const struct ns_lock_holder *h);
+/* Take the fix lock as `what`. While the holder is a swap (ns_lock_holder_is_swap) the wait
+ * is bounded by swap_timeout_ms, otherwise by timeout_ms, each counted on its own (pass the
+ * same value twice for a plain bound). -EWOULDBLOCK on timeout; *holder says who held it
+ * last (and how long this waited) either way. */
+int ns_lock_acquire(struct ns_root *root, const char *what, unsigned timeout_ms, unsigned swap_timeout_ms, int *fd,
+		    struct ns_lock_holder *holder);
 void ns_lock_release(int fd);
 
 /* Apply plan; irq_results has plan->nirqs entries, rq_results plan->nrqs. Fails (nothing

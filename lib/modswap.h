@@ -53,7 +53,7 @@ struct ns_swap_disk {
 	char *pci;
 	char *hba;     /* the module driving its SCSI host (megaraid_sas, virtio_scsi), NULL for nvme */
 	char *id;      /* lib/diskid's identity: how it is found again, never by name */
-	char *refusal; /* why it must not be detached; NULL when it may */
+	char *refusal; /* why it must not be detached (every holder, named: lib/inuse.h); NULL when it may */
 };
 
 struct ns_swap_step { /* one module, out or in */
@@ -114,6 +114,7 @@ struct ns_swap_report {
 	size_t n;
 	bool rolled_back;
 	bool rollback_ok; /* the rollback restored everything the journal names */
+	bool untouched;	  /* stopped by the recheck before its first change: nothing changed */
 	bool ok;
 };
 
@@ -129,9 +130,12 @@ struct ns_swap_exec_opts {
 };
 
 /*
- * Carry the plan out. Live root only. On any failure, rolls back to the machine journal
- * describes (a swap in: the journal the caller wrote first; NULL for a plan back to stock,
- * which has nothing further to go back to).
+ * Carry the plan out. Live root only. Immediately before each module removal every disk of
+ * the plan still there is checked for use again (lib/inuse.h): a claim that appeared since the
+ * plan stops it before that removal (-EBUSY, the holder named in the report; untouched when
+ * nothing was changed yet). The rollback's removals are rechecked the same way. On any failure, rolls back to the
+ * machine journal describes (a swap in: the journal the caller wrote first; NULL for a plan back to stock, which has
+ * nothing further to go back to).
  */
 int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *plan, const struct ns_swap_journal *journal,
 		    const struct ns_swap_exec_opts *opts, struct ns_swap_report *rep);

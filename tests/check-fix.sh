@@ -13,6 +13,12 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 export NUMASTOR_TEST_SYSROOT_WRITES=1 NO_COLOR=1
+# Everything below needs the test-only switches: a release build has none (lib/testhook.h)
+if ! grep -q -a NUMASTOR_TEST_SYSROOT_WRITES "$numastor"; then
+	echo "FAIL: $numastor was built without the test-only switches (NUMASTOR_TEST_SYSROOT_WRITES):"
+	echo "      configure the build with -Dtest_hooks=true (tests/run-all.sh does); nothing was tested"
+	exit 1
+fi
 fixture=cloud-2n64c-8nvme-forced-node0
 
 fresh() { # a fresh copy of the fixture at $tmp/t (each fixture generated once)
@@ -132,6 +138,62 @@ irqs = [e["irq"] for e in j["irqs"]]
 assert len(irqs) == len(set(irqs)), "an IRQ is journaled twice"
 ' "$tmp/t/run/numastor/journal.json" || fail "concurrent fixes broke the journal"
 "$numastor" fix --sysroot "$tmp/t" --revert >/dev/null || fail "revert after concurrent fixes"
+
+# the lock says what its holder does: "PID irqs" for a fix (left behind by the killed one)
+fresh
+NUMASTOR_TEST_STOP_AFTER_WRITES=1 "$numastor" fix --sysroot "$tmp/t" >/dev/null
+grep -qxE '[0-9]+ irqs' "$tmp/t/run/numastor/lock" || fail "the lock of a fix reads '$(cat "$tmp/t/run/numastor/lock")', not 'PID irqs'"
+
+# hot-plug (the unit's fix --hotplug): a module swap holds the lock ("PID modules", held by
+# flock(1)) for 3 s and changes an IRQ meanwhile, as a swap does. A plain fix gives up after
+# --lock-timeout naming the swap; fix --hotplug waits for the swap however long it takes,
+# then plans afresh (the IRQ's previous value in the journal is the one the swap left),
+# applies, and says nothing with exit 0. Another fix holding the lock is waited for only
+# --lock-timeout, hot-plug or not.
+fresh
+irq=$(NUMASTOR_TEST_SYSROOT_WRITES=0 "$numastor" fix --sysroot "$tmp/t" --json |
+	python3 -c 'import json,sys; print([e["irq"] for e in json.load(sys.stdin)["irqs"] if e["action"]=="move"][0])')
+mkdir -p "$tmp/t/run/numastor"
+hold() { # WHAT SECS: hold the lock as numastor would, changing $irq to 1 before letting go
+	rm -f "$tmp/held"
+	(flock 9; echo "4242 $1" >&9; touch "$tmp/held"; sleep "$2"; echo 1 >"$tmp/t/proc/irq/$irq/smp_affinity_list"; truncate -s 0 "$tmp/t/run/numastor/lock") \
+		9>"$tmp/t/run/numastor/lock" &
+	while [ ! -e "$tmp/held" ]; do sleep 0.05; done
+}
+hold modules 3
+out=$("$numastor" fix --sysroot "$tmp/t" --lock-timeout 1 2>&1)
+[ $? = 3 ] || fail "a plain fix under a module swap's lock did not give up with exit 3"
+grep -q "another numastor fix (pid 4242, swapping modules) holds /run/numastor/lock; gave up after 1 s" <<<"$out" ||
+	fail "a plain fix under a module swap's lock: $out"
+wait
+hold modules 3
+start=$(date +%s)
+"$numastor" fix --sysroot "$tmp/t" --lock-timeout 1 --hotplug >"$tmp/hp.out" 2>"$tmp/hp.err"
+rc=$?
+took=$(($(date +%s) - start))
+wait
+[ "$rc" = 0 ] || fail "fix --hotplug under a module swap exited $rc, expected 0: $(cat "$tmp/hp.err")"
+# (the fixture runs irqbalance without numastor's policy: that advice, once, is all it may say)
+[ ! -s "$tmp/hp.out" ] && ! grep -v -q '^numastor fix: irqbalance (pid [0-9]*) runs without' "$tmp/hp.err" ||
+	fail "fix --hotplug was not quiet: $(cat "$tmp/hp.out" "$tmp/hp.err")"
+[ "$took" -ge 2 ] || fail "fix --hotplug did not wait for the swap (took $took s, the holder held 3 s)"
+python3 - "$tmp/t" "$irq" <<'PY' || fail "fix --hotplug did not plan after the swap"
+import json, sys
+root, irq = sys.argv[1], int(sys.argv[2])
+j = [e for e in json.load(open(f"{root}/run/numastor/journal.json"))["irqs"] if e["irq"] == irq]
+assert j and j[0]["previous"] == "1", f"irq {irq} journaled as {j}: not planned from what the swap left (1)"
+got = open(f"{root}/proc/irq/{irq}/smp_affinity_list").read().strip()
+assert got == j[0]["placed"], f"irq {irq} is at {got}, not placed at {j[0]['placed']}"
+PY
+[ -s "$tmp/t/run/numastor/lock" ] && fail "the lock still names a holder after fix --hotplug: $(cat "$tmp/t/run/numastor/lock")"
+hold irqs 4
+out=$("$numastor" fix --sysroot "$tmp/t" --lock-timeout 1 --hotplug 2>&1)
+[ $? = 3 ] || fail "fix --hotplug waited past --lock-timeout for another fix"
+grep -q "another numastor fix (pid 4242, placing interrupts) holds /run/numastor/lock; gave up after 1 s" <<<"$out" ||
+	fail "fix --hotplug under another fix's lock: $out"
+wait
+"$numastor" fix --sysroot "$tmp/t" --hotplug --dry-run >/dev/null 2>&1
+[ $? = 3 ] || fail "fix --hotplug --dry-run should be refused"
 
 # never onto isolated, nohz_full, offline or irqbalance-banned CPUs
 fresh

@@ -68,11 +68,19 @@ for name in $scenarios; do
 	start=$(date +%s%N)
 	append=
 	[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
+	# a scenario that boots longer says how long (seconds) in its timeout file
+	vm_timeout=${NUMASTOR_VM_TIMEOUT:-180}
+	[[ -f "$sdir/timeout" ]] && vm_timeout=$(cat "$sdir/timeout")
 	status=PASS
 	if [[ ! -f "$sdir/guest.sh" ]]; then
 		status=FAIL
 		echo "no scenario $name (no $sdir/guest.sh)" > "$work/$name.report"
-	elif ! "$VM_DIR/run-vm.sh" --append "$append" "$work/initramfs.gz" "$name" "$out" \
+	elif grep -q NUMASTOR_TEST_ "$sdir/guest.sh" && ! grep -q -a NUMASTOR_TEST_ "$numastor"; then
+		# a scenario that uses a test-only switch never passes on a binary that ignores it
+		status=FAIL
+		echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
+			> "$work/$name.report"
+	elif ! "$VM_DIR/run-vm.sh" --append "$append" --timeout "$vm_timeout" "$work/initramfs.gz" "$name" "$out" \
 		> "$work/$name.report" 2>&1; then
 		status=FAIL
 	elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$work/$name.report" 2>&1; then
