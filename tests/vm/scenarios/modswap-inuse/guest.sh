@@ -182,8 +182,9 @@ vm_swap_state recheck "$MODULES" ""
 kill "$reader"
 wait "$reader" || :
 
-# The bed's ground truth knows no multipath head (one path per disk): take the two
-# controllers away, then the usual check round over the rest.
+# The bed's ground truth knows no multipath head (one path per disk), no partitions and no
+# zram: take the two controllers, the partition tables and zram away, then the usual check
+# round over the rest.
 for p in $paths; do
 	bdf=$(basename "$(readlink -f "/sys/block/$p/device/device")")
 	[ -e "/sys/bus/pci/devices/$bdf/remove" ] && echo 1 > "/sys/bus/pci/devices/$bdf/remove"
@@ -193,4 +194,9 @@ while [ -e "/sys/block/$head" ] && [ "$i" -lt 50 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
+for d in "$rootnvme" "$vscsi"; do
+	dd if=/dev/zero of="/dev/$d" bs=512 count=1 conv=fsync 2> /dev/null
+	blockdev --rereadpt "/dev/$d"
+done
+rmmod zram
 vm_check_round
