@@ -367,7 +367,7 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 		printf("  busy: %s\n", p->busy[i]);
 }
 
-/* Test-only: NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
  * (or of the way back) that changed the machine, as a kill would. */
 static void stop_after_step(void *data, unsigned nsteps)
 {
