@@ -12,12 +12,17 @@
 #include "config.h"
 #include "journal.h"
 #include "modswap.h"
+#include "swapjournal.h"
 #include "json.h"
 #include "numastor.h"
 #include "plan.h"
+#include "testhook.h"
 #include "util.h"
 
 #define FIX_SCHEMA_VERSION 1
+/* --hotplug: the longest wait for a module swap or revert that holds the lock (a swap waits
+ * up to 60 s per disk, then may roll back) */
+#define HOTPLUG_SWAP_WAIT_S 1800
 
 static void fix_usage(FILE *out)
 {
@@ -36,6 +41,9 @@ static void fix_usage(FILE *out)
 		     "      --rq-affinity=2       also set rq_affinity=2 where completions are remote and\n"
 		     "                            the vectors are kernel-managed\n"
 		     "      --lock-timeout SECS   wait at most SECS for another fix to finish (default 30)\n"
+		     "      --hotplug             what numastor-fix.service runs when a disk appears: quiet;\n"
+		     "                            while a module swap or a revert holds the lock, wait for\n"
+		     "                            it (up to 30 min), then plan afresh and apply\n"
 		     "      --modules             swap in the numastor-patched nvme/SCSI modules (checked,\n"
 		     "                            journaled, rolled back on failure)\n"
 		     "      --module-dir DIR      where the patched modules and manifest.json are\n"
@@ -51,14 +59,15 @@ static void fix_usage(FILE *out)
 }
 
 struct fix_opts {
-	bool dry_run, json, revert, quiet, color, modules, install;
+	bool dry_run, json, revert, quiet, color, modules, install, hotplug;
 	const char *module_dir;
 	int rq_affinity;
 	unsigned lock_timeout_s;
 	const char *sysroot;
 };
 
-/* Test-only: NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write, as a kill would. */
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write,
+ * as a kill would. */
 static void stop_after_writes(void *data, unsigned nwrites)
 {
 	unsigned limit = *(unsigned *)data;
@@ -66,6 +75,20 @@ static void stop_after_writes(void *data, unsigned nwrites)
 		fflush(stdout);
 		_exit(137);
 	}
+}
+
+/*
+ * Test-only: NUMASTOR_TEST_PAUSE_BEFORE_SWAP=S waits S seconds (at most 60) between the plan
+ * (already on stdout) and the module swap, so that a test can put a disk in use in between
+ * and show the recheck before each removal catching it.
+ */
+static void test_pause_before_swap(void)
+{
+	const char *v = ns_test_hook("NUMASTOR_TEST_PAUSE_BEFORE_SWAP");
+	unsigned s = v ? (unsigned)strtoul(v, NULL, 10) : 0;
+	fflush(stdout);
+	if (s)
+		sleep(s > 60 ? 60 : s);
 }
 
 static char *cpus(const struct ns_cpuset *s)
@@ -199,22 +222,29 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 				ns_plan_action_name(e->action), rr ? ", " : "",
 				rr ? ns_apply_status_name(rr[i].status) : "", e->reason);
 	}
-	if (plan->irqbalance_advice)
+	if (plan->irqbalance_advice && !o->quiet) /* quiet: said once, on stderr (cmd_fix) */
 		fprintf(out, "  irqbalance: %s\n", plan->irqbalance_advice);
 	if (!o->quiet)
 		fprintf(out, "summary: %zu to move, %zu skipped, %zu unchanged\n", ns_plan_count(plan, NS_PLAN_MOVE),
 			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 }
 
+/* Test-only (lib/testhook.h, absent from release builds): write into a --sysroot tree. */
 static bool sysroot_writes_allowed(void)
 {
-	const char *v = getenv("NUMASTOR_TEST_SYSROOT_WRITES");
+	const char *v = ns_test_hook("NUMASTOR_TEST_SYSROOT_WRITES");
 	return v && strcmp(v, "1") == 0;
+}
+
+static struct json_object *jstr_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
 }
 
 static int do_revert(struct ns_root *root, const struct fix_opts *o, const struct ns_apply_opts *aopts)
 {
 	struct ns_revert_report rep;
+	size_t restored = 0, unchanged = 0;
 	int r = ns_revert(root, aopts, &rep);
 
 	if (r == -ENOENT) {
@@ -222,41 +252,101 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 			printf("numastor fix --revert: nothing to revert (no %s)\n", "/" NS_JOURNAL_PATH);
 		return NS_EXIT_OK;
 	}
+	if (r == -EPROTO) {
+		fprintf(stderr,
+			"numastor fix --revert: /%s is a version %d journal, written by another numastor; this one "
+			"reads version %d (IRQs found again by PCI function and action name, disks by identity). "
+			"Nothing was reverted and the file is kept: its entries name IRQs by number and disks by "
+			"name as they were then, which a driver reload may have given to other devices. Restore "
+			"by hand what still applies (check /sys/kernel/irq/N/actions against each entry's name "
+			"first), or revert with the numastor that wrote it; then remove the file.\n",
+			NS_JOURNAL_PATH, rep.journal_version, NS_JOURNAL_VERSION);
+		ns_revert_report_free(&rep);
+		return NS_EXIT_UNKNOWN;
+	}
 	if (r == -EINVAL && !rep.n) {
 		fprintf(stderr, "numastor fix --revert: /%s is malformed; nothing was changed\n", NS_JOURNAL_PATH);
+		ns_revert_report_free(&rep);
 		return NS_EXIT_UNKNOWN;
+	}
+	for (size_t i = 0; i < rep.n; i++) {
+		restored += rep.v[i].status == NS_REVERT_RESTORED;
+		unchanged += rep.v[i].status == NS_REVERT_UNCHANGED;
 	}
 	if (o->json) {
 		struct json_object *doc = json_object_new_object(), *items = json_object_new_array();
 		for (size_t i = 0; i < rep.n; i++) {
+			const struct ns_revert_item *it = &rep.v[i];
 			struct json_object *x = json_object_new_object();
-			json_object_object_add(x, "what", json_object_new_string(rep.v[i].what ? rep.v[i].what : "?"));
-			json_object_object_add(x, "value",
-					       rep.v[i].value ? json_object_new_string(rep.v[i].value) : NULL);
-			json_object_object_add(x, "restored", json_object_new_boolean(rep.v[i].ok));
-			json_object_object_add(x, "problem",
-					       rep.v[i].problem ? json_object_new_string(rep.v[i].problem) : NULL);
+			json_object_object_add(x, "what", json_object_new_string(it->what ? it->what : "?"));
+			json_object_object_add(x, "value", jstr_or_null(it->value));
+			json_object_object_add(x, "restored", json_object_new_boolean(it->ok));
+			json_object_object_add(x, "status", json_object_new_string(ns_revert_status_name(it->status)));
+			json_object_object_add(x, "problem", jstr_or_null(it->problem));
+			json_object_object_add(x, "pci", jstr_or_null(it->pci));
+			json_object_object_add(x, "name", jstr_or_null(it->name));
+			json_object_object_add(x, "irq", it->irq >= 0 ? json_object_new_int(it->irq) : NULL);
+			json_object_object_add(x, "disk", jstr_or_null(it->disk));
+			json_object_object_add(x, "device", jstr_or_null(it->device));
 			json_object_array_add(items, x);
 		}
 		json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+		json_object_object_add(doc, "boot_id", jstr_or_null(rep.boot_id));
+		json_object_object_add(doc, "journal_boot_id", jstr_or_null(rep.journal_boot_id));
+		json_object_object_add(doc, "other_boot", json_object_new_boolean(rep.other_boot));
 		json_object_object_add(doc, "reverted", items);
 		json_object_object_add(doc, "failed", json_object_new_int((int)rep.failed));
+		json_object_object_add(doc, "left_alone", json_object_new_int((int)rep.left_alone));
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	} else {
-		for (size_t i = 0; i < rep.n; i++)
-			if (!o->quiet || !rep.v[i].ok)
-				printf("  %s: %s%s%s\n", rep.v[i].what ? rep.v[i].what : "?",
-				       rep.v[i].ok ? "restored " : "NOT restored: ",
-				       rep.v[i].ok ? rep.v[i].value : (rep.v[i].problem ? rep.v[i].problem : "?"), "");
-		if (!o->quiet || rep.failed)
-			printf("revert: %zu restored, %zu not restored%s\n", rep.n - rep.failed, rep.failed,
-			       rep.failed ? " (kept in the journal for another --revert)" : "");
+		if (rep.other_boot)
+			printf("numastor fix --revert: /%s was written in another boot (boot_id %s; this boot is %s): "
+			       "nothing of it was reverted, and the file is kept. Its IRQ numbers and values belong to "
+			       "that boot; the reboot gave every IRQ and rq_affinity the kernel's defaults again, so "
+			       "there is nothing of numastor's to undo here. Check with `numastor check`, then remove "
+			       "the file; `numastor fix` can place the IRQs of this boot afresh.\n",
+			       NS_JOURNAL_PATH, rep.journal_boot_id ? rep.journal_boot_id : "unknown",
+			       rep.boot_id ? rep.boot_id : "unknown");
+		for (size_t i = 0; i < rep.n; i++) {
+			const struct ns_revert_item *it = &rep.v[i];
+			const char *what = it->what ? it->what : "?";
+			if (o->quiet && it->ok)
+				continue;
+			switch (it->status) {
+			case NS_REVERT_RESTORED:
+				printf("  %s: restored %s\n", what, it->value);
+				break;
+			case NS_REVERT_UNCHANGED:
+				printf("  %s: already at its previous value %s\n", what, it->value);
+				break;
+			case NS_REVERT_FAILED:
+				printf("  %s: NOT restored: %s\n", what, it->problem ? it->problem : "?");
+				break;
+			case NS_REVERT_OTHER_BOOT:
+				printf("  %s: from another boot, not touched (was %s before numastor)\n", what,
+				       it->value);
+				break;
+			default:
+				printf("  %s: stale, not touched: %s\n", what, it->problem ? it->problem : "?");
+				break;
+			}
+		}
+		if (!o->quiet || rep.failed || rep.left_alone)
+			printf("revert: %zu restored, %zu already at their previous value, %zu failed%s, %zu left "
+			       "alone%s\n",
+			       restored, unchanged, rep.failed,
+			       rep.failed ? " (kept in the journal for another --revert)" : "", rep.left_alone,
+			       rep.other_boot ? " (journal of another boot, kept)"
+			       : rep.left_alone
+				       ? " (gone, ambiguous or changed since by someone else; dropped from the "
+					 "journal)"
+				       : "");
 	}
 	if (r < 0)
 		fprintf(stderr, "numastor fix --revert: updating the journal: %s\n", strerror(-r));
-	r = rep.failed || r < 0 ? NS_EXIT_WARNING : NS_EXIT_OK;
+	r = rep.failed || rep.left_alone || rep.other_boot || r < 0 ? NS_EXIT_WARNING : NS_EXIT_OK;
 	ns_revert_report_free(&rep);
 	return r;
 }
@@ -297,6 +387,19 @@ static struct json_object *swap_plan_json(const struct ns_swap_plan *p)
 		char *abs = p->steps[i].file ? ns_fmt("/%s", p->steps[i].file) : NULL;
 		json_object_object_add(c, "file", abs ? json_object_new_string(abs) : NULL);
 		free(abs);
+		json_object_object_add(
+			c, "options",
+			p->steps[i].remove ? NULL
+					   : json_object_new_string(p->steps[i].options ? p->steps[i].options : ""));
+		json_object_object_add(c, "stock_options",
+				       p->steps[i].stock_options ? json_object_new_string(p->steps[i].stock_options)
+								 : NULL);
+		{
+			struct json_object *notes = json_object_new_array();
+			for (size_t k = 0; k < p->steps[i].noption_notes; k++)
+				json_object_array_add(notes, json_object_new_string(p->steps[i].option_notes[k]));
+			json_object_object_add(c, "options_notes", notes);
+		}
 		json_object_array_add(a, c);
 	}
 	json_object_object_add(doc, "steps", a);
@@ -332,10 +435,18 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 	for (size_t i = 0; i < p->ndisks; i++)
 		printf("  detaches %s (%s)%s%s\n", p->disks[i].name, p->disks[i].pci ? p->disks[i].pci : "?",
 		       p->disks[i].refusal ? ": must not, " : "", p->disks[i].refusal ? p->disks[i].refusal : "");
-	for (size_t i = 0; i < p->nsteps; i++)
-		printf("  step %zu: %s %s%s%s\n", i + 1, p->steps[i].remove ? "remove" : "load", p->steps[i].module,
-		       p->steps[i].file ? " from /" : (p->steps[i].remove ? "" : " (stock)"),
-		       p->steps[i].file ? p->steps[i].file : "");
+	for (size_t i = 0; i < p->nsteps; i++) {
+		const struct ns_swap_step *st = &p->steps[i];
+		bool opts = st->options && st->options[0];
+		printf("  step %zu: %s %s%s%s%s%s\n", i + 1, st->remove ? "remove" : "load", st->module,
+		       st->file ? " from /" : (st->remove ? "" : " (stock)"), st->file ? st->file : "",
+		       opts ? " with " : (st->remove ? "" : " without options"), opts ? st->options : "");
+		if (st->file && st->stock_options && strcmp(st->stock_options, st->options ? st->options : ""))
+			printf("    on --revert or a rollback: the stock %s with %s\n", st->module,
+			       st->stock_options[0] ? st->stock_options : "no options");
+		for (size_t k = 0; k < st->noption_notes; k++)
+			printf("    options: %s\n", st->option_notes[k]);
+	}
 	for (size_t i = 0; i < p->nrescan; i++)
 		printf("  then: remove and rescan PCI function %s (its forced node survives a driver swap)\n",
 		       p->rescan[i]);
@@ -343,13 +454,66 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 		printf("  busy: %s\n", p->busy[i]);
 }
 
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
+ * (or of the way back) that changed the machine, as a kill would. */
+static void stop_after_step(void *data, unsigned nsteps)
+{
+	const char *v = ns_test_hook("NUMASTOR_TEST_STOP_AFTER_STEP");
+	(void)data;
+	if (v && strtoul(v, NULL, 10) > 0 && nsteps >= (unsigned)strtoul(v, NULL, 10)) {
+		fflush(stdout);
+		_exit(137);
+	}
+}
+
+static int save_swap_journal(struct ns_root *root, const struct ns_swap_journal *j, const char *who)
+{
+	int r = ns_swap_journal_save(root, j);
+	if (r < 0)
+		fprintf(stderr, "numastor fix %s: cannot write /%s: %s\n", who, NS_SWAP_JOURNAL_PATH, strerror(-r));
+	return r;
+}
+
+/* What a journal keeps once its runtime swap is undone: only an --install, if any. */
+static void drop_runtime(struct ns_swap_journal *j)
+{
+	struct ns_swap_journal keep = {0};
+	keep.boot_id = j->boot_id, j->boot_id = NULL;
+	keep.kernel_release = j->kernel_release, j->kernel_release = NULL;
+	keep.installed = j->installed, j->installed = NULL;
+	keep.ninstalled = j->ninstalled, j->ninstalled = 0;
+	keep.initramfs_updated = j->initramfs_updated;
+	ns_swap_journal_free(j);
+	*j = keep;
+}
+
+static bool journal_empty(const struct ns_swap_journal *j)
+{
+	return !j->runtime && !j->ninstalled && !j->initramfs_updated;
+}
+
+/* Save what is left of the journal, or remove it when nothing is. */
+static int settle_swap_journal(struct ns_root *root, const struct ns_swap_journal *j, const char *who)
+{
+	if (journal_empty(j)) {
+		int r = ns_swap_journal_remove(root);
+		if (r < 0)
+			fprintf(stderr, "numastor fix %s: cannot remove /%s: %s\n", who, NS_SWAP_JOURNAL_PATH,
+				strerror(-r));
+		return r;
+	}
+	return save_swap_journal(root, j, who);
+}
+
 static int do_modules(struct ns_root *root, struct ns_system *sys, const struct fix_opts *o)
 {
 	struct ns_swap_plan plan;
 	struct ns_swap_report rep = {0};
-	struct ns_journal j;
-	bool ran = false;
-	int r = ns_swap_plan_build(sys, o->module_dir, false, NULL, 0, &plan), code = NS_EXIT_OK;
+	struct ns_swap_journal j = {0};
+	struct ns_swap_exec_opts xo = {
+		.wait_s = 60, .progress = print_progress, .data = (void *)o, .after_step = stop_after_step};
+	bool ran = false, have_journal = false;
+	int r = ns_swap_plan_build(sys, o->module_dir, &plan), code = NS_EXIT_OK;
 
 	if (r == -ENOENT) {
 		fprintf(stderr,
@@ -376,66 +540,97 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
-	r = ns_journal_load(root, &j);
-	if (r == -ENOENT)
-		memset(&j, 0, sizeof(j)), r = 0;
-	if (r < 0) {
-		fprintf(stderr, "numastor fix --modules: /%s is malformed: nothing was changed\n", NS_JOURNAL_PATH);
+	/* an earlier swap's journal is the only record of the machine before it: never overwritten */
+	r = ns_swap_journal_load(root, &j);
+	if (r == 0) {
+		have_journal = true;
+	} else if (r != -ENOENT) {
+		fprintf(stderr, "numastor fix --modules: /%s is malformed (%s): nothing was changed\n",
+			NS_SWAP_JOURNAL_PATH, strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (have_journal && j.runtime) {
+		fprintf(stderr,
+			"numastor fix --modules: refused: /%s holds a module swap not yet reverted; run "
+			"`numastor fix --revert` first; nothing was changed\n",
+			NS_SWAP_JOURNAL_PATH);
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
 	if (o->install) {
-		r = ns_swap_install(sys, &plan, &j.installed, &j.ninstalled);
-		if (j.ninstalled && ns_journal_save(root, &j) < 0)
-			fprintf(stderr, "numastor fix --modules: could not journal the installed files\n");
+		/* journal first: the files about to be written, and whether the initramfs is rewritten */
+		r = ns_swap_install_prepare(sys, &plan, &j);
+		if (r == 0)
+			r = save_swap_journal(root, &j, "--modules --install");
+		if (r == 0)
+			r = ns_swap_install(sys, &plan, &j, print_progress, (void *)o);
 		if (r < 0) {
-			fprintf(stderr, "numastor fix --modules --install: %s\n", strerror(-r));
+			fprintf(stderr,
+				"numastor fix --modules --install: %s; `numastor fix --revert` removes what was "
+				"installed\n",
+				strerror(-r));
 			code = NS_EXIT_WARNING;
-		} else if (!o->quiet) {
-			printf("installed for the next boot under /lib/modules/%s/updates/numastor (depmod run); "
-			       "`numastor fix --revert` removes them\n",
-			       sys->machine.kernel_release);
+		} else if (!o->quiet && !o->json) {
+			printf("installed for the next boot under /lib/modules/%s/updates/numastor (depmod run%s); "
+			       "journaled in /%s; `numastor fix --revert` removes them\n",
+			       sys->machine.kernel_release, j.initramfs_updated ? ", initramfs rewritten" : "",
+			       NS_SWAP_JOURNAL_PATH);
 		}
-		ns_journal_free(&j);
 		goto out;
 	}
 	if (plan.refused_disks || plan.nbusy) {
 		fprintf(stderr, "numastor fix --modules: refused: the swap would detach a disk in use (see above); "
 				"nothing was changed. `numastor fix --modules --install` installs the modules for the "
 				"next boot instead\n");
-		ns_journal_free(&j);
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
-	/* journal first: --revert must know the swap happened, even if this process dies in it */
-	for (size_t i = 0; i < plan.ngroups && r == 0; i++)
-		r = ns_strv_add_unique(&j.modgroups, &j.nmodgroups, plan.groups[i]);
+	/* journal first: the whole before-state, so --revert restores it from any step */
+	{
+		struct ns_swap_journal install = j;
+		r = ns_swap_journal_from_plan(sys, &plan, &j);
+		if (r == 0) {
+			j.installed = install.installed, install.installed = NULL;
+			j.ninstalled = install.ninstalled, install.ninstalled = 0;
+			j.initramfs_updated = install.initramfs_updated;
+		}
+		ns_swap_journal_free(&install);
+	}
 	if (r == 0)
-		r = ns_journal_save(root, &j);
-	ns_journal_free(&j);
+		r = save_swap_journal(root, &j, "--modules");
 	if (r < 0) {
-		fprintf(stderr, "numastor fix --modules: nothing was changed: cannot write /%s: %s\n", NS_JOURNAL_PATH,
+		fprintf(stderr, "numastor fix --modules: nothing was changed: cannot journal the swap: %s\n",
 			strerror(-r));
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
-	r = ns_swap_execute(sys, &plan, 60, print_progress, (void *)o, &rep);
-	if (r < 0) {
+	test_pause_before_swap();
+	r = ns_swap_execute(sys, &plan, &j, &xo, &rep);
+	if (r < 0 && rep.untouched) {
+		/* a disk came into use after the plan: the recheck stopped before the first removal */
+		const char *why = NULL;
+		for (size_t i = 0; i < rep.n && !why; i++)
+			why = rep.v[i].ok ? NULL : rep.v[i].text;
+		fprintf(stderr, "numastor fix --modules: refused: %s; nothing was changed\n", why ? why : strerror(-r));
+		drop_runtime(&j);
+		settle_swap_journal(root, &j, "--modules");
+		code = NS_EXIT_UNKNOWN;
+	} else if (r < 0) {
 		fprintf(stderr, "numastor fix --modules: the swap failed (%s)%s\n", strerror(-r),
-			rep.rolled_back ? "; rolled back to the stock modules" : "");
-		/* rolled back: nothing of numastor's is loaded any more */
-		if (rep.rolled_back && ns_journal_load(root, &j) == 0) {
-			ns_strv_free(j.modgroups, j.nmodgroups);
-			j.modgroups = NULL, j.nmodgroups = 0;
-			if (j.nirqs || j.nrqs || j.ninstalled)
-				ns_journal_save(root, &j);
-			else
-				ns_journal_remove(root);
-			ns_journal_free(&j);
+			rep.rolled_back ? (rep.rollback_ok ? "; rolled back to the stock modules"
+							   : "; the rollback did not restore everything (see "
+							     "above): `numastor fix --revert` tries again")
+					: "");
+		/* rolled back: the journal's runtime part is done with */
+		if (rep.rolled_back && rep.rollback_ok) {
+			drop_runtime(&j);
+			settle_swap_journal(root, &j, "--modules");
 		}
 		code = NS_EXIT_WARNING;
 	} else if (!o->quiet && !o->json) {
-		printf("module swap done; `numastor fix --revert` returns to the stock modules\n");
+		printf("module swap done; journaled in /%s; `numastor fix --revert` returns to the stock modules\n",
+		       NS_SWAP_JOURNAL_PATH);
 	}
 out:
 	if (o->json) {
@@ -462,76 +657,95 @@ out:
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	}
+	ns_swap_journal_free(&j);
 	ns_swap_report_free(&rep);
 	ns_swap_plan_free(&plan);
 	return code;
 }
 
-/* After the IRQ revert: put the stock modules back and remove files installed for the next boot. */
+/*
+ * After the IRQ revert: the machine the swap journal describes (the stock modules, with their
+ * options, every removed function rescanned, every disk back by identity), and no file
+ * installed for the next boot.
+ */
 static int revert_modules(struct ns_root *root, const struct fix_opts *o)
 {
-	struct ns_journal j;
+	struct ns_swap_journal j;
 	struct ns_system sys;
-	struct ns_swap_plan plan;
-	struct ns_swap_report rep = {0};
-	int r = ns_journal_load(root, &j), code = NS_EXIT_OK;
+	struct ns_swap_exec_opts xo = {
+		.wait_s = 60, .progress = print_progress, .data = (void *)o, .after_step = stop_after_step};
+	int r = ns_swap_journal_load(root, &j), code = NS_EXIT_OK;
+	char *boot;
 
-	if (r < 0 || (!j.nmodgroups && !j.ninstalled)) {
-		if (r == 0)
-			ns_journal_free(&j);
+	if (r == -ENOENT)
 		return NS_EXIT_OK;
+	if (r < 0) {
+		fprintf(stderr, "numastor fix --revert: /%s is malformed (%s); the modules were not touched\n",
+			NS_SWAP_JOURNAL_PATH, strerror(-r));
+		return NS_EXIT_UNKNOWN;
 	}
 	r = ns_system_discover(root, NULL, 0, &sys);
 	if (r < 0) {
 		fprintf(stderr, "numastor fix --revert: %s\n", strerror(-r));
-		ns_journal_free(&j);
+		ns_swap_journal_free(&j);
 		return NS_EXIT_UNKNOWN;
 	}
-	if (j.ninstalled) {
-		r = ns_swap_uninstall(&sys, j.installed, j.ninstalled);
-		if (r == 0) {
-			if (!o->quiet)
-				printf("  removed the modules installed for the next boot (depmod run)\n");
-			ns_strv_free(j.installed, j.ninstalled);
-			j.installed = NULL, j.ninstalled = 0;
-		} else {
-			fprintf(stderr, "numastor fix --revert: removing installed modules: %s\n", strerror(-r));
-			code = NS_EXIT_WARNING;
-		}
+	boot = ns_swap_boot_id(root);
+	if (j.runtime && j.boot_id && boot && strcmp(j.boot_id, boot) != 0) {
+		/* a runtime swap ends with its boot: this boot loaded what modules.dep says */
+		printf("  the module swap journaled in /%s was made in an earlier boot (%s): it ended with that "
+		       "boot, so nothing of it is swapped back%s\n",
+		       NS_SWAP_JOURNAL_PATH, j.boot_id,
+		       j.ninstalled ? "; the files installed for the next boot are removed" : "");
+		drop_runtime(&j);
 	}
-	if (j.nmodgroups) {
-		r = ns_swap_plan_build(&sys, o->module_dir, true, j.modgroups, j.nmodgroups, &plan);
-		if (r == 0) {
+	if (j.runtime) {
+		struct ns_swap_plan plan;
+		struct ns_swap_report rep = {0};
+		r = ns_swap_plan_revert(&sys, &j, &plan);
+		if (r < 0) {
+			fprintf(stderr, "numastor fix --revert: planning the swap back: %s\n", strerror(-r));
+			code = NS_EXIT_WARNING;
+		} else {
 			if (!o->quiet && !o->json)
 				swap_plan_text(&plan);
-			if (plan.refused_disks || plan.nbusy) {
+			if (!ns_swap_plan_safe(&plan)) {
 				fprintf(stderr,
-					"numastor fix --revert: a disk the swap back would detach is in use; the "
-					"numastor modules stay loaded\n");
+					"numastor fix --revert: refused: a disk the swap back would detach is in use "
+					"(see above); the numastor modules stay loaded and /%s is kept\n",
+					NS_SWAP_JOURNAL_PATH);
 				code = NS_EXIT_WARNING;
 			} else {
-				r = ns_swap_execute(&sys, &plan, 60, print_progress, (void *)o, &rep);
+				r = ns_swap_execute(&sys, &plan, NULL, &xo, &rep);
 				if (r == 0) {
-					ns_strv_free(j.modgroups, j.nmodgroups);
-					j.modgroups = NULL, j.nmodgroups = 0;
+					drop_runtime(&j);
 				} else {
-					fprintf(stderr, "numastor fix --revert: swapping back failed: %s\n",
-						strerror(-r));
+					fprintf(stderr,
+						"numastor fix --revert: swapping back did not restore everything (%s; "
+						"the FAIL lines above say what); /%s is kept for another --revert\n",
+						strerror(-r), NS_SWAP_JOURNAL_PATH);
 					code = NS_EXIT_WARNING;
 				}
 				ns_swap_report_free(&rep);
 			}
 			ns_swap_plan_free(&plan);
-		} else {
-			fprintf(stderr, "numastor fix --revert: planning the swap back: %s\n", strerror(-r));
-			code = NS_EXIT_WARNING;
 		}
 	}
-	if (j.nirqs || j.nrqs || j.nmodgroups || j.ninstalled)
-		ns_journal_save(root, &j);
-	else
-		ns_journal_remove(root);
-	ns_journal_free(&j);
+	if (!j.runtime && (j.ninstalled || j.initramfs_updated)) {
+		r = ns_swap_uninstall(&sys, &j, print_progress, (void *)o);
+		if (r < 0) {
+			fprintf(stderr, "numastor fix --revert: removing the modules installed for the next boot: %s\n",
+				strerror(-r));
+			code = NS_EXIT_WARNING;
+		} else if (!o->quiet && !o->json) {
+			printf("  removed the modules installed for the next boot; the stock modules load at the next "
+			       "boot\n");
+		}
+	}
+	if (settle_swap_journal(root, &j, "--revert") < 0 && code == NS_EXIT_OK)
+		code = NS_EXIT_WARNING;
+	free(boot);
+	ns_swap_journal_free(&j);
 	ns_system_free(&sys);
 	return code;
 }
@@ -544,6 +758,7 @@ int cmd_fix(int argc, char **argv)
 		{"revert", no_argument, NULL, 'R'},
 		{"rq-affinity", required_argument, NULL, 'A'},
 		{"lock-timeout", required_argument, NULL, 'T'},
+		{"hotplug", no_argument, NULL, 'H'},
 		{"modules", no_argument, NULL, 'M'},
 		{"module-dir", required_argument, NULL, 'D'},
 		{"install", no_argument, NULL, 'I'},
@@ -565,7 +780,7 @@ int cmd_fix(int argc, char **argv)
 	struct ns_apply_opts aopts = {
 		.retries = 3, .retry_delay_ms = 50, .after_write = stop_after_writes, .data = &stop_after};
 	int c, r, code = NS_EXIT_OK, lockfd = -1;
-	long holder;
+	struct ns_lock_holder holder;
 	char *end;
 
 	optind = 1;
@@ -601,6 +816,10 @@ int cmd_fix(int argc, char **argv)
 		}
 		case 'r':
 			o.sysroot = optarg;
+			break;
+		case 'H':
+			o.hotplug = true;
+			o.quiet = true;
 			break;
 		case 'M':
 			o.modules = true;
@@ -641,6 +860,10 @@ int cmd_fix(int argc, char **argv)
 		fprintf(stderr, "numastor fix: --modules takes no devices, --revert or --rq-affinity\n");
 		return NS_EXIT_UNKNOWN;
 	}
+	if (o.hotplug && (o.revert || o.modules || o.dry_run || o.json)) {
+		fprintf(stderr, "numastor fix: --hotplug goes with no --revert, --modules, --dry-run or --json\n");
+		return NS_EXIT_UNKNOWN;
+	}
 	if (o.sysroot && !sysroot_writes_allowed()) {
 		if (o.revert) {
 			fprintf(stderr, "numastor fix: --revert acts on the live system only, not on --sysroot\n");
@@ -648,8 +871,8 @@ int cmd_fix(int argc, char **argv)
 		}
 		o.dry_run = true; /* a captured tree is never written */
 	}
-	if (getenv("NUMASTOR_TEST_STOP_AFTER_WRITES"))
-		stop_after = (unsigned)strtoul(getenv("NUMASTOR_TEST_STOP_AFTER_WRITES"), NULL, 10);
+	if (ns_test_hook("NUMASTOR_TEST_STOP_AFTER_WRITES"))
+		stop_after = (unsigned)strtoul(ns_test_hook("NUMASTOR_TEST_STOP_AFTER_WRITES"), NULL, 10);
 	if (!o.dry_run && !o.sysroot && geteuid() != 0) {
 		fprintf(stderr,
 			"numastor fix: changing IRQ affinities needs root; run it as root, or use --dry-run to see "
@@ -663,10 +886,21 @@ int cmd_fix(int argc, char **argv)
 		return NS_EXIT_UNKNOWN;
 	}
 	if (!o.dry_run) {
-		r = ns_lock_acquire(root, o.lock_timeout_s * 1000, &lockfd, &holder);
+		/* the lock says what this run does, so that a waiter can tell a swap from a fix; the
+		 * plan is built only once the lock is ours, so a fix that waited plans afresh */
+		const char *what = o.revert ? "revert" : o.modules ? "modules" : "irqs";
+		unsigned swap_wait_s = o.hotplug ? HOTPLUG_SWAP_WAIT_S : o.lock_timeout_s;
+		r = ns_lock_acquire(root, what, o.lock_timeout_s * 1000, swap_wait_s * 1000, &lockfd, &holder);
 		if (r == -EWOULDBLOCK) {
-			fprintf(stderr, "numastor fix: another numastor fix (pid %ld) holds /%s; gave up after %u s\n",
-				holder, NS_LOCK_PATH, o.lock_timeout_s);
+			bool swap = ns_lock_holder_is_swap(&holder);
+			fprintf(stderr,
+				"numastor fix: another numastor fix (pid %ld%s) holds /%s; gave up after %u s\n",
+				holder.pid,
+				!holder.what[0]			     ? ""
+				: strcmp(holder.what, "irqs") == 0   ? ", placing interrupts"
+				: strcmp(holder.what, "revert") == 0 ? ", reverting"
+								     : ", swapping modules",
+				NS_LOCK_PATH, swap ? swap_wait_s : o.lock_timeout_s);
 			ns_root_free(root);
 			return NS_EXIT_UNKNOWN;
 		}
@@ -715,6 +949,15 @@ int cmd_fix(int argc, char **argv)
 			goto out;
 		}
 		r = ns_apply_plan(root, &plan, &aopts, ir, rr);
+		if (r == -ESTALE || r == -EPROTO) {
+			fprintf(stderr,
+				"numastor fix: nothing was changed: /%s is %s; `numastor fix --revert` says what it "
+				"holds. Remove it once you have seen to it, then run fix again\n",
+				NS_JOURNAL_PATH,
+				r == -ESTALE ? "from another boot" : "a journal of another numastor version");
+			code = NS_EXIT_UNKNOWN;
+			goto out;
+		}
 		if (r < 0) {
 			fprintf(stderr, "numastor fix: nothing was changed: cannot write the journal /%s: %s\n",
 				NS_JOURNAL_PATH, strerror(-r));

@@ -25,6 +25,13 @@ char *ns_swap_abs_path(struct ns_root *root, const char *rel);
 /* Is the loaded module not the stock file (out of tree, or another srcversion)? */
 bool ns_swap_loaded_differs_from_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *name);
 
+/* The in-tree file of module name (root-relative, from lib/modules/RELEASE/modules.order,
+ * compressed or not); -ENOENT when the kernel has none. */
+int ns_swap_stock_path(struct ns_system *sys, const char *name, char **path);
+/* Does the loaded module name run the in-tree file at stock_path (no out-of-tree taint, the
+ * file's srcversion where it has one)? */
+bool ns_swap_runs_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *name, const char *stock_path);
+
 /* modswap-plan.c: record a check (takes what and detail). */
 int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail);
 

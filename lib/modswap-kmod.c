@@ -98,3 +98,72 @@ bool ns_swap_loaded_differs_from_stock(struct ns_root *root, struct kmod_ctx *ct
 	free(src);
 	return differs;
 }
+
+/* Module names treat '-' and '_' alike. */
+static bool same_module_name(const char *a, size_t alen, const char *b)
+{
+	size_t i;
+	for (i = 0; i < alen && b[i]; i++)
+		if (a[i] != b[i] && !((a[i] == '-' || a[i] == '_') && (b[i] == '-' || b[i] == '_')))
+			return false;
+	return i == alen && !b[i];
+}
+
+int ns_swap_stock_path(struct ns_system *sys, const char *name, char **path)
+{
+	static const char *const suffixes[] = {"", ".xz", ".zst", ".gz"};
+	const char *rel = sys->machine.kernel_release;
+	char order_path[512], *order = NULL;
+	int r = -ENOENT;
+
+	*path = NULL;
+	if (!rel)
+		return -ENOENT;
+	snprintf(order_path, sizeof(order_path), "lib/modules/%s/modules.order", rel);
+	if (ns_read_str(sys->root, order_path, &order) < 0)
+		return -ENOENT;
+	/* "kernel/drivers/nvme/host/nvme.ko": the in-tree modules, one a line */
+	for (char *line = strtok(order, "\n"); line && r == -ENOENT; line = strtok(NULL, "\n")) {
+		const char *base = strrchr(line, '/');
+		size_t len;
+		base = base ? base + 1 : line;
+		len = strlen(base);
+		if (len < 4 || strcmp(base + len - 3, ".ko") != 0 || !same_module_name(base, len - 3, name))
+			continue;
+		for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+			char *p = ns_fmt("lib/modules/%s/%s%s", rel, line, suffixes[i]);
+			if (!p) {
+				r = -ENOMEM;
+				break;
+			}
+			if (ns_exists(sys->root, p)) {
+				*path = p;
+				r = 0;
+				break;
+			}
+			free(p);
+		}
+	}
+	free(order);
+	return r;
+}
+
+bool ns_swap_runs_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *name, const char *stock_path)
+{
+	char path[256], *taint = NULL, *src = NULL, *abs, *want = NULL;
+	bool stock = true;
+
+	snprintf(path, sizeof(path), "sys/module/%s/taint", name);
+	if (ns_read_str(root, path, &taint) == 0 && strchr(taint, 'O'))
+		stock = false;
+	snprintf(path, sizeof(path), "sys/module/%s/srcversion", name);
+	if (stock && stock_path && ns_read_str(root, path, &src) == 0 && (abs = ns_swap_abs_path(root, stock_path))) {
+		want = ns_swap_modinfo_file(ctx, abs, "srcversion");
+		stock = !want || strcmp(want, src) == 0;
+		free(abs);
+	}
+	free(want);
+	free(taint);
+	free(src);
+	return stock;
+}

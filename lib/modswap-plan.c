@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "diskid.h"
+#include "inuse.h"
+#include "modparams.h"
 #include "util.h"
 
 int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail)
@@ -26,77 +29,91 @@ int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail)
 	return 0;
 }
 
-static int add_step(struct ns_swap_plan *p, const char *module, const char *file, bool remove)
+static int add_step(struct ns_swap_plan *p, const char *module, const char *file, const char *options, bool remove)
 {
 	struct ns_swap_step *nv = realloc(p->steps, (p->nsteps + 1) * sizeof(*nv));
+	struct ns_swap_step *s;
 	if (!nv)
 		return -ENOMEM;
 	p->steps = nv;
-	nv[p->nsteps] =
-		(struct ns_swap_step){.module = strdup(module), .file = file ? strdup(file) : NULL, .remove = remove};
-	if (!nv[p->nsteps].module)
+	s = &nv[p->nsteps];
+	*s = (struct ns_swap_step){.module = strdup(module),
+				   .file = file ? strdup(file) : NULL,
+				   .options = options && options[0] ? strdup(options) : NULL,
+				   .remove = remove};
+	if (!s->module || (file && !s->file) || (options && options[0] && !s->options)) {
+		free(s->module);
+		free(s->file);
+		free(s->options);
 		return -ENOMEM;
+	}
 	p->nsteps++;
 	return 0;
 }
 
-/* What must not be detached: mounted, the root file system, swap, held by dm/md/LVM. */
+/*
+ * The options an insert step loads its module with, and those the stock module gets back on
+ * --revert or a rollback (gathered now: sys/module/NAME/parameters is gone once the module
+ * is out). A modprobe.d install/remove command for the module fails a check: numastor never
+ * runs one, and loading around it would not be the machine the operator configured.
+ */
+static int step_options(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, struct ns_swap_step *st,
+			bool patched)
+{
+	struct ns_modparams mp, stock;
+	char *opts, *stock_path = NULL;
+	int r = ns_modparams_gather(sys->root, ctx, st->module, st->file, &mp);
+
+	if (r < 0)
+		return r;
+	opts = ns_modparams_string(&mp);
+	if (!opts)
+		r = -ENOMEM;
+	else if (patched) {
+		/* the stock file the way back loads (by its in-tree path), or the stock one by name */
+		ns_swap_stock_path(sys, st->module, &stock_path);
+		r = ns_modparams_gather(sys->root, ctx, st->module, stock_path, &stock);
+		if (r == 0) {
+			st->stock_options = ns_modparams_string(&stock);
+			ns_modparams_free(&stock);
+		}
+		free(stock_path);
+	} else
+		st->stock_options = strdup(opts);
+	if (r == 0 && !st->stock_options)
+		r = -ENOMEM;
+	free(st->options);
+	st->options = opts && opts[0] ? opts : NULL;
+	if (!st->options)
+		free(opts);
+	st->option_notes = mp.notes;
+	st->noption_notes = mp.nnotes;
+	mp.notes = NULL;
+	mp.nnotes = 0;
+	if (r == 0)
+		r = ns_swap_add_check(p, !mp.refusal, ns_fmt("%s: no modprobe.d install or remove command", st->module),
+				      mp.refusal);
+	else
+		free(mp.refusal);
+	mp.refusal = NULL;
+	ns_modparams_free(&mp);
+	return r;
+}
+
+/* What must not be detached, every holder named (lib/inuse.h); NULL when nothing holds it. */
 static char *disk_refusal(struct ns_system *sys, const struct ns_disk *d)
 {
-	char *mi = NULL, *swaps = NULL, *why = NULL;
-	char **devs = NULL, **names = NULL;
-	size_t ndevs = 0, nnames = 0;
+	struct ns_inuse_report rep;
+	char *why;
+	int r = ns_inuse_check_disk(sys, d, &rep);
 
-	if (d->nholders)
-		return ns_fmt("held by %s (device-mapper, md or LVM)", d->holders[0]);
-	if (d->devnum)
-		ns_strv_add(&devs, &ndevs, d->devnum);
-	ns_strv_add(&names, &nnames, d->name);
-	for (size_t i = 0; i < d->npartitions; i++) {
-		char path[4096], *dev, **h;
-		size_t nh;
-		snprintf(path, sizeof(path), "%s/%s/dev", d->syspath, d->partitions[i]);
-		if (ns_read_str(sys->root, path, &dev) == 0) {
-			ns_strv_add(&devs, &ndevs, dev);
-			free(dev);
-		}
-		ns_strv_add(&names, &nnames, d->partitions[i]);
-		snprintf(path, sizeof(path), "%s/%s/holders", d->syspath, d->partitions[i]);
-		if (ns_list_dir(sys->root, path, &h, &nh) == 0 && nh) {
-			why = ns_fmt("partition %s is held by %s (device-mapper, md or LVM)", d->partitions[i], h[0]);
-			ns_strv_free(h, nh);
-			goto out;
-		}
-		ns_strv_free(h, 0);
-	}
-	if (ns_read_str(sys->root, "proc/self/mountinfo", &mi) == 0) {
-		/* "36 35 98:0 /mnt1 /mnt/parent ...": the third field is major:minor, the fifth the mount point */
-		for (char *line = strtok(mi, "\n"); line && !why; line = strtok(NULL, "\n")) {
-			char majmin[32], mnt[1024];
-			if (sscanf(line, "%*s %*s %31s %*s %1023s", majmin, mnt) != 2)
-				continue;
-			if (ns_strv_has(devs, ndevs, majmin))
-				why = strcmp(mnt, "/") == 0 ? ns_fmt("holds the root file system")
-							    : ns_fmt("mounted at %s", mnt);
-		}
-	}
-	if (!why && ns_read_str(sys->root, "proc/swaps", &swaps) == 0) {
-		for (char *line = strtok(swaps, "\n"); line && !why; line = strtok(NULL, "\n")) {
-			char dev[1024];
-			const char *base;
-			if (sscanf(line, "%1023s", dev) != 1 || strncmp(dev, "/dev/", 5) != 0)
-				continue;
-			base = dev + 5;
-			if (ns_strv_has(names, nnames, base))
-				why = ns_fmt("used as swap (%s)", dev);
-		}
-	}
-out:
-	free(mi);
-	free(swaps);
-	ns_strv_free(devs, ndevs);
-	ns_strv_free(names, nnames);
-	return why;
+	if (r < 0)
+		return ns_fmt("cannot tell whether it is in use: %s", strerror(-r));
+	if (rep.n == 0)
+		return NULL;
+	why = ns_inuse_report_text(&rep, d->name);
+	ns_inuse_report_free(&rep);
+	return why ? why : strdup("in use");
 }
 
 /* The module driving SCSI host hostN (its proc_name), or NULL. */
@@ -131,13 +148,13 @@ static int add_disks(struct ns_system *sys, struct ns_swap_plan *p, const char *
 		nv[p->ndisks] = (struct ns_swap_disk){
 			.name = strdup(d->name),
 			.pci = d->npaths && d->paths[0].pci ? strdup(d->paths[0].pci->address) : NULL,
-			.serial = d->identity.serial ? strdup(d->identity.serial) : NULL,
-			.wwn = d->identity.wwn ? strdup(d->identity.wwn) : NULL,
 			.hba = d->npaths && d->paths[0].controller && strncmp(d->paths[0].controller, "host", 4) == 0
 				       ? host_module(sys->root, d->paths[0].controller)
 				       : NULL,
 			.refusal = disk_refusal(sys, d),
 		};
+		if (ns_diskid_from_sysfs(sys->root, d->name, &nv[p->ndisks].id) < 0)
+			nv[p->ndisks].id = NULL; /* found again by its PCI function only */
 		p->refused_disks += nv[p->ndisks].refusal != NULL;
 		p->ndisks++;
 	}
@@ -164,8 +181,10 @@ static int removal_order(struct ns_root *root, const char *name, char ***order, 
 }
 
 /*
- * A module in use by more than the modules stacked on it has an open device or a mount
- * behind it (a process reading a raw disk): removing it would fail half-way, so refuse first.
+ * A backstop behind each disk's own check (disk_refusal): a module in use by more than the
+ * modules stacked on it has an open device or a mount behind it that no disk check named.
+ * It cannot see users of an NVMe multipath head (on 6.1 nvme_ns_head_open takes no module
+ * reference), so it is never the only guard; it only ever errs towards refusing.
  */
 static int check_not_in_use(struct ns_root *root, struct ns_swap_plan *p, const char *name)
 {
@@ -259,30 +278,40 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	int r;
 
 	if (!state) {
-		return ns_swap_add_check(
-			p, true, ns_fmt("%s is not loaded", top),
-			ns_fmt("nothing to swap out: the patched %s loads when the devices probe", top));
-	}
-	if (p->to_stock && strcmp(group, "nvme") == 0 && !ns_swap_loaded_differs_from_stock(sys->root, ctx, "nvme")) {
-		/* the stock nvme is what runs (the fix was upstream): nothing to put back */
-		return ns_swap_add_check(p, true, ns_fmt("the stock nvme is loaded"), ns_fmt("nothing to swap back"));
+		/* nothing runs that could be swapped; --install makes the next load the patched one */
+		return ns_swap_add_check(p, true, ns_fmt("%s is not loaded", top),
+					 ns_fmt("nothing to swap now: --install makes the next load of %s use the "
+						"patched module",
+						top));
 	}
 	r = removal_order(sys->root, top, &order, &n, 0);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = check_not_in_use(sys->root, p, order[i]);
 	for (size_t i = 0; r == 0 && i < n; i++)
-		r = add_step(p, order[i], NULL, true);
+		r = add_step(p, order[i], NULL, NULL, true);
 	/* the disks first: the insertion order follows their names */
 	if (r == 0)
 		r = add_disks(sys, p, group);
 	if (r == 0)
 		r = insertion_order(p, order, n);
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		const struct ns_manifest_module *mm = p->to_stock ? NULL : ns_manifest_find(&p->manifest, order[i]);
+		const struct ns_manifest_module *mm = ns_manifest_find(&p->manifest, order[i]);
+		char *stock = NULL;
 		if (mm)
 			r = ns_swap_check_candidate(sys, ctx, p, mm);
+		/* the stock module by its in-tree file, never by name: after an --install the name
+		 * resolves to numastor's copy in updates/ */
+		else if (ns_swap_stock_path(sys, order[i], &stock) < 0)
+			r = ns_swap_add_check(p, false, ns_fmt("%s: the in-tree module file is known", order[i]),
+					      ns_fmt("no %s in /lib/modules/%s/modules.order: it could not be loaded "
+						     "again",
+						     order[i],
+						     sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
 		if (r == 0)
-			r = add_step(p, order[i], mm ? mm->file : NULL, false);
+			r = add_step(p, order[i], mm ? mm->file : stock, NULL, false);
+		if (r == 0)
+			r = step_options(sys, ctx, p, &p->steps[p->nsteps - 1], mm != NULL);
+		free(stock);
 	}
 	ns_strv_free(order, n);
 	if (r == 0 && strcmp(group, "nvme") == 0) {
@@ -298,26 +327,22 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	return r;
 }
 
-int ns_swap_plan_build(struct ns_system *sys, const char *moddir, bool to_stock, char **groups, size_t ngroups,
-		       struct ns_swap_plan *p)
+int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap_plan *p)
 {
 	struct kmod_ctx *ctx = kmod_new(NULL, NULL);
 	char dir[4096];
 	int r;
 
 	memset(p, 0, sizeof(*p));
-	p->to_stock = to_stock;
 	if (moddir)
 		snprintf(dir, sizeof(dir), "%s", moddir);
 	else
 		snprintf(dir, sizeof(dir), NS_MODULE_DIR "/%s",
 			 sys->machine.kernel_release ? sys->machine.kernel_release : "unknown");
 	r = ns_manifest_load(sys->root, dir, &p->manifest);
-	if (r < 0 && !to_stock)
-		goto out;
 	if (r < 0)
-		r = 0; /* going back to the stock modules needs no manifest */
-	if (r == 0 && p->manifest.kernel_release && sys->machine.kernel_release &&
+		goto out;
+	if (p->manifest.kernel_release && sys->machine.kernel_release &&
 	    strcmp(p->manifest.kernel_release, sys->machine.kernel_release)) {
 		r = ns_swap_add_check(p, false, ns_fmt("the modules were built for the running kernel"),
 				      ns_fmt("/%s/manifest.json is for %s, this kernel is %s", dir,
@@ -325,10 +350,7 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, bool to_stock,
 		if (r < 0)
 			goto out;
 	}
-	if (to_stock) {
-		for (size_t i = 0; i < ngroups && r >= 0; i++)
-			r = plan_group(sys, ctx, p, groups[i]);
-	} else {
+	{
 		bool nvme_patched = ns_manifest_find(&p->manifest, "nvme") != NULL;
 		bool nvme_upstream = ns_strv_has(p->manifest.upstream, p->manifest.nupstream, "nvme-no-forced-node");
 		bool nvme_forced = false;
@@ -366,8 +388,7 @@ void ns_swap_plan_free(struct ns_swap_plan *p)
 	for (size_t i = 0; i < p->ndisks; i++) {
 		free(p->disks[i].name);
 		free(p->disks[i].pci);
-		free(p->disks[i].serial);
-		free(p->disks[i].wwn);
+		free(p->disks[i].id);
 		free(p->disks[i].hba);
 		free(p->disks[i].refusal);
 	}
@@ -375,15 +396,192 @@ void ns_swap_plan_free(struct ns_swap_plan *p)
 	for (size_t i = 0; i < p->nsteps; i++) {
 		free(p->steps[i].module);
 		free(p->steps[i].file);
+		free(p->steps[i].options);
+		free(p->steps[i].stock_options);
+		ns_strv_free(p->steps[i].option_notes, p->steps[i].noption_notes);
 	}
 	free(p->steps);
 	ns_strv_free(p->rescan, p->nrescan);
 	ns_strv_free(p->groups, p->ngroups);
 	ns_strv_free(p->busy, p->nbusy);
+	ns_strv_free(p->expect_stock, p->nexpect_stock);
+	ns_strv_free(p->expect_out, p->nexpect_out);
 	memset(p, 0, sizeof(*p));
 }
 
 bool ns_swap_plan_safe(const struct ns_swap_plan *p)
 {
 	return p->failed_checks == 0 && p->refused_disks == 0 && p->nbusy == 0;
+}
+
+/* ---- the way back: a plan from the journal ---- */
+
+/* The disk that has identity id now, or NULL. */
+static const struct ns_disk *disk_with_id(struct ns_system *sys, const char *id)
+{
+	for (size_t i = 0; id && i < sys->ndisks; i++) {
+		char *now = NULL;
+		bool same = ns_diskid_from_sysfs(sys->root, sys->disks[i].name, &now) == 0 && strcmp(now, id) == 0;
+		free(now);
+		if (same)
+			return &sys->disks[i];
+	}
+	return NULL;
+}
+
+static bool pci_present(struct ns_root *root, const char *bdf)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "sys/bus/pci/devices/%s", bdf);
+	return ns_exists(root, path);
+}
+
+/* Does the machine already run what the journal describes? */
+static bool as_journaled(struct ns_system *sys, struct kmod_ctx *ctx, const struct ns_swap_journal *j)
+{
+	for (size_t i = 0; i < j->nmodules; i++) {
+		const struct ns_swap_jmodule *m = &j->modules[i];
+		bool live = ns_swap_module_state(sys->root, m->name) != NULL;
+		if (live != m->loaded || (live && !ns_swap_runs_stock(sys->root, ctx, m->name, m->stock_path)))
+			return false;
+	}
+	for (size_t i = 0; i < j->nremoved_pci; i++)
+		if (!pci_present(sys->root, j->removed_pci[i]))
+			return false;
+	return true;
+}
+
+int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, struct ns_swap_plan *p)
+{
+	struct kmod_ctx *ctx = kmod_new(NULL, NULL);
+	char **order = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->to_stock = true;
+	for (size_t i = 0; i < j->ngroups && r == 0; i++)
+		r = ns_strv_add(&p->groups, &p->ngroups, j->groups[i]);
+	/* the disks, by identity; one in use now must not be detached */
+	for (size_t i = 0; i < j->ndisks && r == 0; i++) {
+		const struct ns_swap_jdisk *jd = &j->disks[i];
+		const struct ns_disk *now = disk_with_id(sys, jd->id);
+		struct ns_swap_disk *nv = realloc(p->disks, (p->ndisks + 1) * sizeof(*nv));
+		if (!nv) {
+			r = -ENOMEM;
+			break;
+		}
+		p->disks = nv;
+		nv[p->ndisks] = (struct ns_swap_disk){
+			.name = strdup(now ? now->name : jd->name),
+			.pci = jd->pci ? strdup(jd->pci) : NULL,
+			.hba = jd->hba ? strdup(jd->hba) : NULL,
+			.id = jd->id ? strdup(jd->id) : NULL,
+			.refusal = now ? disk_refusal(sys, now) : NULL,
+		};
+		p->refused_disks += nv[p->ndisks].refusal != NULL;
+		p->ndisks++;
+	}
+	for (size_t i = 0; i < j->nmodules && r == 0; i++)
+		r = ns_strv_add(j->modules[i].loaded ? &p->expect_stock : &p->expect_out,
+				j->modules[i].loaded ? &p->nexpect_stock : &p->nexpect_out, j->modules[i].name);
+	if (r == 0 && as_journaled(sys, ctx, j)) {
+		r = ns_swap_add_check(p, true, ns_fmt("the machine runs the modules the journal names"),
+				      ns_fmt("nothing to swap back: every module is the stock one, or out as before"));
+		goto out;
+	}
+	/* out: every journaled module that runs now, with whatever is stacked on it now */
+	for (size_t i = j->nmodules; i-- > 0 && r == 0;)
+		if (ns_swap_module_state(sys->root, j->modules[i].name))
+			r = removal_order(sys->root, j->modules[i].name, &order, &n, 0);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = check_not_in_use(sys->root, p, order[i]);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = add_step(p, order[i], NULL, NULL, true);
+	/* in: every module that ran before, from its in-tree file, with the options it ran with */
+	for (size_t i = 0; i < j->nmodules && r == 0; i++) {
+		const struct ns_swap_jmodule *m = &j->modules[i];
+		if (m->loaded)
+			r = add_step(p, m->name, m->stock_path, m->options, false);
+	}
+	/* and what was stacked on them since (sg loaded meanwhile): out now, so back in after */
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char *stock = NULL;
+		if (ns_swap_journal_module(j, order[i]))
+			continue;
+		ns_swap_stock_path(sys, order[i], &stock);
+		r = add_step(p, order[i], stock, NULL, false);
+		if (r == 0)
+			r = ns_strv_add(&p->expect_stock, &p->nexpect_stock, order[i]);
+		free(stock);
+	}
+	for (size_t i = 0; i < j->nremoved_pci && r == 0; i++)
+		if (!pci_present(sys->root, j->removed_pci[i]))
+			r = ns_strv_add(&p->rescan, &p->nrescan, j->removed_pci[i]);
+out:
+	ns_strv_free(order, n);
+	if (ctx)
+		kmod_unref(ctx);
+	if (r < 0)
+		ns_swap_plan_free(p);
+	return r;
+}
+
+static int jmodule_add(struct ns_swap_journal *j, struct ns_system *sys, const struct ns_swap_plan *p,
+		       const struct ns_swap_step *s)
+{
+	struct ns_swap_jmodule *nv = realloc(j->modules, (j->nmodules + 1) * sizeof(*nv)), *m;
+	char path[256];
+
+	if (!nv)
+		return -ENOMEM;
+	j->modules = nv;
+	m = &nv[j->nmodules++];
+	memset(m, 0, sizeof(*m));
+	m->name = strdup(s->module);
+	m->loaded = ns_swap_module_state(sys->root, s->module) != NULL;
+	ns_swap_stock_path(sys, s->module, &m->stock_path);
+	snprintf(path, sizeof(path), "sys/module/%s/srcversion", s->module);
+	if (ns_read_str(sys->root, path, &m->srcversion) < 0)
+		m->srcversion = NULL;
+	/* what the stock module gets back: its options against the stock file's parameters */
+	m->options = strdup(s->stock_options ? s->stock_options : s->options ? s->options : "");
+	if (s->file && ns_manifest_find(&p->manifest, s->module))
+		m->replacement = strdup(s->file + strspn(s->file, "/")); /* root-relative, as every journal path */
+	return m->name && m->options && (!s->file || m->replacement || !ns_manifest_find(&p->manifest, s->module))
+		       ? 0
+		       : -ENOMEM;
+}
+
+int ns_swap_journal_from_plan(struct ns_system *sys, const struct ns_swap_plan *p, struct ns_swap_journal *j)
+{
+	int r = 0;
+
+	memset(j, 0, sizeof(*j));
+	j->boot_id = ns_swap_boot_id(sys->root);
+	j->kernel_release = sys->machine.kernel_release ? strdup(sys->machine.kernel_release) : NULL;
+	j->runtime = true;
+	for (size_t i = 0; i < p->ngroups && r == 0; i++)
+		r = ns_strv_add(&j->groups, &j->ngroups, p->groups[i]);
+	for (size_t i = 0; i < p->nsteps && r == 0; i++)
+		if (!p->steps[i].remove)
+			r = jmodule_add(j, sys, p, &p->steps[i]);
+	for (size_t i = 0; i < p->nrescan && r == 0; i++)
+		r = ns_strv_add(&j->removed_pci, &j->nremoved_pci, p->rescan[i]);
+	j->disks = calloc(p->ndisks + 1, sizeof(*j->disks));
+	if (!j->disks && r == 0)
+		r = -ENOMEM;
+	for (size_t i = 0; i < p->ndisks && r == 0; i++) {
+		const struct ns_swap_disk *d = &p->disks[i];
+		struct ns_swap_jdisk *jd = &j->disks[j->ndisks++];
+		jd->id = d->id ? strdup(d->id) : NULL;
+		jd->name = strdup(d->name);
+		jd->pci = d->pci ? strdup(d->pci) : NULL;
+		jd->hba = d->hba ? strdup(d->hba) : NULL;
+		if (!jd->name || (d->id && !jd->id) || (d->pci && !jd->pci) || (d->hba && !jd->hba))
+			r = -ENOMEM;
+	}
+	if (r < 0)
+		ns_swap_journal_free(j);
+	return r;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "swapjournal.h"
 #include "system.h"
 
 #define NS_MODULE_DIR "var/lib/numastor/modules"
@@ -50,15 +51,25 @@ struct ns_swap_check {
 struct ns_swap_disk {
 	char *name;
 	char *pci;
-	char *hba; /* the module driving its SCSI host (megaraid_sas, virtio_scsi), NULL for nvme */
-	char *serial, *wwn;
-	char *refusal; /* why it must not be detached; NULL when it may */
+	char *hba;     /* the module driving its SCSI host (megaraid_sas, virtio_scsi), NULL for nvme */
+	char *id;      /* lib/diskid's identity: how it is found again, never by name */
+	char *refusal; /* why it must not be detached (every holder, named: lib/inuse.h); NULL when it may */
 };
 
 struct ns_swap_step { /* one module, out or in */
 	char *module;
-	char *file; /* the patched .ko to insert; NULL: the stock module through modprobe */
+	char *file;    /* the .ko to insert (root-relative): the patched one, or the stock one on
+			* the way back; NULL: the stock module by name (its modules.dep entry) */
+	char *options; /* the options it is inserted with (NULL: none); for the forward swap
+			* lib/modparams.h's rule: modprobe.d, the kernel command line and the loaded
+			* module's sys/module values, only the parameters this file takes */
 	bool remove;
+	/* insert: what the stock module gets back on --revert or a rollback (the same rule
+	 * against the stock file's parameters; "" for none): what the swap journal records.
+	 * NULL for a remove step, and for steps of a plan back to stock. */
+	char *stock_options;
+	char **option_notes; /* what was not passed, or is not known, and why */
+	size_t noption_notes;
 };
 
 struct ns_swap_plan {
@@ -76,15 +87,28 @@ struct ns_swap_plan {
 	size_t ngroups;
 	char **busy; /* modules in use beyond their holder modules (an open device): refused */
 	size_t nbusy;
+	/* a plan back to stock: the modules that must run (stock) and must not run afterwards */
+	char **expect_stock;
+	size_t nexpect_stock;
+	char **expect_out;
+	size_t nexpect_out;
 };
 
 /*
- * Build the plan. moddir NULL: the default for the running kernel. to_stock: put the stock
- * modules back for the groups named (the journal's). Returns -ENOENT when there is nothing
- * to swap (no manifest, nothing patched and nothing to undo).
+ * Build the plan to swap the patched modules in. moddir NULL: the default for the running
+ * kernel. Returns -ENOENT when there is nothing to swap (no manifest, nothing applies).
  */
-int ns_swap_plan_build(struct ns_system *sys, const char *moddir, bool to_stock, char **groups, size_t ngroups,
-		       struct ns_swap_plan *plan);
+int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap_plan *plan);
+/*
+ * Build the plan back to the machine the journal describes: every module it names out (and
+ * whatever is stacked on them now), every module that was loaded before in again, from its
+ * in-tree file with the options it ran with, every removed PCI function rescanned, every
+ * disk waited for by identity. Whatever step a swap died at, this plan restores it. An
+ * empty plan (no steps) means the machine already is as the journal describes.
+ */
+int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, struct ns_swap_plan *plan);
+/* The journal of the before-state that plan changes: written before its first step. */
+int ns_swap_journal_from_plan(struct ns_system *sys, const struct ns_swap_plan *plan, struct ns_swap_journal *j);
 void ns_swap_plan_free(struct ns_swap_plan *plan);
 bool ns_swap_plan_safe(const struct ns_swap_plan *plan);
 
@@ -97,24 +121,47 @@ struct ns_swap_report {
 	struct ns_swap_event *v;
 	size_t n;
 	bool rolled_back;
+	bool rollback_ok; /* the rollback restored everything the journal names */
+	bool untouched;	  /* stopped by the recheck before its first change: nothing changed */
 	bool ok;
 };
 
 /* Progress callback: each step as it happens (the front end prints it). */
 typedef void (*ns_swap_progress)(void *data, const char *text, bool ok);
 
-/* Carry the plan out. Live root only. On any failure, rolls back to the stock modules. */
-int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *plan, unsigned wait_s, ns_swap_progress progress,
-		    void *data, struct ns_swap_report *rep);
-void ns_swap_report_free(struct ns_swap_report *rep);
+struct ns_swap_exec_opts {
+	unsigned wait_s;	   /* how long to wait for the disks to come back */
+	ns_swap_progress progress; /* each step as it happens */
+	void *data;
+	/* called after each step that changed the machine (the test-only kill hook lives here) */
+	void (*after_step)(void *data, unsigned nsteps);
+};
 
 /*
- * For the next boot instead: copy the patched modules into lib/modules/<release>/updates/numastor/
- * (depmod prefers updates/ over the in-tree module) and run depmod. installed receives the
- * root-relative paths written, for the journal. Live root only.
+ * Carry the plan out. Live root only. Immediately before each module removal every disk of
+ * the plan still there is checked for use again (lib/inuse.h): a claim that appeared since the
+ * plan stops it before that removal (-EBUSY, the holder named in the report; untouched when
+ * nothing was changed yet). The rollback's removals are rechecked the same way. On any failure, rolls back to the
+ * machine journal describes (a swap in: the journal the caller wrote first; NULL for a plan back to stock, which has
+ * nothing further to go back to).
  */
-int ns_swap_install(struct ns_system *sys, const struct ns_swap_plan *plan, char ***installed, size_t *ninstalled);
-/* Remove files installed by ns_swap_install and run depmod again. */
-int ns_swap_uninstall(struct ns_system *sys, char **installed, size_t ninstalled);
+int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *plan, const struct ns_swap_journal *journal,
+		    const struct ns_swap_exec_opts *opts, struct ns_swap_report *rep);
+void ns_swap_report_free(struct ns_swap_report *rep);
+
+/* Journal first: the files an install will write, and whether it will rewrite the initramfs
+ * (when it carries one of the modules; Debian's carries nvme, scsi_mod, sd_mod). */
+int ns_swap_install_prepare(struct ns_system *sys, const struct ns_swap_plan *plan, struct ns_swap_journal *j);
+/*
+ * For the next boot instead: copy the patched modules into lib/modules/<release>/updates/numastor/
+ * (depmod prefers updates/ over the in-tree module), run depmod, and rewrite the initramfs
+ * when ns_swap_install_prepare said so; only files j journals are written. Each file and
+ * program run is reported through progress. Live root only.
+ */
+int ns_swap_install(struct ns_system *sys, const struct ns_swap_plan *plan, struct ns_swap_journal *j,
+		    ns_swap_progress progress, void *data);
+/* Remove the files j says were installed, run depmod, and rewrite the initramfs again when
+ * the install did. Entries removed are dropped from j. */
+int ns_swap_uninstall(struct ns_system *sys, struct ns_swap_journal *j, ns_swap_progress progress, void *data);
 
 #endif

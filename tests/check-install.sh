@@ -26,7 +26,7 @@ for f in sbin/numastor share/numastor/numastor.schema.json share/numastor/numast
 	[ -e "$root/$f" ] || fail "not installed: $prefix/$f"
 done
 [ -x "$root/libexec/numastor/irqbalance-policy" ] || fail "the policy wrapper is not executable"
-grep -q "ExecStart=$prefix/sbin/numastor fix --quiet" "$root/lib/systemd/system/numastor-fix.service" ||
+grep -q "ExecStart=$prefix/sbin/numastor fix --hotplug" "$root/lib/systemd/system/numastor-fix.service" ||
 	fail "the unit does not run the installed binary"
 # systemd-analyze verify needs the ExecStart binary where the unit says: point it into the stage
 for unit in numastor-fix.service numastor-textfile.service; do
@@ -36,9 +36,40 @@ cp "$root/lib/systemd/system/numastor-textfile.timer" "$tmp/"
 out=$(cd "$tmp" && systemd-analyze verify --man=no numastor-fix.service numastor-textfile.service \
 	numastor-textfile.timer 2>&1 | grep -v -E 'irqbalance.service|systemd-udev-settle')
 [ -z "$out" ] || fail "systemd-analyze verify: $out"
-udevadm verify "$root/lib/udev/rules.d/90-numastor.rules" >/dev/null 2>&1 ||
-	grep -q 'ENV{SYSTEMD_WANTS}+="numastor-fix.service"' "$root/lib/udev/rules.d/90-numastor.rules" ||
-	fail "udev rule does not start numastor-fix.service"
+rules=$root/lib/udev/rules.d/90-numastor.rules
+if udevadm verify --help >/dev/null 2>&1; then # systemd >= 253
+	udevadm verify "$rules" >/dev/null 2>&1 || fail "udevadm verify: $(udevadm verify "$rules" 2>&1)"
+fi
+# (the rule itself is run by Debian's systemd-udevd in tests/vm's modswap-udev scenario)
+grep -q 'ENV{SYSTEMD_WANTS}+="numastor-hotplug.service"' "$rules" || fail "the udev rule does not ask for numastor-hotplug.service"
+grep -q 'numastor-fix.service' <(grep -v '^#' "$rules") && fail "the udev rule asks for numastor-fix.service itself: it would run while disabled"
+
+# Hot-plug follows `systemctl enable`: the rule asks for numastor-hotplug.service, which only
+# enabling creates (the unit's Alias=). On the staged tree (systemctl --root, with this host's
+# targets so that the unit's default dependencies resolve): disabled, systemd finds no
+# numastor-hotplug.service (a SYSTEMD_WANTS= of a unit that does not exist starts nothing);
+# enabled, it is numastor-fix.service; disabled again, it is gone, without `mask`.
+if command -v systemctl >/dev/null && [ -d /lib/systemd/system ]; then
+	mkdir -p "$tmp/stage/lib/systemd/system"
+	cp /lib/systemd/system/*.target /lib/systemd/system/*.slice "$tmp/stage/lib/systemd/system/" 2>/dev/null
+	verify() { (cd "$tmp" && systemd-analyze verify --root="$tmp/stage" --man=no "$@" 2>&1); }
+	out=$(verify numastor-hotplug.service) && fail "disabled, numastor-hotplug.service exists: $out"
+	grep -q "Unit numastor-hotplug.service not found" <<<"$out" || fail "disabled: systemd-analyze verify says: $out"
+	systemctl --root="$tmp/stage" enable numastor-fix.service >/dev/null 2>&1 || fail "systemctl --root enable failed"
+	[ "$(readlink "$tmp/stage/etc/systemd/system/numastor-hotplug.service")" = "$prefix/lib/systemd/system/numastor-fix.service" ] ||
+		fail "systemctl enable did not create the numastor-hotplug.service alias"
+	[ -L "$tmp/stage/etc/systemd/system/multi-user.target.wants/numastor-fix.service" ] ||
+		fail "systemctl enable did not make the boot-time run"
+	out=$(verify numastor-hotplug.service) || fail "enabled, numastor-hotplug.service does not load: $out"
+	[ "$(systemctl --root="$tmp/stage" is-enabled numastor-hotplug.service 2>/dev/null)" = alias ] ||
+		fail "enabled, numastor-hotplug.service is not an alias of numastor-fix.service"
+	systemctl --root="$tmp/stage" disable numastor-fix.service >/dev/null 2>&1 || fail "systemctl --root disable failed"
+	[ ! -e "$tmp/stage/etc/systemd/system/numastor-hotplug.service" ] || fail "systemctl disable left the alias"
+	out=$(verify numastor-hotplug.service) && fail "disabled again, numastor-hotplug.service still exists: $out"
+	[ -e "$tmp/stage/etc/systemd/system/numastor-fix.service" ] && fail "disable masked the unit"
+else
+	fail "no systemctl: the enable/disable switch of hot-plug runs is untested"
+fi
 out=$(sed "s|$prefix/sbin/numastor|$root/sbin/numastor|" "$root/libexec/numastor/irqbalance-policy" | sh -s -- /sys/devices/nonexistent 0; echo "rc=$?")
 grep -q "rc=0" <<<"$out" || fail "the policy wrapper did not run numastor irqbalance-policy: $out"
 out=$(sed "s|$prefix/sbin/numastor|$root/sbin/numastor|" "$root/libexec/numastor/irqbalance-policy" | sh -s -- /sys 2>&1; echo "rc=$?")

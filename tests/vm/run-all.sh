@@ -72,11 +72,11 @@ done
 
 # One scenario's boots: one of the bed's initramfs, or (a `boots` file) that many of the
 # Debian image, sharing one disk.
-boot_scenario() { # name scenario-dir outdir append
+boot_scenario() { # name scenario-dir outdir append timeout (of each boot)
 	if [[ -f "$2/boots" ]]; then
-		"$VM_DIR/run-image.sh" --boots "$(<"$2/boots")" --append "$4" "$numastor" "$1" "$3"
+		"$VM_DIR/run-image.sh" --boots "$(<"$2/boots")" --append "$4" --timeout "$5" "$numastor" "$1" "$3"
 	else
-		"$VM_DIR/run-vm.sh" --append "$4" "$work/initramfs.gz" "$1" "$3"
+		"$VM_DIR/run-vm.sh" --append "$4" --timeout "$5" "$work/initramfs.gz" "$1" "$3"
 	fi
 }
 
@@ -87,11 +87,19 @@ for name in $scenarios; do
 	start=$(date +%s%N)
 	append=
 	[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
+	# a scenario that boots longer says how long (seconds) in its timeout file
+	vm_timeout=${NUMASTOR_VM_TIMEOUT:-180}
+	[[ -f "$sdir/timeout" ]] && vm_timeout=$(cat "$sdir/timeout")
 	status=PASS
 	if [[ ! -f "$sdir/guest.sh" ]]; then
 		status=FAIL
 		echo "no scenario $name (no $sdir/guest.sh)" > "$work/$name.report"
-	elif ! boot_scenario "$name" "$sdir" "$out" "$append" > "$work/$name.report" 2>&1; then
+	elif grep -q NUMASTOR_TEST_ "$sdir/guest.sh" && ! grep -q -a NUMASTOR_TEST_ "$numastor"; then
+		# a scenario that uses a test-only switch never passes on a binary that ignores it
+		status=FAIL
+		echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
+			> "$work/$name.report"
+	elif ! boot_scenario "$name" "$sdir" "$out" "$append" "$vm_timeout" > "$work/$name.report" 2>&1; then
 		status=FAIL
 	elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$work/$name.report" 2>&1; then
 		status=FAIL

@@ -10,7 +10,12 @@
 # a temporary directory. The guest runs SCENARIO and sends a base64 tar of its /tmp/out over
 # the second serial port; it is unpacked into OUTDIR (console.log is the first serial port).
 # --disks DIR keeps the disk images in DIR (made when missing, kept afterwards: boots of one
-# run share them); each --qemu ARG is appended to qemu's arguments (more disks, -kernel).
+# run share them); each --qemu ARG is appended to qemu's arguments (run-image.sh's disks).
+#
+# A scenario may add devices to that machine: scenarios/SCENARIO/qemu-args holds extra qemu
+# arguments, whitespace-separated (no argument contains a space), '#' starting a comment;
+# @DISKS@/NAME.img in them is a fresh 256 MiB sparse image in the temporary directory (room
+# for a btrfs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -44,6 +49,20 @@ for d in nvme-pxb nvme-root mega vscsi vblk; do
 	[[ -e "$disks/$d.img" ]] || truncate -s 64M "$disks/$d.img"
 done
 drive() { echo "file=$disks/$1.img,if=none,id=$1,format=raw,cache=unsafe"; }
+extra_args=()
+extra_file="$VM_DIR/scenarios/$scenario/qemu-args"
+if [[ -f "$extra_file" ]]; then
+	while read -r line; do
+		line=${line%%#*}
+		for arg in $line; do
+			arg=${arg//@DISKS@/$disks}
+			while [[ "$arg" =~ $disks/([A-Za-z0-9_-]+)\.img && ! -e "$disks/${BASH_REMATCH[1]}.img" ]]; do
+				truncate -s 256M "$disks/${BASH_REMATCH[1]}.img"
+			done
+			extra_args+=("$arg")
+		done
+	done < "$extra_file"
+fi
 
 # shellcheck disable=SC2054 # the commas belong to qemu option values
 qemu_args=(
@@ -66,6 +85,7 @@ qemu_args=(
 	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0
 	-drive "$(drive vscsi)" -device scsi-hd,drive=vscsi,bus=vscsi0.0
 	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
+	"${extra_args[@]}"
 	"${extra[@]}"
 )
 

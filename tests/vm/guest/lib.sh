@@ -319,6 +319,13 @@ vm_save_journal() { # name
 	fi
 }
 
+# A copy of numastor's module-swap journal as $VM_OUT/NAME, when there is one.
+vm_save_swap_journal() { # name
+	if [ -e /var/lib/numastor/swap.json ]; then
+		cp /var/lib/numastor/swap.json "$VM_OUT/$1"
+	fi
+}
+
 # Seconds since boot (two decimals) into $_v.
 vm_uptime() {
 	_v=
@@ -492,7 +499,7 @@ vm_swap_state() { # step "modules" "pci functions"
 	done
 	vm_fact "disks.$1" "${_names# }"
 	_v=absent
-	[ -e /run/numastor/journal.json ] && _v=present
+	[ -e /run/numastor/journal.json ] || [ -e /var/lib/numastor/swap.json ] && _v=present
 	vm_fact "journal.$1" "$_v"
 	# an integer sysctl answers only the first of busybox read's 1-byte reads
 	vm_fact "tainted.$1" "$(cat /proc/sys/kernel/tainted)"

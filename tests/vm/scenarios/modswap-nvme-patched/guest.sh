@@ -23,12 +23,12 @@ vm_numastor before check --json
 vm_numastor plan fix --modules --dry-run --json
 vm_swap_state planned nvme "$pci"
 vm_numastor swap fix --modules
-vm_save_journal journal-swap.json
+vm_save_swap_journal journal-swap.json
 vm_swap_state swapped nvme "$pci"
 vm_pattern_read NSROOT0001 swapped
 vm_numastor swapped check --json
 vm_numastor revert fix --revert
-vm_save_journal journal-revert.json
+vm_save_swap_journal journal-revert.json
 vm_swap_state reverted nvme "$pci"
 vm_pattern_read NSROOT0001 reverted
 
@@ -39,7 +39,7 @@ mv "/var/lib/numastor/modules/$(uname -r)" /opt/numastor-kmod
 vm_numastor swap2 fix --modules --module-dir /opt/numastor-kmod
 vm_swap_state swapped2 nvme "$pci"
 vm_numastor revert2 fix --revert
-vm_save_journal journal-revert2.json
+vm_save_swap_journal journal-revert2.json
 vm_swap_state reverted2 nvme "$pci"
 vm_pattern_read NSROOT0001 reverted2
 vm_check_round

@@ -21,12 +21,12 @@ vm_numastor plan fix --modules --dry-run --json
 vm_swap_state planned nvme "$pci"
 vm_pattern_read NSROOT0001 planned
 vm_numastor swap fix --modules
-vm_save_journal journal-swap.json
+vm_save_swap_journal journal-swap.json
 vm_swap_state swapped nvme "$pci"
 vm_pattern_read NSROOT0001 swapped
 vm_numastor swapped check --json
 vm_numastor revert fix --revert
-vm_save_journal journal-revert.json
+vm_save_swap_journal journal-revert.json
 vm_swap_state reverted nvme "$pci"
 vm_pattern_read NSROOT0001 reverted
 vm_check_round

@@ -100,7 +100,8 @@ def check(ctx):
     if ctx.expect(j is not None, "--install: no journal"):
         ctx.equal("--install: journal", "installed", sorted(j.get("installed") or []),
                   sorted(f"lib/modules/{krel}/updates/numastor/{m}.ko" for m in ("scsi_mod", "sd_mod")))
-        ctx.equal("--install: journal", "module_groups", j.get("module_groups"), [])
+        ctx.equal("--install: journal", "groups", j.get("groups"), [])
+        ctx.equal("--install: journal", "runtime", j.get("runtime"), False)
     ctx.equal("install-revert", "exit code", fixlib.rc(ctx, "install-revert"), 0)
     fixlib.kernel_equal(ctx, "--revert of --install", "files left in updates/numastor",
                         (f("installed.after_revert") or "").strip(), "")

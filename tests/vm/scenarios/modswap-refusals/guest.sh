@@ -61,7 +61,7 @@ attempt mounted fix --modules
 
 # --install with the disk still mounted, then --revert.
 attempt install fix --modules --install
-vm_save_journal journal-install.json
+vm_save_swap_journal journal-install.json
 for m in scsi_mod sd_mod; do
 	f=/lib/modules/$krel/updates/numastor/$m.ko
 	if [ -f "$f" ]; then
@@ -74,7 +74,7 @@ for m in scsi_mod sd_mod; do
 	vm_fact "modules_dep.$m.after_install" "$(grep -o "^[^:]*/$m.ko:" "/lib/modules/$krel/modules.dep" | tr '\n' ' ')"
 done
 attempt install-revert fix --revert
-vm_save_journal journal-install-revert.json
+vm_save_swap_journal journal-install-revert.json
 for m in scsi_mod sd_mod; do
 	vm_fact "modules_dep.$m.after_revert" "$(grep -o "^[^:]*/$m.ko:" "/lib/modules/$krel/modules.dep" | tr '\n' ' ')"
 done

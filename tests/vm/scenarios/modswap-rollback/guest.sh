@@ -35,7 +35,7 @@ sed -i "/\"name\": \"sd_mod\"/s/\"sha256\": \"[0-9a-f]*\"/\"sha256\": \"$(sha256
 vm_swap_state badcrc-before "$SCSI_MODULES" ""
 vm_numastor badcrc fix --modules
 vm_swap_state badcrc "$SCSI_MODULES" ""
-vm_save_journal journal-badcrc.json
+vm_save_swap_journal journal-badcrc.json
 vm_fact badcrc.dmesg "$(dmesg | grep -c "sd_mod: disagrees about version of symbol $sym")"
 vm_pattern_read "$mega" badcrc
 vm_pattern_read "$vscsi" badcrc
@@ -50,7 +50,7 @@ vm_fact open.disk "$_v"
 vm_swap_state open-before "$SCSI_MODULES" ""
 vm_numastor open fix --modules
 vm_swap_state open "$SCSI_MODULES" ""
-vm_save_journal journal-open.json
+vm_save_swap_journal journal-open.json
 kill "$holder"
 wait "$holder" || :
 vm_pattern_read "$mega" open

@@ -59,7 +59,7 @@ vm_numastor before check --json
 vm_numastor plan fix --modules --dry-run --json
 vm_swap_state planned "$SCSI_MODULES" "$mega_pci"
 vm_numastor swap fix --modules
-vm_save_journal journal-swap.json
+vm_save_swap_journal journal-swap.json
 vm_swap_state swapped "$SCSI_MODULES" "$mega_pci"
 vm_pattern_read "$mega" swapped
 vm_pattern_read "$vscsi" swapped
@@ -68,7 +68,7 @@ vm_numastor swapped check --json
 rescan_from_cpu0 patched
 vm_pattern_read "$mega" patched-rescan
 vm_numastor revert fix --revert
-vm_save_journal journal-revert.json
+vm_save_swap_journal journal-revert.json
 vm_swap_state reverted "$SCSI_MODULES" "$mega_pci"
 vm_pattern_read "$mega" reverted
 vm_pattern_read "$vscsi" reverted

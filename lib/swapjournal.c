@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define _GNU_SOURCE
+#include "swapjournal.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define SWAP_JOURNAL_VERSION 1
+
+static const char *jstr(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string)
+		       ? json_object_get_string(v)
+		       : NULL;
+}
+
+/* A string or null; anything else is malformed. */
+static int jstr_or_null(struct json_object *o, const char *k, char **out)
+{
+	struct json_object *v;
+	*out = NULL;
+	if (!json_object_object_get_ex(o, k, &v) || !v)
+		return 0;
+	if (!json_object_is_type(v, json_type_string))
+		return -EINVAL;
+	*out = strdup(json_object_get_string(v));
+	return *out ? 0 : -ENOMEM;
+}
+
+static int jbool(struct json_object *o, const char *k, bool *out)
+{
+	struct json_object *v;
+	if (!json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_boolean))
+		return -EINVAL;
+	*out = json_object_get_boolean(v);
+	return 0;
+}
+
+/* A required array of strings. */
+static int jstrv(struct json_object *o, const char *k, char ***v, size_t *n)
+{
+	struct json_object *a;
+	if (!json_object_object_get_ex(o, k, &a) || !json_object_is_type(a, json_type_array))
+		return -EINVAL;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *e = json_object_array_get_idx(a, i);
+		int r;
+		if (!json_object_is_type(e, json_type_string) || !json_object_get_string_len(e))
+			return -EINVAL;
+		r = ns_strv_add(v, n, json_object_get_string(e));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* A journal's own paths stay inside numastor's places: never ".." and never absolute. */
+static bool safe_rel(const char *p)
+{
+	return p && p[0] && p[0] != '/' && !strstr(p, "..");
+}
+
+int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
+{
+	struct json_object *doc, *a, *v;
+	char *txt;
+	int r;
+
+	memset(j, 0, sizeof(*j));
+	r = ns_read_str(root, NS_SWAP_JOURNAL_PATH, &txt);
+	if (r < 0)
+		return r == -ENODATA ? -EINVAL : r;
+	doc = json_tokener_parse(txt);
+	free(txt);
+	r = -EINVAL;
+	if (!doc || !json_object_is_type(doc, json_type_object) || !json_object_object_get_ex(doc, "version", &v) ||
+	    !json_object_is_type(v, json_type_int) || json_object_get_int(v) != SWAP_JOURNAL_VERSION)
+		goto bad;
+	if ((r = jstr_or_null(doc, "boot_id", &j->boot_id)) < 0 ||
+	    (r = jstr_or_null(doc, "kernel_release", &j->kernel_release)) < 0 ||
+	    (r = jbool(doc, "runtime", &j->runtime)) < 0 ||
+	    (r = jbool(doc, "initramfs_updated", &j->initramfs_updated)) < 0 ||
+	    (r = jstrv(doc, "groups", &j->groups, &j->ngroups)) < 0 ||
+	    (r = jstrv(doc, "removed_pci", &j->removed_pci, &j->nremoved_pci)) < 0 ||
+	    (r = jstrv(doc, "installed", &j->installed, &j->ninstalled)) < 0)
+		goto bad;
+	r = -EINVAL;
+	for (size_t i = 0; i < j->ninstalled; i++)
+		if (!safe_rel(j->installed[i]) || !strstr(j->installed[i], "/updates/numastor/"))
+			goto bad;
+	if (!json_object_object_get_ex(doc, "modules", &a) || !json_object_is_type(a, json_type_array))
+		goto bad;
+	j->modules = calloc(json_object_array_length(a) + 1, sizeof(*j->modules));
+	if (!j->modules) {
+		r = -ENOMEM;
+		goto bad;
+	}
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *e = json_object_array_get_idx(a, i);
+		struct ns_swap_jmodule *m = &j->modules[j->nmodules++];
+		const char *name = json_object_is_type(e, json_type_object) ? jstr(e, "name") : NULL;
+		r = -EINVAL;
+		if (!name || !name[0] || strchr(name, '/'))
+			goto bad;
+		if (!(m->name = strdup(name))) {
+			r = -ENOMEM;
+			goto bad;
+		}
+		if ((r = jbool(e, "loaded", &m->loaded)) < 0 ||
+		    (r = jstr_or_null(e, "stock_path", &m->stock_path)) < 0 ||
+		    (r = jstr_or_null(e, "srcversion", &m->srcversion)) < 0 ||
+		    (r = jstr_or_null(e, "options", &m->options)) < 0 ||
+		    (r = jstr_or_null(e, "replacement", &m->replacement)) < 0)
+			goto bad;
+		r = -EINVAL;
+		if ((m->stock_path && !safe_rel(m->stock_path)) || (m->replacement && !safe_rel(m->replacement)))
+			goto bad;
+	}
+	r = -EINVAL;
+	if (!json_object_object_get_ex(doc, "disks", &a) || !json_object_is_type(a, json_type_array))
+		goto bad;
+	j->disks = calloc(json_object_array_length(a) + 1, sizeof(*j->disks));
+	if (!j->disks) {
+		r = -ENOMEM;
+		goto bad;
+	}
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		struct json_object *e = json_object_array_get_idx(a, i);
+		struct ns_swap_jdisk *d = &j->disks[j->ndisks++];
+		r = -EINVAL;
+		if (!json_object_is_type(e, json_type_object))
+			goto bad;
+		if ((r = jstr_or_null(e, "id", &d->id)) < 0 || (r = jstr_or_null(e, "name", &d->name)) < 0 ||
+		    (r = jstr_or_null(e, "pci", &d->pci)) < 0 || (r = jstr_or_null(e, "hba", &d->hba)) < 0)
+			goto bad;
+		r = -EINVAL;
+		if (!d->name)
+			goto bad;
+	}
+	json_object_put(doc);
+	return 0;
+bad:
+	json_object_put(doc);
+	ns_swap_journal_free(j);
+	return r;
+}
+
+static struct json_object *str_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
+static struct json_object *strv(char *const *v, size_t n)
+{
+	struct json_object *a = json_object_new_array();
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(a, json_object_new_string(v[i]));
+	return a;
+}
+
+int ns_swap_journal_save(struct ns_root *root, const struct ns_swap_journal *j)
+{
+	struct json_object *doc = json_object_new_object(), *mods = json_object_new_array(),
+			   *disks = json_object_new_array();
+	int r;
+
+	json_object_object_add(doc, "version", json_object_new_int(SWAP_JOURNAL_VERSION));
+	json_object_object_add(doc, "boot_id", str_or_null(j->boot_id));
+	json_object_object_add(doc, "kernel_release", str_or_null(j->kernel_release));
+	json_object_object_add(doc, "runtime", json_object_new_boolean(j->runtime));
+	json_object_object_add(doc, "groups", strv(j->groups, j->ngroups));
+	for (size_t i = 0; i < j->nmodules; i++) {
+		const struct ns_swap_jmodule *m = &j->modules[i];
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "name", json_object_new_string(m->name));
+		json_object_object_add(e, "loaded", json_object_new_boolean(m->loaded));
+		json_object_object_add(e, "stock_path", str_or_null(m->stock_path));
+		json_object_object_add(e, "srcversion", str_or_null(m->srcversion));
+		json_object_object_add(e, "options", str_or_null(m->options));
+		json_object_object_add(e, "replacement", str_or_null(m->replacement));
+		json_object_array_add(mods, e);
+	}
+	json_object_object_add(doc, "modules", mods);
+	json_object_object_add(doc, "removed_pci", strv(j->removed_pci, j->nremoved_pci));
+	for (size_t i = 0; i < j->ndisks; i++) {
+		const struct ns_swap_jdisk *d = &j->disks[i];
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "id", str_or_null(d->id));
+		json_object_object_add(e, "name", json_object_new_string(d->name));
+		json_object_object_add(e, "pci", str_or_null(d->pci));
+		json_object_object_add(e, "hba", str_or_null(d->hba));
+		json_object_array_add(disks, e);
+	}
+	json_object_object_add(doc, "disks", disks);
+	json_object_object_add(doc, "installed", strv(j->installed, j->ninstalled));
+	json_object_object_add(doc, "initramfs_updated", json_object_new_boolean(j->initramfs_updated));
+	r = ns_mkdir_p(root, NS_SWAP_JOURNAL_DIR);
+	if (r == 0)
+		r = ns_write_atomic(
+			root, NS_SWAP_JOURNAL_PATH,
+			json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE),
+			0600);
+	json_object_put(doc);
+	return r;
+}
+
+int ns_swap_journal_remove(struct ns_root *root)
+{
+	int r = ns_unlink(root, NS_SWAP_JOURNAL_PATH);
+	return r == -ENOENT ? 0 : r;
+}
+
+void ns_swap_journal_free(struct ns_swap_journal *j)
+{
+	for (size_t i = 0; i < j->nmodules; i++) {
+		free(j->modules[i].name);
+		free(j->modules[i].stock_path);
+		free(j->modules[i].srcversion);
+		free(j->modules[i].options);
+		free(j->modules[i].replacement);
+	}
+	free(j->modules);
+	for (size_t i = 0; i < j->ndisks; i++) {
+		free(j->disks[i].id);
+		free(j->disks[i].name);
+		free(j->disks[i].pci);
+		free(j->disks[i].hba);
+	}
+	free(j->disks);
+	ns_strv_free(j->groups, j->ngroups);
+	ns_strv_free(j->removed_pci, j->nremoved_pci);
+	ns_strv_free(j->installed, j->ninstalled);
+	free(j->boot_id);
+	free(j->kernel_release);
+	memset(j, 0, sizeof(*j));
+}
+
+const struct ns_swap_jmodule *ns_swap_journal_module(const struct ns_swap_journal *j, const char *name)
+{
+	for (size_t i = 0; i < j->nmodules; i++)
+		if (strcmp(j->modules[i].name, name) == 0)
+			return &j->modules[i];
+	return NULL;
+}
+
+char *ns_swap_boot_id(struct ns_root *root)
+{
+	char *id = NULL;
+	if (ns_read_str(root, "proc/sys/kernel/random/boot_id", &id) < 0)
+		return NULL;
+	return id;
+}
