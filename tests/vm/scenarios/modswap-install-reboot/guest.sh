@@ -26,6 +26,7 @@ initrd=/boot/initrd.img-$krel
 phase() { # name
 	vm_uptime
 	vm_fact "time.$b.$1" "$_v"
+	echo "numastor-vm: $b: $1 at $_v s" > /dev/console
 }
 
 # Where the root's modprobe finds scsi_mod and sd_mod, and what those files are.
