@@ -16,6 +16,7 @@
 vm_need_kmod
 MODS="scsi_mod sd_mod megaraid_sas virtio_scsi nvme nvme_core virtio_blk"
 # The five disks under test plus the image's own three (root, /boot, payload; virtio-blk).
+# shellcheck disable=SC2034 # read by guest/lib.sh (vm_wait_disks)
 VM_DISKS=8
 b=boot$VM_BOOT
 _rd /proc/sys/kernel/osrelease
