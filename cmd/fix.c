@@ -387,6 +387,19 @@ static struct json_object *swap_plan_json(const struct ns_swap_plan *p)
 		char *abs = p->steps[i].file ? ns_fmt("/%s", p->steps[i].file) : NULL;
 		json_object_object_add(c, "file", abs ? json_object_new_string(abs) : NULL);
 		free(abs);
+		json_object_object_add(
+			c, "options",
+			p->steps[i].remove ? NULL
+					   : json_object_new_string(p->steps[i].options ? p->steps[i].options : ""));
+		json_object_object_add(c, "stock_options",
+				       p->steps[i].stock_options ? json_object_new_string(p->steps[i].stock_options)
+								 : NULL);
+		{
+			struct json_object *notes = json_object_new_array();
+			for (size_t k = 0; k < p->steps[i].noption_notes; k++)
+				json_object_array_add(notes, json_object_new_string(p->steps[i].option_notes[k]));
+			json_object_object_add(c, "options_notes", notes);
+		}
 		json_object_array_add(a, c);
 	}
 	json_object_object_add(doc, "steps", a);
@@ -422,10 +435,18 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 	for (size_t i = 0; i < p->ndisks; i++)
 		printf("  detaches %s (%s)%s%s\n", p->disks[i].name, p->disks[i].pci ? p->disks[i].pci : "?",
 		       p->disks[i].refusal ? ": must not, " : "", p->disks[i].refusal ? p->disks[i].refusal : "");
-	for (size_t i = 0; i < p->nsteps; i++)
-		printf("  step %zu: %s %s%s%s\n", i + 1, p->steps[i].remove ? "remove" : "load", p->steps[i].module,
-		       p->steps[i].file ? " from /" : (p->steps[i].remove ? "" : " (stock)"),
-		       p->steps[i].file ? p->steps[i].file : "");
+	for (size_t i = 0; i < p->nsteps; i++) {
+		const struct ns_swap_step *st = &p->steps[i];
+		bool opts = st->options && st->options[0];
+		printf("  step %zu: %s %s%s%s%s%s\n", i + 1, st->remove ? "remove" : "load", st->module,
+		       st->file ? " from /" : (st->remove ? "" : " (stock)"), st->file ? st->file : "",
+		       opts ? " with " : (st->remove ? "" : " without options"), opts ? st->options : "");
+		if (st->file && st->stock_options && strcmp(st->stock_options, st->options ? st->options : ""))
+			printf("    on --revert or a rollback: the stock %s with %s\n", st->module,
+			       st->stock_options[0] ? st->stock_options : "no options");
+		for (size_t k = 0; k < st->noption_notes; k++)
+			printf("    options: %s\n", st->option_notes[k]);
+	}
 	for (size_t i = 0; i < p->nrescan; i++)
 		printf("  then: remove and rescan PCI function %s (its forced node survives a driver swap)\n",
 		       p->rescan[i]);

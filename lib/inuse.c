@@ -297,8 +297,9 @@ static int probe_exclusive(struct scan *s, const struct dev *d)
 		return 0; /* unclaimed, or nothing can open it (a hidden path device, gone) */
 	if (err == EBUSY)
 		return add(s, d->name, "exclusive-open",
-			   "claimed exclusively (an O_EXCL open fails with EBUSY) by something that is no mount, "
-			   "holder or swap found here: a process holding it exclusively, in any namespace");
+			   "claimed exclusively (an O_EXCL open fails with EBUSY) by a holder no other check "
+			   "names: an exclusive opener in any namespace, or a kernel user such as a zram or "
+			   "bcache backing device");
 	return add(s, d->name, "exclusive-open", "cannot probe for an exclusive claim: open(%s, O_EXCL): %s", path,
 		   strerror(err));
 }

@@ -15,8 +15,9 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # Storage modules the guest may load; their dependencies come along. ext4 (which mounts
-# busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk.
-MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4)
+# busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk; btrfs, dm_mod and
+# zram (a writeback backing device is an in-kernel exclusive claim) for modswap-inuse.
+MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4 btrfs dm_mod zram)
 
 (($# >= 1 && $# <= 2)) || vm_die "usage: build-initramfs.sh OUTPUT [NUMASTOR]"
 output=$1
@@ -90,6 +91,18 @@ if [[ -f "$ibdir/.ready" ]]; then
 	add_binary "$ibdir/root/usr/sbin/irqbalance" /usr/sbin/irqbalance \
 		"$ibdir/root/lib/x86_64-linux-gnu:$ibdir/root/usr/lib/x86_64-linux-gnu"
 fi
+
+# For modswap-inuse, from this system's Debian packages: mkfs.btrfs (btrfs-progs), dmsetup
+# (dmsetup: without udev it makes /dev/mapper nodes itself with DM_DISABLE_UDEV=1), and
+# util-linux's unshare and mkswap in place of busybox's applets.
+if mkfs_btrfs=$(PATH=$PATH:/usr/sbin:/sbin command -v mkfs.btrfs); then
+	add_binary "$mkfs_btrfs" /usr/sbin/mkfs.btrfs
+fi
+if dmsetup=$(PATH=$PATH:/usr/sbin:/sbin command -v dmsetup); then
+	add_binary "$dmsetup" /usr/sbin/dmsetup
+fi
+add_binary "$(command -v unshare)" /usr/bin/unshare
+add_binary "$(PATH=$PATH:/usr/sbin:/sbin command -v mkswap)" /usr/sbin/mkswap
 
 # kmod's depmod (Debian's kmod, from this system): what `numastor fix --modules --install`
 # runs. It writes the binary indexes numastor's libkmod reads and puts updates/ first;

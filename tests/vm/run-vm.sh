@@ -8,6 +8,11 @@
 # a virtio-scsi HBA (scsi-hd) and a virtio-blk disk. Disk images are small sparse raw files in
 # a temporary directory. The guest runs SCENARIO and sends a base64 tar of its /tmp/out over
 # the second serial port; it is unpacked into OUTDIR (console.log is the first serial port).
+#
+# A scenario may add devices to that machine: scenarios/SCENARIO/qemu-args holds extra qemu
+# arguments, whitespace-separated (no argument contains a space), '#' starting a comment;
+# @DISKS@/NAME.img in them is a fresh 256 MiB sparse image in the temporary directory (room
+# for a btrfs).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -34,6 +39,20 @@ for d in nvme-pxb nvme-root mega vscsi vblk; do
 	truncate -s 64M "$disks/$d.img"
 done
 drive() { echo "file=$disks/$1.img,if=none,id=$1,format=raw,cache=unsafe"; }
+extra_args=()
+extra_file="$VM_DIR/scenarios/$scenario/qemu-args"
+if [[ -f "$extra_file" ]]; then
+	while read -r line; do
+		line=${line%%#*}
+		for arg in $line; do
+			arg=${arg//@DISKS@/$disks}
+			while [[ "$arg" =~ $disks/([A-Za-z0-9_-]+)\.img && ! -e "$disks/${BASH_REMATCH[1]}.img" ]]; do
+				truncate -s 256M "$disks/${BASH_REMATCH[1]}.img"
+			done
+			extra_args+=("$arg")
+		done
+	done < "$extra_file"
+fi
 
 # shellcheck disable=SC2054 # the commas belong to qemu option values
 qemu_args=(
@@ -56,6 +75,7 @@ qemu_args=(
 	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0
 	-drive "$(drive vscsi)" -device scsi-hd,drive=vscsi,bus=vscsi0.0
 	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
+	"${extra_args[@]}"
 )
 
 # On failure, the end of the guest's console says most.
