@@ -16,7 +16,8 @@ set -euo pipefail
 
 # Storage modules the guest may load; their dependencies come along. ext4 (which mounts
 # busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk.
-MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4)
+# loop is for modswap-udev: a disk the hot-plug rule must not ask for.
+MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4 loop)
 
 (($# >= 1 && $# <= 2)) || vm_die "usage: build-initramfs.sh OUTPUT [NUMASTOR]"
 output=$1
@@ -89,6 +90,23 @@ if [[ -f "$ibdir/.ready" ]]; then
 	ibdir=$(readlink -f "$ibdir")
 	add_binary "$ibdir/root/usr/sbin/irqbalance" /usr/sbin/irqbalance \
 		"$ibdir/root/lib/x86_64-linux-gnu:$ibdir/root/usr/lib/x86_64-linux-gnu"
+fi
+
+# Debian's systemd-udevd and udevadm, when fetch-udev.sh has prepared them (modswap-udev
+# runs the daemon and says so when it is missing), with scsi_id and the rules the disks need
+# (no 80-drivers.rules: the scenarios load their drivers themselves), and numastor's hot-plug
+# rule where `meson install` puts it.
+udevdir="$VM_CACHE/udev"
+if [[ -f "$udevdir/.ready" ]]; then
+	udevdir=$(readlink -f "$udevdir")
+	add_binary "$udevdir/root/bin/udevadm" /bin/udevadm
+	mkdir -p "$stage/lib/systemd" "$stage/lib/udev/rules.d" "$stage/etc/udev/rules.d"
+	ln -s /bin/udevadm "$stage/lib/systemd/systemd-udevd"
+	add_binary "$udevdir/root/lib/udev/scsi_id" /lib/udev/scsi_id
+	for r in 50-udev-default.rules 60-block.rules 60-persistent-storage.rules; do
+		cp "$udevdir/root/lib/udev/rules.d/$r" "$stage/lib/udev/rules.d/"
+	done
+	cp "$SRC_ROOT/data/90-numastor.rules" "$stage/lib/udev/rules.d/"
 fi
 
 # kmod's depmod (Debian's kmod, from this system): what `numastor fix --modules --install`

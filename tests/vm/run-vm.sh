@@ -1,28 +1,32 @@
 #!/bin/bash
 # Boot the test guest once under qemu (TCG) and bring its results back.
 #
-#   run-vm.sh [--append "kernel args"] [--timeout SECONDS] INITRAMFS SCENARIO OUTDIR
+#   run-vm.sh [--append "kernel args"] [--qemu "qemu args"] [--timeout SECONDS] INITRAMFS SCENARIO OUTDIR
 #
 # The machine: two NUMA nodes (CPUs 0-1 on node 0, 2-3 on node 1), a pxb-pcie expander on
 # node 1 holding an NVMe and a megasas-gen2 HBA (scsi-hd), and on the root bus pcie.0 an NVMe,
 # a virtio-scsi HBA (scsi-hd) and a virtio-blk disk. Disk images are small sparse raw files in
 # a temporary directory. The guest runs SCENARIO and sends a base64 tar of its /tmp/out over
 # the second serial port; it is unpacked into OUTDIR (console.log is the first serial port).
+# --qemu adds qemu arguments, e.g. "-set device.mega-hd.wwn=0x5000c500aa000001" (the two
+# scsi-hd disks are mega-hd and vscsi-hd).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 append=
+qemu_extra=
 timeout_s=${NUMASTOR_VM_TIMEOUT:-180}
 while (($#)); do
 	case $1 in
 	--append) append=$2; shift 2 ;;
+	--qemu) qemu_extra=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) vm_die "unknown option $1" ;;
 	*) break ;;
 	esac
 done
-(($# == 3)) || vm_die "usage: run-vm.sh [--append ARGS] [--timeout S] INITRAMFS SCENARIO OUTDIR"
+(($# == 3)) || vm_die "usage: run-vm.sh [--append ARGS] [--qemu ARGS] [--timeout S] INITRAMFS SCENARIO OUTDIR"
 initrd=$1 scenario=$2 outdir=$3
 
 kdir=$(vm_kernel_dir)
@@ -50,11 +54,11 @@ qemu_args=(
 	-drive "$(drive nvme-pxb)" -device nvme,drive=nvme-pxb,serial=NSPXB0001,bus=rp1
 	-device pcie-root-port,id=rp2,bus=pxb1,chassis=2
 	-device megasas-gen2,id=mega0,bus=rp2
-	-drive "$(drive mega)" -device scsi-hd,drive=mega,bus=mega0.0
+	-drive "$(drive mega)" -device scsi-hd,id=mega-hd,drive=mega,bus=mega0.0
 	# Root bus (no node from firmware): NVMe, virtio-scsi, virtio-blk.
 	-drive "$(drive nvme-root)" -device nvme,drive=nvme-root,serial=NSROOT0001,bus=pcie.0
 	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0
-	-drive "$(drive vscsi)" -device scsi-hd,drive=vscsi,bus=vscsi0.0
+	-drive "$(drive vscsi)" -device scsi-hd,id=vscsi-hd,drive=vscsi,bus=vscsi0.0
 	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
 )
 
@@ -65,6 +69,8 @@ console_tail() {
 }
 
 rc=0
+# shellcheck disable=SC2206 # --qemu's words are qemu arguments, split like --append's
+[[ -n "$qemu_extra" ]] && qemu_args+=($qemu_extra)
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
 	</dev/null >"$outdir/qemu.log" 2>&1 || rc=$?
 if ((rc == 124 || rc == 137)); then
