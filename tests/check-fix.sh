@@ -20,10 +20,11 @@ if ! grep -q -a NUMASTOR_TEST_SYSROOT_WRITES "$numastor"; then
 fi
 fixture=cloud-2n64c-8nvme-forced-node0
 
-fresh() { # a fresh copy of the fixture at $tmp/t
+fresh() { # a fresh copy of the fixture at $tmp/t (each fixture is generated once)
 	rm -rf "$tmp/t"
-	python3 "$here/fixtures/gen-fixtures.py" "$tmp/gen" "$fixture" >/dev/null && cp -a "$tmp/gen/$fixture" "$tmp/t"
-	rm -rf "$tmp/gen"
+	[ -d "$tmp/gen-$fixture/$fixture" ] ||
+		python3 "$here/fixtures/gen-fixtures.py" "$tmp/gen-$fixture" "$fixture" >/dev/null
+	cp -a "$tmp/gen-$fixture/$fixture" "$tmp/t"
 }
 affinities() { # every IRQ's smp_affinity_list, one "N value" per line
 	for f in "$1"/proc/irq/*/smp_affinity_list; do
@@ -142,14 +143,14 @@ assert len(irqs) == len(set(irqs)), "an IRQ is journaled twice"
 fresh
 NUMASTOR_TEST_STOP_AFTER_WRITES=1 "$numastor" fix --sysroot "$tmp/t" >/dev/null
 grep -qxE '[0-9]+ irqs' "$tmp/t/run/numastor/lock" || fail "the lock of a fix reads '$(cat "$tmp/t/run/numastor/lock")', not 'PID irqs'"
+"$numastor" fix --sysroot "$tmp/t" --revert >/dev/null || fail "revert after the killed fix"
 
 # hot-plug (the unit's fix --hotplug): a module swap holds the lock ("PID modules", held by
 # flock(1)) for 3 s and changes an IRQ meanwhile, as a swap does. A plain fix gives up after
 # --lock-timeout naming the swap; fix --hotplug waits for the swap however long it takes,
 # then plans afresh (the IRQ's previous value in the journal is the one the swap left),
 # applies, and says nothing with exit 0. Another fix holding the lock is waited for only
-# --lock-timeout, hot-plug or not.
-fresh
+# --lock-timeout, hot-plug or not. (On the reverted tree of the killed fix above.)
 irq=$(NUMASTOR_TEST_SYSROOT_WRITES=0 "$numastor" fix --sysroot "$tmp/t" --json |
 	python3 -c 'import json,sys; print([e["irq"] for e in json.load(sys.stdin)["irqs"] if e["action"]=="move"][0])')
 mkdir -p "$tmp/t/run/numastor"
