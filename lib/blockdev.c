@@ -10,6 +10,7 @@
 
 #include "identity.h"
 #include "system.h"
+#include "util.h"
 
 const char *ns_disk_kind_name(enum ns_disk_kind k)
 {
@@ -291,6 +292,38 @@ static void read_hctx(struct ns_system *sys, struct ns_disk *d, const struct ns_
 	}
 }
 
+/*
+ * The paths of multipath head nvmeXnZ where the kernel has no multipath/ directory (6.1): the
+ * hidden per-path disks nvmeXcYnZ in sys/block (X the subsystem, Y each controller), each
+ * under its controller. -ENOENT when none is there.
+ */
+static int head_paths(struct ns_root *root, const char *head, char ***out, size_t *nout)
+{
+	unsigned subsys, nsid;
+	int end = 0, r;
+	char **names;
+	size_t n;
+
+	*out = NULL;
+	*nout = 0;
+	if (sscanf(head, "nvme%un%u%n", &subsys, &nsid, &end) != 2 || head[end] != '\0')
+		return -ENOENT;
+	r = ns_list_dir(root, "sys/block", &names, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		unsigned s, c, ns;
+		int e = 0;
+		if (sscanf(names[i], "nvme%uc%un%u%n", &s, &c, &ns, &e) == 3 && names[i][e] == '\0' && s == subsys &&
+		    ns == nsid)
+			r = ns_strv_add(out, nout, names[i]);
+	}
+	ns_strv_free(names, n);
+	if (r == 0 && *nout == 0)
+		r = -ENOENT;
+	return r;
+}
+
 int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
 {
 	char p[4096], *txt;
@@ -351,14 +384,21 @@ int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
 				ns_note_read(&sys->notes, name, "iopolicy", p, r, NULL);
 		}
 		snprintf(p, sizeof(p), "%s/multipath", d->syspath);
-		if ((r = ns_list_dir(sys->root, p, &names, &n)) < 0) {
+		bool listed = (r = ns_list_dir(sys->root, p, &names, &n)) == 0;
+		if (r == -ENOENT)
+			/* 6.1 has no multipath/ directory: the hidden nvmeXcYnZ in sys/block */
+			r = head_paths(sys->root, name, &names, &n);
+		if (r < 0) {
 			ns_note_read(&sys->notes, name, "paths", p, r, NULL);
 			n = 0, names = NULL;
 		}
 		d->paths = calloc(n ? n : 1, sizeof(*d->paths));
 		for (size_t i = 0; d->paths && i < n; i++) {
 			char *real;
-			snprintf(p, sizeof(p), "%s/multipath/%s", d->syspath, names[i]);
+			if (listed)
+				snprintf(p, sizeof(p), "%s/multipath/%s", d->syspath, names[i]);
+			else
+				snprintf(p, sizeof(p), "sys/block/%s", names[i]);
 			if (ns_realpath(sys->root, p, &real) < 0)
 				continue;
 			r = resolve_path(sys, real, &d->paths[d->npaths]);

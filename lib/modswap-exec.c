@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "diskid.h"
+#include "inuse.h"
 #include "util.h"
 
 struct run {
@@ -287,6 +288,41 @@ static bool verify_nodes(struct run *x, const struct ns_swap_plan *p)
 	return ok;
 }
 
+/*
+ * Immediately before a removal (a claim can appear between the plan and now): is any disk of
+ * the plan, where it is now, in use? Named in an event, and -EBUSY, when one is.
+ */
+static int recheck(struct run *x, const struct ns_swap_plan *p, const char *module)
+{
+	for (size_t i = 0; i < p->ndisks; i++) {
+		struct ns_inuse_report rep;
+		char *now = find_disk(x, &p->disks[i]), *text;
+		int r;
+		if (!now)
+			continue; /* detached already */
+		r = ns_inuse_check_name(x->sys->root, now, &rep);
+		if (r == -ENOENT) {
+			free(now);
+			continue;
+		}
+		if (r < 0 || rep.n) {
+			text = r < 0 ? NULL : ns_inuse_report_text(&rep, now);
+			if (r < 0)
+				event(x, false, "cannot tell whether %s is in use (%s): not removing %s", now,
+				      strerror(-r), module);
+			else
+				event(x, false, "%s is in use now: %s: not removing %s", now, text ? text : "?",
+				      module);
+			free(text);
+			ns_inuse_report_free(&rep);
+			free(now);
+			return -EBUSY;
+		}
+		free(now);
+	}
+	return 0;
+}
+
 /* The steps, in order; stops at the first that fails. */
 static int run_steps(struct run *x, const struct ns_swap_plan *p)
 {
@@ -296,6 +332,12 @@ static int run_steps(struct run *x, const struct ns_swap_plan *p)
 		if (s->remove) {
 			if (!ns_swap_module_state(x->sys->root, s->module))
 				continue; /* out already (a swap killed half-way, or a holder took it along) */
+			r = recheck(x, p, s->module);
+			if (r < 0) {
+				/* nothing changed yet: nothing to roll back */
+				x->rep->untouched = x->nsteps == 0 && !x->rep->rolled_back;
+				break;
+			}
 			r = remove_module(x, s->module);
 			event(x, r == 0, "removed %s%s%s", s->module, r ? ": " : "", r ? strerror(-r) : "");
 		} else {
@@ -357,7 +399,7 @@ int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *p, const s
 	if (!x.ctx)
 		return -ENOMEM;
 	r = run_steps(&x, p);
-	if (r < 0 && journal)
+	if (r < 0 && journal && !rep->untouched)
 		rep->rollback_ok = rollback(&x, journal) == 0;
 	rep->ok = r == 0;
 	kmod_unref(x.ctx);

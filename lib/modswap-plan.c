@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "diskid.h"
+#include "inuse.h"
+#include "modparams.h"
 #include "util.h"
 
 int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail)
@@ -49,63 +51,69 @@ static int add_step(struct ns_swap_plan *p, const char *module, const char *file
 	return 0;
 }
 
-/* What must not be detached: mounted, the root file system, swap, held by dm/md/LVM. */
+/*
+ * The options an insert step loads its module with, and those the stock module gets back on
+ * --revert or a rollback (gathered now: sys/module/NAME/parameters is gone once the module
+ * is out). A modprobe.d install/remove command for the module fails a check: numastor never
+ * runs one, and loading around it would not be the machine the operator configured.
+ */
+static int step_options(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, struct ns_swap_step *st,
+			bool patched)
+{
+	struct ns_modparams mp, stock;
+	char *opts, *stock_path = NULL;
+	int r = ns_modparams_gather(sys->root, ctx, st->module, st->file, &mp);
+
+	if (r < 0)
+		return r;
+	opts = ns_modparams_string(&mp);
+	if (!opts)
+		r = -ENOMEM;
+	else if (patched) {
+		/* the stock file the way back loads (by its in-tree path), or the stock one by name */
+		ns_swap_stock_path(sys, st->module, &stock_path);
+		r = ns_modparams_gather(sys->root, ctx, st->module, stock_path, &stock);
+		if (r == 0) {
+			st->stock_options = ns_modparams_string(&stock);
+			ns_modparams_free(&stock);
+		}
+		free(stock_path);
+	} else
+		st->stock_options = strdup(opts);
+	if (r == 0 && !st->stock_options)
+		r = -ENOMEM;
+	free(st->options);
+	st->options = opts && opts[0] ? opts : NULL;
+	if (!st->options)
+		free(opts);
+	st->option_notes = mp.notes;
+	st->noption_notes = mp.nnotes;
+	mp.notes = NULL;
+	mp.nnotes = 0;
+	if (r == 0)
+		r = ns_swap_add_check(p, !mp.refusal, ns_fmt("%s: no modprobe.d install or remove command", st->module),
+				      mp.refusal);
+	else
+		free(mp.refusal);
+	mp.refusal = NULL;
+	ns_modparams_free(&mp);
+	return r;
+}
+
+/* What must not be detached, every holder named (lib/inuse.h); NULL when nothing holds it. */
 static char *disk_refusal(struct ns_system *sys, const struct ns_disk *d)
 {
-	char *mi = NULL, *swaps = NULL, *why = NULL;
-	char **devs = NULL, **names = NULL;
-	size_t ndevs = 0, nnames = 0;
+	struct ns_inuse_report rep;
+	char *why;
+	int r = ns_inuse_check_disk(sys, d, &rep);
 
-	if (d->nholders)
-		return ns_fmt("held by %s (device-mapper, md or LVM)", d->holders[0]);
-	if (d->devnum)
-		ns_strv_add(&devs, &ndevs, d->devnum);
-	ns_strv_add(&names, &nnames, d->name);
-	for (size_t i = 0; i < d->npartitions; i++) {
-		char path[4096], *dev, **h;
-		size_t nh;
-		snprintf(path, sizeof(path), "%s/%s/dev", d->syspath, d->partitions[i]);
-		if (ns_read_str(sys->root, path, &dev) == 0) {
-			ns_strv_add(&devs, &ndevs, dev);
-			free(dev);
-		}
-		ns_strv_add(&names, &nnames, d->partitions[i]);
-		snprintf(path, sizeof(path), "%s/%s/holders", d->syspath, d->partitions[i]);
-		if (ns_list_dir(sys->root, path, &h, &nh) == 0 && nh) {
-			why = ns_fmt("partition %s is held by %s (device-mapper, md or LVM)", d->partitions[i], h[0]);
-			ns_strv_free(h, nh);
-			goto out;
-		}
-		ns_strv_free(h, 0);
-	}
-	if (ns_read_str(sys->root, "proc/self/mountinfo", &mi) == 0) {
-		/* "36 35 98:0 /mnt1 /mnt/parent ...": the third field is major:minor, the fifth the mount point */
-		for (char *line = strtok(mi, "\n"); line && !why; line = strtok(NULL, "\n")) {
-			char majmin[32], mnt[1024];
-			if (sscanf(line, "%*s %*s %31s %*s %1023s", majmin, mnt) != 2)
-				continue;
-			if (ns_strv_has(devs, ndevs, majmin))
-				why = strcmp(mnt, "/") == 0 ? ns_fmt("holds the root file system")
-							    : ns_fmt("mounted at %s", mnt);
-		}
-	}
-	if (!why && ns_read_str(sys->root, "proc/swaps", &swaps) == 0) {
-		for (char *line = strtok(swaps, "\n"); line && !why; line = strtok(NULL, "\n")) {
-			char dev[1024];
-			const char *base;
-			if (sscanf(line, "%1023s", dev) != 1 || strncmp(dev, "/dev/", 5) != 0)
-				continue;
-			base = dev + 5;
-			if (ns_strv_has(names, nnames, base))
-				why = ns_fmt("used as swap (%s)", dev);
-		}
-	}
-out:
-	free(mi);
-	free(swaps);
-	ns_strv_free(devs, ndevs);
-	ns_strv_free(names, nnames);
-	return why;
+	if (r < 0)
+		return ns_fmt("cannot tell whether it is in use: %s", strerror(-r));
+	if (rep.n == 0)
+		return NULL;
+	why = ns_inuse_report_text(&rep, d->name);
+	ns_inuse_report_free(&rep);
+	return why ? why : strdup("in use");
 }
 
 /* The module driving SCSI host hostN (its proc_name), or NULL. */
@@ -173,8 +181,10 @@ static int removal_order(struct ns_root *root, const char *name, char ***order, 
 }
 
 /*
- * A module in use by more than the modules stacked on it has an open device or a mount
- * behind it (a process reading a raw disk): removing it would fail half-way, so refuse first.
+ * A backstop behind each disk's own check (disk_refusal): a module in use by more than the
+ * modules stacked on it has an open device or a mount behind it that no disk check named.
+ * It cannot see users of an NVMe multipath head (on 6.1 nvme_ns_head_open takes no module
+ * reference), so it is never the only guard; it only ever errs towards refusing.
  */
 static int check_not_in_use(struct ns_root *root, struct ns_swap_plan *p, const char *name)
 {
@@ -299,6 +309,8 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 						     sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
 		if (r == 0)
 			r = add_step(p, order[i], mm ? mm->file : stock, NULL, false);
+		if (r == 0)
+			r = step_options(sys, ctx, p, &p->steps[p->nsteps - 1], mm != NULL);
 		free(stock);
 	}
 	ns_strv_free(order, n);
@@ -385,6 +397,8 @@ void ns_swap_plan_free(struct ns_swap_plan *p)
 		free(p->steps[i].module);
 		free(p->steps[i].file);
 		free(p->steps[i].options);
+		free(p->steps[i].stock_options);
+		ns_strv_free(p->steps[i].option_notes, p->steps[i].noption_notes);
 	}
 	free(p->steps);
 	ns_strv_free(p->rescan, p->nrescan);
@@ -530,7 +544,8 @@ static int jmodule_add(struct ns_swap_journal *j, struct ns_system *sys, const s
 	snprintf(path, sizeof(path), "sys/module/%s/srcversion", s->module);
 	if (ns_read_str(sys->root, path, &m->srcversion) < 0)
 		m->srcversion = NULL;
-	m->options = strdup(s->options ? s->options : "");
+	/* what the stock module gets back: its options against the stock file's parameters */
+	m->options = strdup(s->stock_options ? s->stock_options : s->options ? s->options : "");
 	if (s->file && ns_manifest_find(&p->manifest, s->module))
 		m->replacement = strdup(s->file + strspn(s->file, "/")); /* root-relative, as every journal path */
 	return m->name && m->options && (!s->file || m->replacement || !ns_manifest_find(&p->manifest, s->module))

@@ -53,15 +53,23 @@ struct ns_swap_disk {
 	char *pci;
 	char *hba;     /* the module driving its SCSI host (megaraid_sas, virtio_scsi), NULL for nvme */
 	char *id;      /* lib/diskid's identity: how it is found again, never by name */
-	char *refusal; /* why it must not be detached; NULL when it may */
+	char *refusal; /* why it must not be detached (every holder, named: lib/inuse.h); NULL when it may */
 };
 
 struct ns_swap_step { /* one module, out or in */
 	char *module;
 	char *file;    /* the .ko to insert (root-relative): the patched one, or the stock one on
 			* the way back; NULL: the stock module by name (its modules.dep entry) */
-	char *options; /* the options it is inserted with (NULL: none) */
+	char *options; /* the options it is inserted with (NULL: none); for the forward swap
+			* lib/modparams.h's rule: modprobe.d, the kernel command line and the loaded
+			* module's sys/module values, only the parameters this file takes */
 	bool remove;
+	/* insert: what the stock module gets back on --revert or a rollback (the same rule
+	 * against the stock file's parameters; "" for none): what the swap journal records.
+	 * NULL for a remove step, and for steps of a plan back to stock. */
+	char *stock_options;
+	char **option_notes; /* what was not passed, or is not known, and why */
+	size_t noption_notes;
 };
 
 struct ns_swap_plan {
@@ -114,6 +122,7 @@ struct ns_swap_report {
 	size_t n;
 	bool rolled_back;
 	bool rollback_ok; /* the rollback restored everything the journal names */
+	bool untouched;	  /* stopped by the recheck before its first change: nothing changed */
 	bool ok;
 };
 
@@ -129,9 +138,12 @@ struct ns_swap_exec_opts {
 };
 
 /*
- * Carry the plan out. Live root only. On any failure, rolls back to the machine journal
- * describes (a swap in: the journal the caller wrote first; NULL for a plan back to stock,
- * which has nothing further to go back to).
+ * Carry the plan out. Live root only. Immediately before each module removal every disk of
+ * the plan still there is checked for use again (lib/inuse.h): a claim that appeared since the
+ * plan stops it before that removal (-EBUSY, the holder named in the report; untouched when
+ * nothing was changed yet). The rollback's removals are rechecked the same way. On any failure, rolls back to the
+ * machine journal describes (a swap in: the journal the caller wrote first; NULL for a plan back to stock, which has
+ * nothing further to go back to).
  */
 int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *plan, const struct ns_swap_journal *journal,
 		    const struct ns_swap_exec_opts *opts, struct ns_swap_report *rep);

@@ -15,9 +15,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # Storage modules the guest may load; their dependencies come along. ext4 (which mounts
-# busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk.
-# loop is for modswap-udev: a disk the hot-plug rule must not ask for.
-MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4 loop)
+# busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk; btrfs, dm_mod and
+# zram (a writeback backing device is an in-kernel exclusive claim) for modswap-inuse; loop
+# (with zram and dm_mod) for modswap-udev: disks the hot-plug rule must not ask for.
+MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4 btrfs dm_mod zram loop)
 
 (($# >= 1 && $# <= 2)) || vm_die "usage: build-initramfs.sh OUTPUT [NUMASTOR]"
 output=$1
@@ -108,6 +109,18 @@ if [[ -f "$udevdir/.ready" ]]; then
 	done
 	cp "$SRC_ROOT/data/90-numastor.rules" "$stage/lib/udev/rules.d/"
 fi
+
+# For modswap-inuse, from this system's Debian packages: mkfs.btrfs (btrfs-progs), dmsetup
+# (dmsetup: without udev it makes /dev/mapper nodes itself with DM_DISABLE_UDEV=1), and
+# util-linux's unshare and mkswap in place of busybox's applets.
+if mkfs_btrfs=$(PATH=$PATH:/usr/sbin:/sbin command -v mkfs.btrfs); then
+	add_binary "$mkfs_btrfs" /usr/sbin/mkfs.btrfs
+fi
+if dmsetup=$(PATH=$PATH:/usr/sbin:/sbin command -v dmsetup); then
+	add_binary "$dmsetup" /usr/sbin/dmsetup
+fi
+add_binary "$(command -v unshare)" /usr/bin/unshare
+add_binary "$(PATH=$PATH:/usr/sbin:/sbin command -v mkswap)" /usr/sbin/mkswap
 
 # kmod's depmod (Debian's kmod, from this system): what `numastor fix --modules --install`
 # runs. It writes the binary indexes numastor's libkmod reads and puts updates/ first;

@@ -70,9 +70,6 @@ for name in $scenarios; do
 	start=$(date +%s%N)
 	append=
 	[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
-	# extra qemu arguments (one or more per line), e.g. a WWN on a disk: -set device.mega-hd.wwn=...
-	qemu_extra=
-	[[ -f "$sdir/qemu" ]] && qemu_extra=$(tr '\n' ' ' < "$sdir/qemu")
 	# a scenario that boots longer says how long (seconds) in its timeout file
 	vm_timeout=${NUMASTOR_VM_TIMEOUT:-180}
 	[[ -f "$sdir/timeout" ]] && vm_timeout=$(cat "$sdir/timeout")
@@ -85,7 +82,7 @@ for name in $scenarios; do
 		status=FAIL
 		echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
 			> "$work/$name.report"
-	elif ! "$VM_DIR/run-vm.sh" --append "$append" --qemu "$qemu_extra" --timeout "$vm_timeout" "$work/initramfs.gz" "$name" "$out" \
+	elif ! "$VM_DIR/run-vm.sh" --append "$append" --timeout "$vm_timeout" "$work/initramfs.gz" "$name" "$out" \
 		> "$work/$name.report" 2>&1; then
 		status=FAIL
 	elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$work/$name.report" 2>&1; then

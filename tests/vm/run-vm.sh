@@ -1,32 +1,34 @@
 #!/bin/bash
 # Boot the test guest once under qemu (TCG) and bring its results back.
 #
-#   run-vm.sh [--append "kernel args"] [--qemu "qemu args"] [--timeout SECONDS] INITRAMFS SCENARIO OUTDIR
+#   run-vm.sh [--append "kernel args"] [--timeout SECONDS] INITRAMFS SCENARIO OUTDIR
 #
 # The machine: two NUMA nodes (CPUs 0-1 on node 0, 2-3 on node 1), a pxb-pcie expander on
 # node 1 holding an NVMe and a megasas-gen2 HBA (scsi-hd), and on the root bus pcie.0 an NVMe,
 # a virtio-scsi HBA (scsi-hd) and a virtio-blk disk. Disk images are small sparse raw files in
 # a temporary directory. The guest runs SCENARIO and sends a base64 tar of its /tmp/out over
 # the second serial port; it is unpacked into OUTDIR (console.log is the first serial port).
-# --qemu adds qemu arguments, e.g. "-set device.mega-hd.wwn=0x5000c500aa000001" (the two
-# scsi-hd disks are mega-hd and vscsi-hd).
+#
+# A scenario may add devices to that machine: scenarios/SCENARIO/qemu-args holds extra qemu
+# arguments, whitespace-separated (no argument contains a space), '#' starting a comment;
+# @DISKS@/NAME.img in them is a fresh 256 MiB sparse image in the temporary directory (room
+# for a btrfs). The two scsi-hd disks have ids mega-hd and vscsi-hd, so that a scenario can
+# set their properties: "-set device.mega-hd.wwn=0x5000c500aa000001".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 append=
-qemu_extra=
 timeout_s=${NUMASTOR_VM_TIMEOUT:-180}
 while (($#)); do
 	case $1 in
 	--append) append=$2; shift 2 ;;
-	--qemu) qemu_extra=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--) shift; break ;;
 	-*) vm_die "unknown option $1" ;;
 	*) break ;;
 	esac
 done
-(($# == 3)) || vm_die "usage: run-vm.sh [--append ARGS] [--qemu ARGS] [--timeout S] INITRAMFS SCENARIO OUTDIR"
+(($# == 3)) || vm_die "usage: run-vm.sh [--append ARGS] [--timeout S] INITRAMFS SCENARIO OUTDIR"
 initrd=$1 scenario=$2 outdir=$3
 
 kdir=$(vm_kernel_dir)
@@ -38,6 +40,20 @@ for d in nvme-pxb nvme-root mega vscsi vblk; do
 	truncate -s 64M "$disks/$d.img"
 done
 drive() { echo "file=$disks/$1.img,if=none,id=$1,format=raw,cache=unsafe"; }
+extra_args=()
+extra_file="$VM_DIR/scenarios/$scenario/qemu-args"
+if [[ -f "$extra_file" ]]; then
+	while read -r line; do
+		line=${line%%#*}
+		for arg in $line; do
+			arg=${arg//@DISKS@/$disks}
+			while [[ "$arg" =~ $disks/([A-Za-z0-9_-]+)\.img && ! -e "$disks/${BASH_REMATCH[1]}.img" ]]; do
+				truncate -s 256M "$disks/${BASH_REMATCH[1]}.img"
+			done
+			extra_args+=("$arg")
+		done
+	done < "$extra_file"
+fi
 
 # shellcheck disable=SC2054 # the commas belong to qemu option values
 qemu_args=(
@@ -60,6 +76,7 @@ qemu_args=(
 	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0
 	-drive "$(drive vscsi)" -device scsi-hd,id=vscsi-hd,drive=vscsi,bus=vscsi0.0
 	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
+	"${extra_args[@]}"
 )
 
 # On failure, the end of the guest's console says most.
@@ -69,8 +86,6 @@ console_tail() {
 }
 
 rc=0
-# shellcheck disable=SC2206 # --qemu's words are qemu arguments, split like --append's
-[[ -n "$qemu_extra" ]] && qemu_args+=($qemu_extra)
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 "${qemu_args[@]}" \
 	</dev/null >"$outdir/qemu.log" 2>&1 || rc=$?
 if ((rc == 124 || rc == 137)); then

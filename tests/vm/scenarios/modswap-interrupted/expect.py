@@ -35,6 +35,17 @@ def check(ctx):
                    f"runs: only {runs - 1} runs were killed; the first plan changes the machine {changing} times")
     ctx.equal("boot", "nvme sgl_threshold", f("param.nvme.sgl_threshold.boot"), "65536")
     ctx.equal("boot", "scsi_mod inq_timeout", f("param.scsi_mod.inq_timeout.boot"), "7")
+    # a second swap over the journal of the first (killed) one
+    ctx.equal("again", "exit code", fixlib.rc(ctx, "again"), 3)
+    ctx.expect("not yet reverted" in (ctx.read("again.err") or ""),
+               f"again: stderr does not say a swap is journaled: {(ctx.read('again.err') or '')[-300:]!r}")
+    ms.unchanged(ctx, "a second swap over a journaled one", "killed1", "again")
+    # the journal of a completed swap, said to be from another boot
+    ctx.equal("otherboot", "exit code", fixlib.rc(ctx, "otherboot"), 0)
+    ctx.expect("earlier boot" in (ctx.read("otherboot.out") or ""),
+               f"otherboot: --revert does not say the swap was in an earlier boot: {(ctx.read('otherboot.out') or '')[-300:]!r}")
+    ms.unchanged(ctx, "--revert of another boot's journal", f"killed{runs}", "otherboot", ignore=("journal",))
+    ms.module_out_of_tree(ctx, "scsi_mod", "otherboot")
     for k in range(1, runs + 1):
         rc = f(f"run.{k}")
         last = k == runs

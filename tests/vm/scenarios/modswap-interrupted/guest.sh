@@ -63,6 +63,19 @@ while [ "$k" -le 30 ]; do
 	rc=$_v
 	vm_swap_state "killed$k" "$MODULES" "$pci"
 	vm_save_swap_journal "journal-killed$k.json"
+	if [ "$k" = 1 ]; then
+		# a second swap over a journaled one is refused, and changes nothing
+		vm_numastor again fix --modules
+		vm_swap_state again "$MODULES" "$pci"
+	fi
+	if [ "$rc" = 0 ]; then
+		# the journal of a swap made in another boot: reported, nothing swapped back
+		cp /var/lib/numastor/swap.json /tmp/swap.json
+		sed -i 's/"boot_id":"[^"]*"/"boot_id":"00000000-0000-0000-0000-000000000000"/' /var/lib/numastor/swap.json
+		vm_numastor otherboot fix --revert
+		vm_swap_state otherboot "$MODULES" "$pci"
+		cp /tmp/swap.json /var/lib/numastor/swap.json
+	fi
 	vm_numastor "revert$k" fix --revert
 	vm_swap_state "reverted$k" "$MODULES" "$pci"
 	options "reverted$k"

@@ -9,8 +9,9 @@ numastor to:
 - the test bed: udevd ran; the megasas disk's ID_WWN and wwid are the two forms;
 - the hot-plug rule: every disk on a PCI function (both NVMe, both SCSI, virtio-blk) has
   SYSTEMD_WANTS=numastor-hotplug.service at boot and after the swap, and the SCSI disks'
-  add events during the swap carry it; the loop device set up during the swap has no
-  SYSTEMD_WANTS, in its udev properties and in any of its events;
+  add events during the swap carry it; the loop device, the zram device and the dm-linear
+  device on the loop device, set up during the swap, have no SYSTEMD_WANTS, in their udev
+  properties and in any of their events;
 - `fix --modules` (the build's scsi_mod/sd_mod): exit 0, scsi_mod and sd_mod out of tree,
   every disk back under its identity, both patterns intact;
 - `fix --hotplug` started while the swap holds the lock ("PID modules"): exit 0, nothing on
@@ -64,14 +65,17 @@ def check(ctx):
             ctx.expect(WANT in wants, f"hot-plug rule, {step}: disk {f(f'udev.{ident}.{step}.name')} ({ident}): "
                        f"SYSTEMD_WANTS={' '.join(wants)!r}, expected {WANT}")
     ctx.expect(f("loop.backing") == "/tmp/loop.img", f"test bed: loop0 is not set up: {f('loop.backing')!r}")
-    ctx.equal("hot-plug rule: loop0", "SYSTEMD_WANTS", f("loop.wants"), "")
     events = monitor_events(ctx.read("monitor.txt"))
     ctx.expect(events, "test bed: udevadm monitor recorded no block event")
-    loop_events = [e for e in events if e.get("DEVNAME", "").startswith("/dev/loop") and e.get("DEVTYPE") == "disk"]
-    ctx.expect(loop_events, "test bed: no loop device event was recorded")
-    for e in loop_events:
-        ctx.expect(WANT not in e.get("SYSTEMD_WANTS", ""),
-                   f"hot-plug rule: {e.get('ACTION')} {e.get('DEVNAME')}: SYSTEMD_WANTS={e.get('SYSTEMD_WANTS')!r}")
+    for dev in ("loop0", "zram0", "dm-0"):
+        fixlib.kernel_equal(ctx, "test bed", f"{dev} present during the swap", f(f"virtual.{dev}.present"), "1")
+        ctx.equal(f"hot-plug rule: {dev}", "SYSTEMD_WANTS", f(f"virtual.{dev}.wants"), "")
+        kind = dev.rstrip("0123456789")
+        virt = [e for e in events if e.get("DEVNAME", "").startswith("/dev/" + kind) and e.get("DEVTYPE") == "disk"]
+        ctx.expect(virt, f"test bed: no {kind} device event was recorded")
+        for e in virt:
+            ctx.expect(WANT not in e.get("SYSTEMD_WANTS", ""),
+                       f"hot-plug rule: {e.get('ACTION')} {e.get('DEVNAME')}: SYSTEMD_WANTS={e.get('SYSTEMD_WANTS')!r}")
     scsi_adds = [e for e in events if e.get("ACTION") == "add" and e.get("DEVTYPE") == "disk"
                  and e.get("DEVNAME", "").startswith("/dev/sd")]
     # two at boot, two when the swap brings them back, two after --revert

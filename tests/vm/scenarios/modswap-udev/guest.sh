@@ -4,7 +4,7 @@
 # file), so udev's ID_WWN (0x5000...) and the kernel's wwid (naa.5000...) are two forms of
 # one identity. Then:
 # - `fix --modules` with the build's scsi_mod/sd_mod; while it holds the lock a loop device
-#   is set up and `fix --hotplug` (what the unit runs when the swapped disks come back) is
+#   (and a zram device, and dm-linear on the loop device) is set up and `fix --hotplug` (what the unit runs when the swapped disks come back) is
 #   started; udevadm monitor records every block event meanwhile;
 # - every disk's udev properties (SYSTEMD_WANTS: what the hot-plug rule asks systemd for) at
 #   boot, for the loop device, and after the swap;
@@ -85,12 +85,20 @@ vm_fact hotplug.start "$_v"
 	echo "$up" > "$VM_OUT/hotplug.end"
 ) &
 hotplug=$!
+# disks numastor does not place: a loop device, a zram device and dm-linear on the loop
+# device (dmsetup makes its own node: the guest has no dm rules)
 modprobe loop
 dd if=/dev/zero of=/tmp/loop.img bs=1M count=8 2>/dev/null
 losetup /dev/loop0 /tmp/loop.img
+modprobe zram num_devices=1
+echo 8M > /sys/block/zram0/disksize
+DM_DISABLE_UDEV=1 dmsetup create nsudev --table "0 16384 linear /dev/loop0 0"
 udevadm settle --timeout=60
-udevadm info --query=property --name=/dev/loop0 > "$VM_OUT/udev-loop0.txt" 2>&1 || :
-vm_fact loop.wants "$(sed -n 's/^SYSTEMD_WANTS=//p' "$VM_OUT/udev-loop0.txt")"
+for d in loop0 zram0 dm-0; do
+	udevadm info --query=property --name="/dev/$d" > "$VM_OUT/udev-$d.txt" 2>&1 || :
+	vm_fact "virtual.$d.wants" "$(sed -n 's/^SYSTEMD_WANTS=//p' "$VM_OUT/udev-$d.txt")"
+	vm_fact "virtual.$d.present" "$([ -e "/sys/block/$d" ] && echo 1)"
+done
 vm_fact loop.backing "$(cat /sys/block/loop0/loop/backing_file 2>/dev/null)"
 rc=0
 wait "$swap" || rc=$?
@@ -98,9 +106,10 @@ echo "$rc" > "$VM_OUT/swap.rc"
 vm_uptime
 vm_fact swap.end "$_v"
 wait "$hotplug" || :
-# the loop device goes before the state is read, so that only the bed's five disks count
+# they go before the state is read, so that only the bed's five disks count
+DM_DISABLE_UDEV=1 dmsetup remove nsudev
 losetup -d /dev/loop0
-rmmod loop
+rmmod loop zram
 udevadm settle --timeout=60
 vm_save_swap_journal journal-swap.json
 vm_swap_state swapped "$SCSI_MODULES" "$mega_pci"
