@@ -236,9 +236,15 @@ static bool sysroot_writes_allowed(void)
 	return v && strcmp(v, "1") == 0;
 }
 
+static struct json_object *jstr_or_null(const char *s)
+{
+	return s ? json_object_new_string(s) : NULL;
+}
+
 static int do_revert(struct ns_root *root, const struct fix_opts *o, const struct ns_apply_opts *aopts)
 {
 	struct ns_revert_report rep;
+	size_t restored = 0, unchanged = 0;
 	int r = ns_revert(root, aopts, &rep);
 
 	if (r == -ENOENT) {
@@ -246,41 +252,101 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 			printf("numastor fix --revert: nothing to revert (no %s)\n", "/" NS_JOURNAL_PATH);
 		return NS_EXIT_OK;
 	}
+	if (r == -EPROTO) {
+		fprintf(stderr,
+			"numastor fix --revert: /%s is a version %d journal, written by another numastor; this one "
+			"reads version %d (IRQs found again by PCI function and action name, disks by identity). "
+			"Nothing was reverted and the file is kept: its entries name IRQs by number and disks by "
+			"name as they were then, which a driver reload may have given to other devices. Restore "
+			"by hand what still applies (check /sys/kernel/irq/N/actions against each entry's name "
+			"first), or revert with the numastor that wrote it; then remove the file.\n",
+			NS_JOURNAL_PATH, rep.journal_version, NS_JOURNAL_VERSION);
+		ns_revert_report_free(&rep);
+		return NS_EXIT_UNKNOWN;
+	}
 	if (r == -EINVAL && !rep.n) {
 		fprintf(stderr, "numastor fix --revert: /%s is malformed; nothing was changed\n", NS_JOURNAL_PATH);
+		ns_revert_report_free(&rep);
 		return NS_EXIT_UNKNOWN;
+	}
+	for (size_t i = 0; i < rep.n; i++) {
+		restored += rep.v[i].status == NS_REVERT_RESTORED;
+		unchanged += rep.v[i].status == NS_REVERT_UNCHANGED;
 	}
 	if (o->json) {
 		struct json_object *doc = json_object_new_object(), *items = json_object_new_array();
 		for (size_t i = 0; i < rep.n; i++) {
+			const struct ns_revert_item *it = &rep.v[i];
 			struct json_object *x = json_object_new_object();
-			json_object_object_add(x, "what", json_object_new_string(rep.v[i].what ? rep.v[i].what : "?"));
-			json_object_object_add(x, "value",
-					       rep.v[i].value ? json_object_new_string(rep.v[i].value) : NULL);
-			json_object_object_add(x, "restored", json_object_new_boolean(rep.v[i].ok));
-			json_object_object_add(x, "problem",
-					       rep.v[i].problem ? json_object_new_string(rep.v[i].problem) : NULL);
+			json_object_object_add(x, "what", json_object_new_string(it->what ? it->what : "?"));
+			json_object_object_add(x, "value", jstr_or_null(it->value));
+			json_object_object_add(x, "restored", json_object_new_boolean(it->ok));
+			json_object_object_add(x, "status", json_object_new_string(ns_revert_status_name(it->status)));
+			json_object_object_add(x, "problem", jstr_or_null(it->problem));
+			json_object_object_add(x, "pci", jstr_or_null(it->pci));
+			json_object_object_add(x, "name", jstr_or_null(it->name));
+			json_object_object_add(x, "irq", it->irq >= 0 ? json_object_new_int(it->irq) : NULL);
+			json_object_object_add(x, "disk", jstr_or_null(it->disk));
+			json_object_object_add(x, "device", jstr_or_null(it->device));
 			json_object_array_add(items, x);
 		}
 		json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+		json_object_object_add(doc, "boot_id", jstr_or_null(rep.boot_id));
+		json_object_object_add(doc, "journal_boot_id", jstr_or_null(rep.journal_boot_id));
+		json_object_object_add(doc, "other_boot", json_object_new_boolean(rep.other_boot));
 		json_object_object_add(doc, "reverted", items);
 		json_object_object_add(doc, "failed", json_object_new_int((int)rep.failed));
+		json_object_object_add(doc, "left_alone", json_object_new_int((int)rep.left_alone));
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	} else {
-		for (size_t i = 0; i < rep.n; i++)
-			if (!o->quiet || !rep.v[i].ok)
-				printf("  %s: %s%s%s\n", rep.v[i].what ? rep.v[i].what : "?",
-				       rep.v[i].ok ? "restored " : "NOT restored: ",
-				       rep.v[i].ok ? rep.v[i].value : (rep.v[i].problem ? rep.v[i].problem : "?"), "");
-		if (!o->quiet || rep.failed)
-			printf("revert: %zu restored, %zu not restored%s\n", rep.n - rep.failed, rep.failed,
-			       rep.failed ? " (kept in the journal for another --revert)" : "");
+		if (rep.other_boot)
+			printf("numastor fix --revert: /%s was written in another boot (boot_id %s; this boot is %s): "
+			       "nothing of it was reverted, and the file is kept. Its IRQ numbers and values belong to "
+			       "that boot; the reboot gave every IRQ and rq_affinity the kernel's defaults again, so "
+			       "there is nothing of numastor's to undo here. Check with `numastor check`, then remove "
+			       "the file; `numastor fix` can place the IRQs of this boot afresh.\n",
+			       NS_JOURNAL_PATH, rep.journal_boot_id ? rep.journal_boot_id : "unknown",
+			       rep.boot_id ? rep.boot_id : "unknown");
+		for (size_t i = 0; i < rep.n; i++) {
+			const struct ns_revert_item *it = &rep.v[i];
+			const char *what = it->what ? it->what : "?";
+			if (o->quiet && it->ok)
+				continue;
+			switch (it->status) {
+			case NS_REVERT_RESTORED:
+				printf("  %s: restored %s\n", what, it->value);
+				break;
+			case NS_REVERT_UNCHANGED:
+				printf("  %s: already at its previous value %s\n", what, it->value);
+				break;
+			case NS_REVERT_FAILED:
+				printf("  %s: NOT restored: %s\n", what, it->problem ? it->problem : "?");
+				break;
+			case NS_REVERT_OTHER_BOOT:
+				printf("  %s: from another boot, not touched (was %s before numastor)\n", what,
+				       it->value);
+				break;
+			default:
+				printf("  %s: stale, not touched: %s\n", what, it->problem ? it->problem : "?");
+				break;
+			}
+		}
+		if (!o->quiet || rep.failed || rep.left_alone)
+			printf("revert: %zu restored, %zu already at their previous value, %zu failed%s, %zu left "
+			       "alone%s\n",
+			       restored, unchanged, rep.failed,
+			       rep.failed ? " (kept in the journal for another --revert)" : "", rep.left_alone,
+			       rep.other_boot ? " (journal of another boot, kept)"
+			       : rep.left_alone
+				       ? " (gone, ambiguous or changed since by someone else; dropped from the "
+					 "journal)"
+				       : "");
 	}
 	if (r < 0)
 		fprintf(stderr, "numastor fix --revert: updating the journal: %s\n", strerror(-r));
-	r = rep.failed || r < 0 ? NS_EXIT_WARNING : NS_EXIT_OK;
+	r = rep.failed || rep.left_alone || rep.other_boot || r < 0 ? NS_EXIT_WARNING : NS_EXIT_OK;
 	ns_revert_report_free(&rep);
 	return r;
 }
@@ -321,6 +387,19 @@ static struct json_object *swap_plan_json(const struct ns_swap_plan *p)
 		char *abs = p->steps[i].file ? ns_fmt("/%s", p->steps[i].file) : NULL;
 		json_object_object_add(c, "file", abs ? json_object_new_string(abs) : NULL);
 		free(abs);
+		json_object_object_add(
+			c, "options",
+			p->steps[i].remove ? NULL
+					   : json_object_new_string(p->steps[i].options ? p->steps[i].options : ""));
+		json_object_object_add(c, "stock_options",
+				       p->steps[i].stock_options ? json_object_new_string(p->steps[i].stock_options)
+								 : NULL);
+		{
+			struct json_object *notes = json_object_new_array();
+			for (size_t k = 0; k < p->steps[i].noption_notes; k++)
+				json_object_array_add(notes, json_object_new_string(p->steps[i].option_notes[k]));
+			json_object_object_add(c, "options_notes", notes);
+		}
 		json_object_array_add(a, c);
 	}
 	json_object_object_add(doc, "steps", a);
@@ -356,10 +435,18 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 	for (size_t i = 0; i < p->ndisks; i++)
 		printf("  detaches %s (%s)%s%s\n", p->disks[i].name, p->disks[i].pci ? p->disks[i].pci : "?",
 		       p->disks[i].refusal ? ": must not, " : "", p->disks[i].refusal ? p->disks[i].refusal : "");
-	for (size_t i = 0; i < p->nsteps; i++)
-		printf("  step %zu: %s %s%s%s\n", i + 1, p->steps[i].remove ? "remove" : "load", p->steps[i].module,
-		       p->steps[i].file ? " from /" : (p->steps[i].remove ? "" : " (stock)"),
-		       p->steps[i].file ? p->steps[i].file : "");
+	for (size_t i = 0; i < p->nsteps; i++) {
+		const struct ns_swap_step *st = &p->steps[i];
+		bool opts = st->options && st->options[0];
+		printf("  step %zu: %s %s%s%s%s%s\n", i + 1, st->remove ? "remove" : "load", st->module,
+		       st->file ? " from /" : (st->remove ? "" : " (stock)"), st->file ? st->file : "",
+		       opts ? " with " : (st->remove ? "" : " without options"), opts ? st->options : "");
+		if (st->file && st->stock_options && strcmp(st->stock_options, st->options ? st->options : ""))
+			printf("    on --revert or a rollback: the stock %s with %s\n", st->module,
+			       st->stock_options[0] ? st->stock_options : "no options");
+		for (size_t k = 0; k < st->noption_notes; k++)
+			printf("    options: %s\n", st->option_notes[k]);
+	}
 	for (size_t i = 0; i < p->nrescan; i++)
 		printf("  then: remove and rescan PCI function %s (its forced node survives a driver swap)\n",
 		       p->rescan[i]);
@@ -862,6 +949,15 @@ int cmd_fix(int argc, char **argv)
 			goto out;
 		}
 		r = ns_apply_plan(root, &plan, &aopts, ir, rr);
+		if (r == -ESTALE || r == -EPROTO) {
+			fprintf(stderr,
+				"numastor fix: nothing was changed: /%s is %s; `numastor fix --revert` says what it "
+				"holds. Remove it once you have seen to it, then run fix again\n",
+				NS_JOURNAL_PATH,
+				r == -ESTALE ? "from another boot" : "a journal of another numastor version");
+			code = NS_EXIT_UNKNOWN;
+			goto out;
+		}
 		if (r < 0) {
 			fprintf(stderr, "numastor fix: nothing was changed: cannot write the journal /%s: %s\n",
 				NS_JOURNAL_PATH, strerror(-r));

@@ -34,6 +34,22 @@ static void policy_usage(FILE *out)
 		     "  -h, --help          show this help\n");
 }
 
+/* The PCI address of the function at devpath ("/sys/bus/pci/devices/0000:00:04.0" or its
+ * /sys/devices path), NULL when it is none. */
+static char *pci_of(struct ns_root *root, const char *devpath)
+{
+	char *real = NULL, *bdf = NULL;
+
+	if (ns_realpath(root, devpath, &real) < 0)
+		return NULL;
+	if (ns_pci_is_function(root, real)) {
+		const char *base = strrchr(real, '/');
+		bdf = strdup(base ? base + 1 : real);
+	}
+	free(real);
+	return bdf;
+}
+
 /* Is the PCI function at devpath's node forced by its driver? */
 static int device_forced(struct ns_root *root, const char *devpath)
 {
@@ -109,9 +125,12 @@ int cmd_irqbalance_policy(int argc, char **argv)
 	r = ns_journal_load(root, &j);
 	if (r == 0) {
 		struct ns_cpuset current = {0};
-		char path[64], *txt = NULL;
+		char path[64], *txt = NULL, *boot = ns_journal_read_boot_id(root), *pci = pci_of(root, argv[optind]);
+		const struct ns_journal_irq *e = NULL;
+		/* the IRQ is known by its device's PCI function and its action name, in this boot only */
 		name = ns_irq_first_action(root, (int)irq);
-		const struct ns_journal_irq *e = ns_journal_find_irq(&j, (int)irq, name);
+		if (pci && ns_journal_same_boot(&j, boot) && ns_journal_irq_of_pci(root, pci, (int)irq))
+			e = ns_journal_find_irq(&j, pci, name);
 		snprintf(path, sizeof(path), "proc/irq/%ld/smp_affinity_list", irq);
 		if (e && ns_read_str(root, path, &txt) == 0)
 			ns_cpuset_parse_list(&current, txt);
@@ -121,6 +140,8 @@ int cmd_irqbalance_policy(int argc, char **argv)
 		ns_cpuset_clear(&current);
 		free(txt);
 		free(name);
+		free(boot);
+		free(pci);
 		ns_journal_free(&j);
 	}
 	if (device_forced(root, argv[optind]))

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "irq.h"
+#include "diskid.h"
 #include "journal.h"
+#include "util.h"
 
 const char *ns_apply_status_name(enum ns_apply_status s)
 {
@@ -197,34 +199,49 @@ static void write_irq(struct ns_root *root, int irq, const struct ns_cpuset *tar
 	}
 }
 
-static char *read_boot_id(struct ns_root *root)
-{
-	char *id = NULL;
-	ns_read_str(root, "proc/sys/kernel/random/boot_id", &id);
-	return id;
-}
-
 int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct ns_apply_opts *opts,
 		  struct ns_apply_result *irq_results, struct ns_apply_result *rq_results)
 {
 	struct ns_journal j;
 	unsigned nwrites = 0;
 	bool any = false;
+	char **rq_ids = calloc(plan->nrqs + 1, sizeof(*rq_ids)), *boot;
 	int r;
 
+	if (!rq_ids)
+		return -ENOMEM;
 	r = ns_journal_load(root, &j);
 	if (r == -ENOENT)
 		memset(&j, 0, sizeof(j));
-	else if (r < 0)
-		return r; /* a malformed journal: never overwrite what a revert may need */
+	else if (r < 0) {
+		free(rq_ids);
+		return r; /* malformed or another version: never overwrite what a revert may need */
+	}
+	boot = ns_journal_read_boot_id(root);
+	if (r == 0 && !ns_journal_same_boot(&j, boot)) {
+		/* another boot's entries name IRQs and values of a machine that no longer exists */
+		free(boot);
+		free(rq_ids);
+		ns_journal_free(&j);
+		return -ESTALE;
+	}
 	if (!j.boot_id)
-		j.boot_id = read_boot_id(root);
+		j.boot_id = boot;
+	else
+		free(boot);
 	/* previous values first, read now (not from the model, which may be seconds old) */
 	for (size_t i = 0; i < plan->nirqs; i++) {
 		const struct ns_plan_irq *e = &plan->irqs[i];
 		char path[64], *prev = NULL, *placed = NULL;
 		if (e->action != NS_PLAN_MOVE)
 			continue;
+		if (!e->name || !e->pci) {
+			/* nothing to find it again by at revert: not written */
+			irq_results[i].status = NS_APPLY_FAILED;
+			irq_results[i].err = -ENODATA;
+			irq_results[i].err_class = "other";
+			continue;
+		}
 		snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", e->irq);
 		r = ns_read_str(root, path, &prev);
 		if (r < 0) {
@@ -234,11 +251,11 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 			continue;
 		}
 		if (ns_cpuset_format(&e->target, &placed) < 0 ||
-		    ns_journal_put_irq(&j, e->irq, e->name, prev, placed) < 0) {
+		    ns_journal_put_irq(&j, e->pci, e->name, e->irq, prev, placed) < 0) {
 			free(prev);
 			free(placed);
-			ns_journal_free(&j);
-			return -ENOMEM;
+			r = -ENOMEM;
+			goto out;
 		}
 		free(prev);
 		free(placed);
@@ -248,20 +265,28 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		const struct ns_plan_rq *e = &plan->rqs[i];
 		if (e->action != NS_PLAN_MOVE)
 			continue;
-		if (ns_journal_put_rq(&j, e->device, e->current, e->target) < 0) {
-			ns_journal_free(&j);
-			return -ENOMEM;
+		/* a disk is reverted by its identity, never by its name: none known, not written */
+		r = ns_diskid_from_sysfs(root, e->device, &rq_ids[i]);
+		if (r < 0) {
+			rq_results[i].status = NS_APPLY_SKIPPED;
+			rq_results[i].err = r;
+			rq_results[i].err_class = "other";
+			if (r == -ENOMEM)
+				goto out;
+			continue;
+		}
+		if (ns_journal_put_rq(&j, rq_ids[i], e->device, e->current, e->target) < 0) {
+			r = -ENOMEM;
+			goto out;
 		}
 		any = true;
 	}
-	if (any) {
+	r = 0;
+	if (any)
 		r = ns_journal_save(root, &j);
-		if (r < 0) {
-			ns_journal_free(&j);
-			return r;
-		}
-	}
 	ns_journal_free(&j);
+	if (r < 0)
+		goto out;
 
 	for (size_t i = 0; i < plan->nirqs; i++) {
 		const struct ns_plan_irq *e = &plan->irqs[i];
@@ -273,9 +298,9 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		}
 		if (e->action == NS_PLAN_UNCHANGED || res->status == NS_APPLY_FAILED)
 			continue;
-		/* the IRQ must still be the one planned for */
+		/* the IRQ must still be the one planned for: the function's vector with that name */
 		name = ns_irq_first_action(root, e->irq);
-		if (e->name && (!name || strcmp(name, e->name) != 0)) {
+		if (!name || strcmp(name, e->name) != 0 || !ns_journal_irq_of_pci(root, e->pci, e->irq)) {
 			res->status = NS_APPLY_FAILED;
 			res->err = -ESTALE;
 			res->err_class = "other";
@@ -288,10 +313,19 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 	for (size_t i = 0; i < plan->nrqs; i++) {
 		const struct ns_plan_rq *e = &plan->rqs[i];
 		struct ns_apply_result *res = &rq_results[i];
-		char path[256], val[8];
+		char path[256], val[8], *id = NULL;
 		long back;
-		if (e->action != NS_PLAN_MOVE)
+		if (e->action != NS_PLAN_MOVE || res->status == NS_APPLY_SKIPPED)
 			continue;
+		/* still the disk journaled under this name */
+		if (ns_diskid_from_sysfs(root, e->device, &id) < 0 || strcmp(id, rq_ids[i]) != 0) {
+			free(id);
+			res->status = NS_APPLY_FAILED;
+			res->err = -ESTALE;
+			res->err_class = "other";
+			continue;
+		}
+		free(id);
 		snprintf(path, sizeof(path), "sys/block/%s/queue/rq_affinity", e->device);
 		snprintf(val, sizeof(val), "%d", e->target);
 		res->attempts = 1;
@@ -305,22 +339,215 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 				      ? NS_APPLY_APPLIED
 				      : NS_APPLY_FAILED;
 	}
+	r = 0;
+out:
+	if (r < 0)
+		ns_journal_free(&j);
+	for (size_t i = 0; i < plan->nrqs; i++)
+		free(rq_ids[i]);
+	free(rq_ids);
+	return r;
+}
+
+const char *ns_revert_status_name(enum ns_revert_status s)
+{
+	switch (s) {
+	case NS_REVERT_RESTORED:
+		return "restored";
+	case NS_REVERT_UNCHANGED:
+		return "unchanged";
+	case NS_REVERT_FAILED:
+		return "failed";
+	case NS_REVERT_GONE:
+		return "gone";
+	case NS_REVERT_AMBIGUOUS:
+		return "ambiguous";
+	case NS_REVERT_CHANGED:
+		return "changed-since";
+	case NS_REVERT_OTHER_BOOT:
+		return "other-boot";
+	}
+	return "?";
+}
+
+static int add_item(struct ns_revert_report *rep, const struct ns_revert_item *it)
+{
+	struct ns_revert_item *nv = realloc(rep->v, (rep->n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	rep->v = nv;
+	nv[rep->n++] = *it;
+	rep->failed += it->status == NS_REVERT_FAILED;
+	rep->left_alone += it->status == NS_REVERT_GONE || it->status == NS_REVERT_AMBIGUOUS ||
+			   it->status == NS_REVERT_CHANGED || it->status == NS_REVERT_OTHER_BOOT;
 	return 0;
 }
 
-static int add_item(struct ns_revert_report *rep, char *what, char *value, int ok, char *problem)
+static void item_free(struct ns_revert_item *it)
 {
-	struct ns_revert_item *nv = realloc(rep->v, (rep->n + 1) * sizeof(*nv));
-	if (!nv) {
-		free(what);
-		free(value);
-		free(problem);
-		return -ENOMEM;
+	free(it->what);
+	free(it->value);
+	free(it->problem);
+	free(it->pci);
+	free(it->name);
+	free(it->disk);
+	free(it->device);
+}
+
+/* Write an IRQ's previous affinity (bounded retries for transient errors) and read it back. */
+static int restore_irq(struct ns_root *root, int irq, const char *previous, const struct ns_apply_opts *opts,
+		       unsigned *nwrites, char **problem)
+{
+	struct ns_cpuset want = {0}, got = {0};
+	char path[64];
+	int r, ok;
+
+	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", irq);
+	for (unsigned a = 0;; a++) {
+		r = ns_write_str(root, path, previous);
+		(*nwrites)++;
+		if (opts && opts->after_write)
+			opts->after_write(opts->data, *nwrites);
+		if (r == 0 || strcmp(classify(r), "transient") != 0 || !opts || a >= opts->retries)
+			break;
+		sleep_ms(opts->retry_delay_ms);
 	}
-	rep->v = nv;
-	nv[rep->n++] = (struct ns_revert_item){.what = what, .value = value, .ok = ok, .problem = problem};
-	rep->failed += !ok;
-	return 0;
+	ns_cpuset_parse_list(&want, previous);
+	read_list(root, path, &got);
+	ok = r == 0 && ns_cpuset_equal(&want, &got);
+	if (!ok)
+		*problem = ns_fmt("writing %s failed: %s", previous, r ? strerror(-r) : "read back a different mask");
+	ns_cpuset_clear(&want);
+	ns_cpuset_clear(&got);
+	return ok;
+}
+
+/* Does the text of a CPU list name the same set as list? */
+static bool same_cpus(const char *text, const char *list)
+{
+	struct ns_cpuset a = {0}, b = {0};
+	bool yes = text && list && ns_cpuset_parse_list(&a, text) == 0 && ns_cpuset_parse_list(&b, list) == 0 &&
+		   ns_cpuset_equal(&a, &b);
+	ns_cpuset_clear(&a);
+	ns_cpuset_clear(&b);
+	return yes;
+}
+
+/* One IRQ entry: found again by its function and name, restored only while it holds what numastor
+ * placed. */
+static void revert_irq(struct ns_root *root, const struct ns_journal_irq *e, bool other_boot,
+		       const struct ns_apply_opts *opts, unsigned *nwrites, struct ns_revert_item *it)
+{
+	char path[64], *now = NULL;
+	int n = -1, r;
+
+	it->pci = strdup(e->pci);
+	it->name = strdup(e->name);
+	it->value = strdup(e->previous);
+	it->irq = -1;
+	if (other_boot) {
+		it->status = NS_REVERT_OTHER_BOOT;
+		it->what = ns_fmt("irq %s of %s (irq %d in that boot)", e->name, e->pci, e->irq);
+		return;
+	}
+	r = ns_journal_locate_irq(root, e, &n);
+	if (r < 0) {
+		/* the number it had may belong to another vector or device now: never written */
+		char *was = e->irq >= 0 ? ns_irq_first_action(root, e->irq) : NULL;
+		it->status = r == -EEXIST ? NS_REVERT_AMBIGUOUS : NS_REVERT_GONE;
+		it->what = ns_fmt("irq %d (%s of %s)", e->irq, e->name, e->pci);
+		if (r == -EEXIST)
+			it->problem = ns_fmt("several IRQs of %s are %s now: left alone", e->pci, e->name);
+		else if (was && e->irq >= 0 && strcmp(was, e->name) != 0)
+			it->problem = ns_fmt("irq %d is now %s, and no IRQ of %s is %s: left alone", e->irq, was,
+					     e->pci, e->name);
+		else if (was)
+			it->problem = ns_fmt("irq %d is %s but no longer one of %s's vectors: left alone", e->irq, was,
+					     e->pci);
+		else
+			it->problem = ns_fmt("no IRQ of %s is %s now (the device or its driver went away): left "
+					     "alone",
+					     e->pci, e->name);
+		free(was);
+		return;
+	}
+	it->irq = n;
+	it->what = n == e->irq ? ns_fmt("irq %d (%s of %s)", n, e->name, e->pci)
+			       : ns_fmt("irq %d (%s of %s, irq %d when placed)", n, e->name, e->pci, e->irq);
+	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", n);
+	if (ns_read_str(root, path, &now) < 0) {
+		it->status = NS_REVERT_FAILED;
+		it->problem = ns_fmt("cannot read /%s", path);
+		return;
+	}
+	if (same_cpus(now, e->previous)) {
+		it->status = NS_REVERT_UNCHANGED; /* never written (a fix killed first), or put back */
+		it->ok = 1;
+	} else if (!same_cpus(now, e->placed)) {
+		it->status = NS_REVERT_CHANGED;
+		it->problem = ns_fmt("it is at %s now, not at %s where numastor placed it: changed since by "
+				     "someone else, left alone",
+				     now, e->placed);
+	} else {
+		it->ok = restore_irq(root, n, e->previous, opts, nwrites, &it->problem);
+		it->status = it->ok ? NS_REVERT_RESTORED : NS_REVERT_FAILED;
+	}
+	free(now);
+}
+
+/* One rq_affinity entry: found again by the disk's identity, whatever its name now. */
+static void revert_rq(struct ns_root *root, const struct ns_journal_rq *e, bool other_boot, struct ns_revert_item *it)
+{
+	char path[512], val[16], *disk = NULL;
+	long now = -1, back = -1;
+	int r;
+
+	snprintf(val, sizeof(val), "%d", e->previous);
+	it->disk = strdup(e->disk);
+	it->value = strdup(val);
+	it->irq = -1;
+	if (other_boot) {
+		it->status = NS_REVERT_OTHER_BOOT;
+		it->device = e->device ? strdup(e->device) : NULL;
+		it->what = ns_fmt("%s rq_affinity (%s in that boot)", e->disk, e->device ? e->device : "?");
+		return;
+	}
+	r = ns_journal_locate_disk(root, e, &disk);
+	if (r < 0) {
+		it->status = r == -EEXIST ? NS_REVERT_AMBIGUOUS : NS_REVERT_GONE;
+		it->device = e->device ? strdup(e->device) : NULL;
+		it->what = ns_fmt("%s rq_affinity (%s)", e->device ? e->device : "?", e->disk);
+		it->problem = r == -EEXIST ? ns_fmt("several disks are %s now: left alone", e->disk)
+					   : ns_fmt("no disk is %s now: left alone", e->disk);
+		return;
+	}
+	it->device = disk;
+	it->what = e->device && strcmp(e->device, disk) != 0
+			   ? ns_fmt("%s rq_affinity (%s, %s when placed)", disk, e->disk, e->device)
+			   : ns_fmt("%s rq_affinity (%s)", disk, e->disk);
+	snprintf(path, sizeof(path), "sys/block/%s/queue/rq_affinity", disk);
+	if (ns_read_long(root, path, &now, NULL) < 0) {
+		it->status = NS_REVERT_FAILED;
+		it->problem = ns_fmt("cannot read /%s", path);
+		return;
+	}
+	if (now == e->previous) {
+		it->status = NS_REVERT_UNCHANGED;
+		it->ok = 1;
+		return;
+	}
+	if (now != e->placed) {
+		it->status = NS_REVERT_CHANGED;
+		it->problem = ns_fmt("it is %ld now, not %d as numastor set it: changed since by someone else, left "
+				     "alone",
+				     now, e->placed);
+		return;
+	}
+	r = ns_write_str(root, path, val);
+	it->ok = r == 0 && ns_read_long(root, path, &back, NULL) == 0 && back == e->previous;
+	it->status = it->ok ? NS_REVERT_RESTORED : NS_REVERT_FAILED;
+	if (!it->ok)
+		it->problem = ns_fmt("writing %s failed: %s", val, r ? strerror(-r) : "read back differs");
 }
 
 int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_revert_report *rep)
@@ -331,75 +558,46 @@ int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_
 
 	memset(rep, 0, sizeof(*rep));
 	r = ns_journal_load(root, &j);
+	if (r == -EPROTO)
+		rep->journal_version = j.version;
 	if (r < 0)
 		return r;
+	rep->boot_id = ns_journal_read_boot_id(root);
+	rep->journal_boot_id = j.boot_id ? strdup(j.boot_id) : NULL;
+	rep->other_boot = !ns_journal_same_boot(&j, rep->boot_id);
 	for (size_t i = 0; i < j.nirqs; i++) {
-		const struct ns_journal_irq *e = &j.irqs[i];
-		struct ns_cpuset want = {0}, got = {0};
-		char path[64], *what = NULL, *problem = NULL, *name = ns_irq_first_action(root, e->irq);
-		int ok = 0;
-
-		if (asprintf(&what, "irq %d (%s)", e->irq, e->name ? e->name : "?") < 0)
-			what = NULL;
-		if (e->name && (!name || strcmp(name, e->name) != 0)) {
-			/* the IRQ it was taken from is gone: reported, and dropped from the journal */
-			if (asprintf(&problem, "irq %d is now %s, not %s: not touched", e->irq, name ? name : "gone",
-				     e->name) < 0)
-				problem = NULL;
-		} else {
-			snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", e->irq);
-			for (unsigned a = 0;; a++) {
-				r = ns_write_str(root, path, e->previous);
-				nwrites++;
-				if (opts && opts->after_write)
-					opts->after_write(opts->data, nwrites);
-				if (r == 0 || strcmp(classify(r), "transient") != 0 || !opts || a >= opts->retries)
-					break;
-				sleep_ms(opts->retry_delay_ms);
-			}
-			ns_cpuset_parse_list(&want, e->previous);
-			read_list(root, path, &got);
-			ok = r == 0 && ns_cpuset_equal(&want, &got);
-			if (!ok && asprintf(&problem, "writing %s failed: %s", e->previous,
-					    r ? strerror(-r) : "read back a different mask") < 0)
-				problem = NULL;
-			/* still pending: keep it for a later revert */
-			if (!ok && ns_journal_put_irq(&left, e->irq, e->name, e->previous, e->placed) < 0)
-				r = -ENOMEM;
-		}
-		free(name);
-		ns_cpuset_clear(&want);
-		ns_cpuset_clear(&got);
-		if (add_item(rep, what, strdup(e->previous), ok, problem) < 0) {
-			ns_journal_free(&j);
-			ns_journal_free(&left);
-			return -ENOMEM;
+		struct ns_revert_item it = {0};
+		revert_irq(root, &j.irqs[i], rep->other_boot, opts, &nwrites, &it);
+		/* still pending: kept for a later revert; what can never apply is dropped */
+		r = 0;
+		if (it.status == NS_REVERT_FAILED)
+			r = ns_journal_put_irq(&left, j.irqs[i].pci, j.irqs[i].name, j.irqs[i].irq, j.irqs[i].previous,
+					       j.irqs[i].placed);
+		if (r < 0 || add_item(rep, &it) < 0) {
+			item_free(&it);
+			r = -ENOMEM;
+			goto out;
 		}
 	}
 	for (size_t i = 0; i < j.nrqs; i++) {
-		const struct ns_journal_rq *e = &j.rqs[i];
-		char path[256], val[8], *what = NULL, *problem = NULL;
-		long back = -1;
-		int ok;
-		snprintf(path, sizeof(path), "sys/block/%s/queue/rq_affinity", e->device);
-		snprintf(val, sizeof(val), "%d", e->previous);
-		r = ns_write_str(root, path, val);
-		ok = r == 0 && ns_read_long(root, path, &back, NULL) == 0 && back == e->previous;
-		if (asprintf(&what, "%s rq_affinity", e->device) < 0)
-			what = NULL;
-		if (!ok) {
-			if (asprintf(&problem, "writing %s failed: %s", val, r ? strerror(-r) : "read back differs") <
-			    0)
-				problem = NULL;
-			ns_journal_put_rq(&left, e->device, e->previous, e->placed);
-		}
-		if (add_item(rep, what, strdup(val), ok, problem) < 0) {
-			ns_journal_free(&j);
-			ns_journal_free(&left);
-			return -ENOMEM;
+		struct ns_revert_item it = {0};
+		revert_rq(root, &j.rqs[i], rep->other_boot, &it);
+		r = 0;
+		if (it.status == NS_REVERT_FAILED)
+			r = ns_journal_put_rq(&left, j.rqs[i].disk, j.rqs[i].device, j.rqs[i].previous,
+					      j.rqs[i].placed);
+		if (r < 0 || add_item(rep, &it) < 0) {
+			item_free(&it);
+			r = -ENOMEM;
+			goto out;
 		}
 	}
-	/* module swaps and installs are undone by the front end through modswap: keep them */
+	if (rep->other_boot) {
+		/* nothing of it was reverted: the file stays for the operator */
+		r = 0;
+		goto out;
+	}
+	/* the module fields are carried over as they are */
 	left.modgroups = j.modgroups, left.nmodgroups = j.nmodgroups;
 	left.installed = j.installed, left.ninstalled = j.ninstalled;
 	j.modgroups = j.installed = NULL, j.nmodgroups = j.ninstalled = 0;
@@ -409,6 +607,7 @@ int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_
 	} else {
 		r = ns_journal_remove(root);
 	}
+out:
 	ns_journal_free(&j);
 	ns_journal_free(&left);
 	return r;
@@ -416,11 +615,10 @@ int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_
 
 void ns_revert_report_free(struct ns_revert_report *rep)
 {
-	for (size_t i = 0; i < rep->n; i++) {
-		free(rep->v[i].what);
-		free(rep->v[i].value);
-		free(rep->v[i].problem);
-	}
+	for (size_t i = 0; i < rep->n; i++)
+		item_free(&rep->v[i]);
 	free(rep->v);
+	free(rep->boot_id);
+	free(rep->journal_boot_id);
 	memset(rep, 0, sizeof(*rep));
 }

@@ -67,22 +67,54 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 const char *ns_apply_status_name(enum ns_apply_status s);
 void ns_apply_result_free(struct ns_apply_result *r);
 
+/* What became of one journal entry at revert. */
+enum ns_revert_status {
+	NS_REVERT_RESTORED = 0, /* the previous value written and read back */
+	NS_REVERT_UNCHANGED,	/* it already held the previous value (the fix never wrote it) */
+	NS_REVERT_FAILED,	/* the write failed: kept in the journal for another --revert */
+	NS_REVERT_GONE,		/* no IRQ of that PCI function has that action now / no disk has that
+				   identity: left alone, dropped from the journal */
+	NS_REVERT_AMBIGUOUS,	/* several match: left alone, dropped */
+	NS_REVERT_CHANGED,	/* it holds neither what numastor placed nor the previous value:
+				   someone else changed it since; left alone, dropped */
+	NS_REVERT_OTHER_BOOT,	/* the journal is from another boot: nothing done, journal kept */
+};
+
 struct ns_revert_item {
-	char *what;  /* "irq 45 (nvme0q1)" or "nvme0n1 rq_affinity" */
-	char *value; /* the value restored */
-	int ok;
+	char *what;  /* "irq 45 (nvme0q1 of 0000:00:04.0)" or "nvme0n1 rq_affinity" */
+	char *value; /* the previous value, restored or to restore */
+	int ok;	     /* restored or unchanged */
+	enum ns_revert_status status;
 	char *problem; /* why it was not restored */
+	/* what it was matched by, and what it applied to now */
+	char *pci, *name; /* IRQ entries */
+	int irq;	  /* the IRQ it applied to now, -1 none */
+	char *disk;	  /* rq_affinity entries: the identity */
+	char *device;	  /* the disk it applied to now, else its name when journaled */
 };
 
 struct ns_revert_report {
 	struct ns_revert_item *v;
 	size_t n;
-	size_t failed;
+	size_t failed;	   /* NS_REVERT_FAILED */
+	size_t left_alone; /* GONE, AMBIGUOUS, CHANGED, OTHER_BOOT */
+	bool other_boot;   /* the journal's boot_id is not this boot's: nothing reverted, file kept */
+	char *journal_boot_id, *boot_id;
+	int journal_version; /* with -EPROTO: the version of the journal refused */
 };
 
-/* Restore every journaled IRQ and rq_affinity value; -ENOENT when there is no journal. The
- * journal is removed when everything was restored, else it keeps what was not (and the module
- * swaps and installs, which the caller undoes through modswap). */
+const char *ns_revert_status_name(enum ns_revert_status s);
+
+/*
+ * Restore every journaled IRQ and rq_affinity value, each on the device it was taken from: an
+ * IRQ entry applies only to the IRQ now in its PCI function's msi_irqs (or irq) with its action
+ * name, an rq_affinity entry only to the disk with its identity, and only while it still holds
+ * what numastor placed. -ENOENT when there is no journal, -EINVAL when it is malformed, -EPROTO
+ * when it is of another version (nothing done, the file kept). A journal from another boot is
+ * reported (rep->other_boot, every entry NS_REVERT_OTHER_BOOT) and kept; nothing of it is
+ * written. Otherwise the journal is removed when nothing is left to retry, else it keeps the
+ * failed entries (and the module fields, as they were).
+ */
 int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_revert_report *rep);
 void ns_revert_report_free(struct ns_revert_report *rep);
 

@@ -4,6 +4,16 @@
  * everything its plan touches in run/numastor/journal.json (atomically), so `fix --revert`
  * restores exactly those values, even after an apply that died half-way. It also tells
  * `check` and `irqbalance-policy` which IRQs numastor placed.
+ *
+ * Nothing is keyed by a name the kernel may hand to another device: IRQ numbers and disk
+ * names change across a driver reload and a reboot. An IRQ is its PCI function plus its first
+ * action name (and it must be in that function's msi_irqs, or its INTx `irq`, now); a disk is
+ * its lib/diskid identity. The numbers and names recorded beside them are for reports only.
+ * The journal belongs to one boot (boot_id).
+ *
+ * Version 2 (this format) replaced version 1, which keyed IRQs by number and disks by name.
+ * A journal of another version is refused whole (-EPROTO): never half-applied, never
+ * overwritten.
  */
 #ifndef NUMASTOR_JOURNAL_H
 #define NUMASTOR_JOURNAL_H
@@ -17,43 +27,65 @@
 #define NS_STATE_DIR "run/numastor"
 #define NS_JOURNAL_PATH NS_STATE_DIR "/journal.json"
 #define NS_LOCK_PATH NS_STATE_DIR "/lock"
+#define NS_JOURNAL_VERSION 2
 
 struct ns_journal_irq {
-	int irq;
-	char *name;	/* first action when recorded: an IRQ number is only trusted with the same name */
+	char *pci;	/* the PCI function it belonged to ("0000:00:04.0") */
+	char *name;	/* its first action ("nvme0q0") */
+	int irq;	/* its number when journaled: reports only, never used to find it again */
 	char *previous; /* smp_affinity_list before numastor */
 	char *placed;	/* what numastor wrote (or will write) */
 };
 
 struct ns_journal_rq {
-	char *device;
+	char *disk;   /* lib/diskid identity ("wwid:eui.0025...", "serial:S/nsid:1") */
+	char *device; /* its name when journaled: reports only */
 	int previous, placed;
 };
 
 struct ns_journal {
-	char *boot_id;
+	int version;   /* as read; NS_JOURNAL_VERSION for one this numastor writes */
+	char *boot_id; /* the boot it was written in */
 	struct ns_journal_irq *irqs;
 	size_t nirqs;
 	struct ns_journal_rq *rqs;
 	size_t nrqs;
-	char **modgroups; /* module groups swapped to numastor's ("nvme", "scsi") */
+	char **modgroups; /* module groups swapped (carried over as they are; swap.json is the swap's) */
 	size_t nmodgroups;
-	char **installed; /* files installed for the next boot (root-relative) */
+	char **installed;
 	size_t ninstalled;
 };
 
-/* -ENOENT when there is no journal; -EINVAL when it is malformed. */
+/* -ENOENT when there is no journal; -EINVAL when it is malformed; -EPROTO when it is of another
+ * version (j->version says which, nothing else is loaded). */
 int ns_journal_load(struct ns_root *root, struct ns_journal *j);
 int ns_journal_save(struct ns_root *root, const struct ns_journal *j);
 int ns_journal_remove(struct ns_root *root);
 void ns_journal_free(struct ns_journal *j);
-/* The entry for IRQ n with this name, or NULL. */
-const struct ns_journal_irq *ns_journal_find_irq(const struct ns_journal *j, int n, const char *name);
+/* The running kernel's boot id (proc/sys/kernel/random/boot_id), NULL when unknown. */
+char *ns_journal_read_boot_id(struct ns_root *root);
+/* Was j written in the boot whose id is boot_id (both unknown counts as the same)? */
+bool ns_journal_same_boot(const struct ns_journal *j, const char *boot_id);
+
+/* The entry for the IRQ of PCI function pci whose first action is name, or NULL. */
+const struct ns_journal_irq *ns_journal_find_irq(const struct ns_journal *j, const char *pci, const char *name);
+/* Is IRQ n one of PCI function pci's vectors now (in its msi_irqs, or its INTx irq when it has
+ * no MSI)? */
+bool ns_journal_irq_of_pci(struct ns_root *root, const char *pci, int n);
+/* The IRQ entry e applies to now: the one IRQ of e->pci (msi_irqs, or irq) whose first action is
+ * e->name. -ENOENT when there is none (or the function is gone), -EEXIST when several match. */
+int ns_journal_locate_irq(struct ns_root *root, const struct ns_journal_irq *e, int *irq);
+/* The disk under sys/block whose identity is e->disk now (*disk malloc'd); hidden per-path
+ * disks only when no visible disk matches. -ENOENT none, -EEXIST several. */
+int ns_journal_locate_disk(struct ns_root *root, const struct ns_journal_rq *e, char **disk);
+
 /* Was e written by numastor and still holds what it wrote? A journaled entry whose write never
  * happened (a fix killed half-way) or that something else changed since is not "placed". */
 bool ns_journal_irq_placed(const struct ns_journal_irq *e, const struct ns_cpuset *current);
-/* Add or update an entry; an existing entry keeps its first previous value. */
-int ns_journal_put_irq(struct ns_journal *j, int n, const char *name, const char *previous, const char *placed);
-int ns_journal_put_rq(struct ns_journal *j, const char *device, int previous, int placed);
+/* Add or update an entry (keyed by pci and name; by disk); an existing one keeps its first
+ * previous value. */
+int ns_journal_put_irq(struct ns_journal *j, const char *pci, const char *name, int irq, const char *previous,
+		       const char *placed);
+int ns_journal_put_rq(struct ns_journal *j, const char *disk, const char *device, int previous, int placed);
 
 #endif

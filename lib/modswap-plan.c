@@ -12,6 +12,7 @@
 
 #include "diskid.h"
 #include "inuse.h"
+#include "modparams.h"
 #include "util.h"
 
 int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail)
@@ -48,6 +49,55 @@ static int add_step(struct ns_swap_plan *p, const char *module, const char *file
 	}
 	p->nsteps++;
 	return 0;
+}
+
+/*
+ * The options an insert step loads its module with, and those the stock module gets back on
+ * --revert or a rollback (gathered now: sys/module/NAME/parameters is gone once the module
+ * is out). A modprobe.d install/remove command for the module fails a check: numastor never
+ * runs one, and loading around it would not be the machine the operator configured.
+ */
+static int step_options(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, struct ns_swap_step *st,
+			bool patched)
+{
+	struct ns_modparams mp, stock;
+	char *opts, *stock_path = NULL;
+	int r = ns_modparams_gather(sys->root, ctx, st->module, st->file, &mp);
+
+	if (r < 0)
+		return r;
+	opts = ns_modparams_string(&mp);
+	if (!opts)
+		r = -ENOMEM;
+	else if (patched) {
+		/* the stock file the way back loads (by its in-tree path), or the stock one by name */
+		ns_swap_stock_path(sys, st->module, &stock_path);
+		r = ns_modparams_gather(sys->root, ctx, st->module, stock_path, &stock);
+		if (r == 0) {
+			st->stock_options = ns_modparams_string(&stock);
+			ns_modparams_free(&stock);
+		}
+		free(stock_path);
+	} else
+		st->stock_options = strdup(opts);
+	if (r == 0 && !st->stock_options)
+		r = -ENOMEM;
+	free(st->options);
+	st->options = opts && opts[0] ? opts : NULL;
+	if (!st->options)
+		free(opts);
+	st->option_notes = mp.notes;
+	st->noption_notes = mp.nnotes;
+	mp.notes = NULL;
+	mp.nnotes = 0;
+	if (r == 0)
+		r = ns_swap_add_check(p, !mp.refusal, ns_fmt("%s: no modprobe.d install or remove command", st->module),
+				      mp.refusal);
+	else
+		free(mp.refusal);
+	mp.refusal = NULL;
+	ns_modparams_free(&mp);
+	return r;
 }
 
 /* What must not be detached, every holder named (lib/inuse.h); NULL when nothing holds it. */
@@ -259,6 +309,8 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 						     sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
 		if (r == 0)
 			r = add_step(p, order[i], mm ? mm->file : stock, NULL, false);
+		if (r == 0)
+			r = step_options(sys, ctx, p, &p->steps[p->nsteps - 1], mm != NULL);
 		free(stock);
 	}
 	ns_strv_free(order, n);
@@ -345,6 +397,8 @@ void ns_swap_plan_free(struct ns_swap_plan *p)
 		free(p->steps[i].module);
 		free(p->steps[i].file);
 		free(p->steps[i].options);
+		free(p->steps[i].stock_options);
+		ns_strv_free(p->steps[i].option_notes, p->steps[i].noption_notes);
 	}
 	free(p->steps);
 	ns_strv_free(p->rescan, p->nrescan);
@@ -490,7 +544,8 @@ static int jmodule_add(struct ns_swap_journal *j, struct ns_system *sys, const s
 	snprintf(path, sizeof(path), "sys/module/%s/srcversion", s->module);
 	if (ns_read_str(sys->root, path, &m->srcversion) < 0)
 		m->srcversion = NULL;
-	m->options = strdup(s->options ? s->options : "");
+	/* what the stock module gets back: its options against the stock file's parameters */
+	m->options = strdup(s->stock_options ? s->stock_options : s->options ? s->options : "");
 	if (s->file && ns_manifest_find(&p->manifest, s->module))
 		m->replacement = strdup(s->file + strspn(s->file, "/")); /* root-relative, as every journal path */
 	return m->name && m->options && (!s->file || m->replacement || !ns_manifest_find(&p->manifest, s->module))

@@ -60,8 +60,16 @@ struct ns_swap_step { /* one module, out or in */
 	char *module;
 	char *file;    /* the .ko to insert (root-relative): the patched one, or the stock one on
 			* the way back; NULL: the stock module by name (its modules.dep entry) */
-	char *options; /* the options it is inserted with (NULL: none) */
+	char *options; /* the options it is inserted with (NULL: none); for the forward swap
+			* lib/modparams.h's rule: modprobe.d, the kernel command line and the loaded
+			* module's sys/module values, only the parameters this file takes */
 	bool remove;
+	/* insert: what the stock module gets back on --revert or a rollback (the same rule
+	 * against the stock file's parameters; "" for none): what the swap journal records.
+	 * NULL for a remove step, and for steps of a plan back to stock. */
+	char *stock_options;
+	char **option_notes; /* what was not passed, or is not known, and why */
+	size_t noption_notes;
 };
 
 struct ns_swap_plan {

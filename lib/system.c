@@ -94,10 +94,13 @@ static bool captured_privileged(struct ns_root *root)
 	return yes;
 }
 
-/* IRQs that numastor fix placed, from its journal, so a report after a fix explains itself. */
+/* IRQs that numastor fix placed, from its journal, so a report after a fix explains itself. An
+ * IRQ is known by its PCI function and first action (numbers change), and only in the boot the
+ * journal was written in. */
 static void mark_placed(struct ns_system *sys)
 {
 	struct ns_journal j;
+	char *boot;
 	int r = ns_journal_load(sys->root, &j);
 
 	if (r == -ENOENT)
@@ -106,12 +109,21 @@ static void mark_placed(struct ns_system *sys)
 		ns_note_read(&sys->notes, "machine", "placed_by_numastor", NS_JOURNAL_PATH, r, NULL);
 		return;
 	}
-	for (size_t i = 0; i < sys->npcis; i++)
-		for (size_t k = 0; k < sys->pcis[i]->nirqs; k++) {
-			struct ns_irq *irq = &sys->pcis[i]->irqs[k];
-			const struct ns_journal_irq *e = ns_journal_find_irq(&j, irq->irq, irq->name);
-			irq->placed = ns_journal_irq_placed(e, &irq->affinity);
-		}
+	boot = ns_journal_read_boot_id(sys->root);
+	if (!ns_journal_same_boot(&j, boot)) {
+		ns_note(&sys->notes, "machine", "placed_by_numastor",
+			"/%s is from another boot (%s): no IRQ is marked placed by numastor", NS_JOURNAL_PATH,
+			j.boot_id ? j.boot_id : "unknown");
+	} else {
+		for (size_t i = 0; i < sys->npcis; i++)
+			for (size_t k = 0; k < sys->pcis[i]->nirqs; k++) {
+				struct ns_irq *irq = &sys->pcis[i]->irqs[k];
+				const struct ns_journal_irq *e =
+					ns_journal_find_irq(&j, sys->pcis[i]->address, irq->name);
+				irq->placed = ns_journal_irq_placed(e, &irq->affinity);
+			}
+	}
+	free(boot);
 	ns_journal_free(&j);
 }
 

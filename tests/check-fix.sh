@@ -7,7 +7,8 @@
 set -u
 numastor=$1
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/numastor-fix.XXXXXX)
+# on tmpfs where there is one: the tests copy a 4,000-file fixture a dozen times
+tmp=$(mktemp -d /dev/shm/numastor-fix.XXXXXX 2>/dev/null || mktemp -d /tmp/numastor-fix.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -20,10 +21,10 @@ if ! grep -q -a NUMASTOR_TEST_SYSROOT_WRITES "$numastor"; then
 fi
 fixture=cloud-2n64c-8nvme-forced-node0
 
-fresh() { # a fresh copy of the fixture at $tmp/t
+fresh() { # a fresh copy of the fixture at $tmp/t (each fixture generated once)
 	rm -rf "$tmp/t"
-	python3 "$here/fixtures/gen-fixtures.py" "$tmp/gen" "$fixture" >/dev/null && cp -a "$tmp/gen/$fixture" "$tmp/t"
-	rm -rf "$tmp/gen"
+	[ -d "$tmp/gen/$fixture" ] || python3 "$here/fixtures/gen-fixtures.py" "$tmp/gen" "$fixture" >/dev/null
+	cp -a "$tmp/gen/$fixture" "$tmp/t"
 }
 affinities() { # every IRQ's smp_affinity_list, one "N value" per line
 	for f in "$1"/proc/irq/*/smp_affinity_list; do
@@ -234,6 +235,192 @@ rq=$tmp/t/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0/nvme/nvme0/nvme0n1/qu
 [ "$(cat "$rq")" = 1 ] || fail "revert left rq_affinity at $(cat "$rq")"
 "$numastor" fix --sysroot "$tmp/t" --rq-affinity=3 >/dev/null 2>&1
 [ $? = 3 ] || fail "--rq-affinity=3 should be refused with exit 3"
+fixture=cloud-2n64c-8nvme-forced-node0
+
+# Revert keyed by identity. An IRQ entry is its PCI function and action name: it applies only to
+# the IRQ now in that function's msi_irqs with that name; a disk is its identity, not its name.
+pcidir=$tmp/t/sys/devices/pci0000:00
+aff() { cat "$tmp/t/proc/irq/$1/smp_affinity_list"; }
+journal_val() { # journal_val PCI NAME FIELD
+	python3 -c 'import json,sys; print([e[sys.argv[4]] for e in json.load(open(sys.argv[1]))["irqs"] if e["pci"] == sys.argv[2] and e["name"] == sys.argv[3]][0])' \
+		"$tmp/t/run/numastor/journal.json" "$@"
+}
+placed_marks() { # the "pci name" of every IRQ check marks placed_by_numastor
+	"$numastor" check --sysroot "$tmp/t" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for x in d["devices"]:
+    for p in x["paths"]:
+        for i in p["pci"]["irqs"]:
+            if i["placed_by_numastor"]:
+                print(p["pci"]["address"], i["name"])' | sort -u
+}
+
+# an IRQ number reused by another device's vector, even one with the same action name (the
+# controllers renumbered by a reload): never written. Its twin on the same function is restored.
+fresh
+"$numastor" fix --sysroot "$tmp/t" >/dev/null
+[ "$(journal_val 0000:00:04.0 nvme0q0 irq)" = 57 ] || fail "reused: the fixture's nvme0q0 of 0000:00:04.0 is not irq 57"
+placed57=$(aff 57)
+prev58=$(journal_val 0000:00:04.0 nvme0q1 previous)
+mv "$pcidir/0000:00:04.0/msi_irqs/57" "$pcidir/0000:00:05.0/msi_irqs/57"
+marks=$(placed_marks)
+grep -qx "0000:00:05.0 nvme0q0" <<<"$marks" && fail "reused: check marks another device's irq 57 placed by numastor"
+grep -qx "0000:00:04.0 nvme0q1" <<<"$marks" || fail "reused: check no longer marks nvme0q1 of 0000:00:04.0 placed"
+out=$("$numastor" fix --sysroot "$tmp/t" --revert)
+rc=$?
+[ "$rc" = 1 ] || fail "reused: revert exited $rc, expected 1 (an entry left alone)"
+[ "$(aff 57)" = "$placed57" ] || fail "reused: revert wrote $(aff 57) onto irq 57, now another device's vector"
+[ "$(aff 58)" = "$prev58" ] || fail "reused: the twin irq 58 was not restored to $prev58: $(aff 58)"
+grep -q "irq 57 (nvme0q0 of 0000:00:04.0): stale, not touched: irq 57 is nvme0q0 but no longer one of 0000:00:04.0's vectors" <<<"$out" ||
+	fail "reused: revert did not report the stale entry: $out"
+[ ! -e "$tmp/t/run/numastor/journal.json" ] || fail "reused: the journal keeps an entry that can never apply"
+
+# a vector whose number changed (same function and action under a new number): restored there,
+# and the old number (now another IRQ, holding the same mask) is not touched
+fresh
+"$numastor" fix --sysroot "$tmp/t" >/dev/null
+placed58=$(aff 58)
+prev58=$(journal_val 0000:00:04.0 nvme0q1 previous)
+prev59=$(journal_val 0000:00:04.0 nvme0q2 previous)
+cp -a "$tmp/t/proc/irq/58" "$tmp/t/proc/irq/999"
+cp -a "$tmp/t/sys/kernel/irq/58" "$tmp/t/sys/kernel/irq/999"
+mv "$pcidir/0000:00:04.0/msi_irqs/58" "$pcidir/0000:00:04.0/msi_irqs/999"
+echo "eth0-rx-0" >"$tmp/t/sys/kernel/irq/58/actions"
+grep -qx "0000:00:04.0 nvme0q1" <<<"$(placed_marks)" || fail "renumbered: check does not mark nvme0q1 (now irq 999) placed"
+"$numastor" fix --sysroot "$tmp/t" --revert --json >"$tmp/renum.json"
+rc=$?
+[ "$rc" = 0 ] || fail "renumbered: revert exited $rc, expected 0"
+[ "$(aff 999)" = "$prev58" ] || fail "renumbered: nvme0q1 under its new number 999 is $(aff 999), not restored to $prev58"
+[ "$(aff 58)" = "$placed58" ] || fail "renumbered: revert wrote the old number 58 (now eth0-rx-0): $(aff 58)"
+[ "$(aff 59)" = "$prev59" ] || fail "renumbered: the twin irq 59 was not restored"
+python3 - "$tmp/renum.json" <<'PY' || fail "renumbered: revert JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = [x for x in d["reverted"] if x["name"] == "nvme0q1" and x["pci"] == "0000:00:04.0"][0]
+assert e["irq"] == 999 and e["status"] == "restored" and e["restored"] is True, e
+assert "irq 58 when placed" in e["what"], e
+assert d["failed"] == 0 and d["left_alone"] == 0 and d["other_boot"] is False, d
+PY
+
+# a value changed since by someone else: left alone, noted (text and JSON); its twins restored
+fresh
+"$numastor" fix --sysroot "$tmp/t" >/dev/null
+prev61=$(journal_val 0000:00:04.0 nvme0q4 previous)
+[ "$(journal_val 0000:00:04.0 nvme0q3 irq)" = 60 ] || fail "changed: nvme0q3 is not irq 60"
+cp -a "$tmp/t" "$tmp/t2"
+echo 9 >"$tmp/t/proc/irq/60/smp_affinity_list"
+echo 9 >"$tmp/t2/proc/irq/60/smp_affinity_list"
+grep -q "0000:00:04.0 nvme0q3" <<<"$(placed_marks)" && fail "changed: check marks irq 60 placed though it holds another mask"
+out=$("$numastor" fix --sysroot "$tmp/t" --revert)
+rc=$?
+[ "$rc" = 1 ] || fail "changed: revert exited $rc, expected 1"
+[ "$(aff 60)" = 9 ] || fail "changed: revert overwrote irq 60, changed since by someone else: $(aff 60)"
+[ "$(aff 61)" = "$prev61" ] || fail "changed: the twin irq 61 was not restored"
+grep -q "irq 60 (nvme0q3 of 0000:00:04.0): stale, not touched: it is at 9 now, not at .* where numastor placed it: changed since by someone else" <<<"$out" ||
+	fail "changed: no note for irq 60: $out"
+grep -q "1 left alone" <<<"$out" || fail "changed: summary does not count it: $out"
+# the same in JSON
+"$numastor" fix --sysroot "$tmp/t2" --revert --json >"$tmp/changed.json"
+python3 - "$tmp/changed.json" <<'PY' || fail "changed: revert JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+e = [x for x in d["reverted"] if x["name"] == "nvme0q3"][0]
+assert e["status"] == "changed-since" and e["restored"] is False and "changed since" in e["problem"], e
+assert e["irq"] == 60, e
+assert d["left_alone"] == 1 and d["failed"] == 0, d
+assert sum(x["status"] == "restored" for x in d["reverted"]) == len(d["reverted"]) - 1, d
+PY
+rm -rf "$tmp/t2"
+
+# a journal from another boot: nothing reverted, reported, exit non-zero, the file kept, and a new
+# fix refuses to add to it. Its twin, the same boot_id, reverts normally.
+fresh
+mkdir -p "$tmp/t/proc/sys/kernel/random"
+echo 11111111-2222-3333-4444-555555555555 >"$tmp/t/proc/sys/kernel/random/boot_id"
+before=$(affinities "$tmp/t")
+"$numastor" fix --sysroot "$tmp/t" >/dev/null
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["boot_id"] == "11111111-2222-3333-4444-555555555555"' \
+	"$tmp/t/run/numastor/journal.json" || fail "boot: the journal does not record the boot_id"
+after=$(affinities "$tmp/t")
+cp -a "$tmp/t" "$tmp/sameboot"
+echo 99999999-8888-7777-6666-555555555555 >"$tmp/t/proc/sys/kernel/random/boot_id"
+cp "$tmp/t/run/numastor/journal.json" "$tmp/journal-boot.json"
+out=$("$numastor" fix --sysroot "$tmp/t" --revert)
+rc=$?
+[ "$rc" = 1 ] || fail "boot: revert of another boot's journal exited $rc, expected 1"
+[ "$(affinities "$tmp/t")" = "$after" ] || fail "boot: revert wrote something from another boot's journal"
+cmp -s "$tmp/t/run/numastor/journal.json" "$tmp/journal-boot.json" || fail "boot: the journal of another boot was not kept as it was"
+grep -q "was written in another boot (boot_id 11111111-2222-3333-4444-555555555555; this boot is 99999999-8888-7777-6666-555555555555): nothing of it was reverted" <<<"$out" ||
+	fail "boot: revert does not say the journal is from another boot: $out"
+grep -q "then remove the file" <<<"$out" || fail "boot: revert does not say what to do: $out"
+"$numastor" fix --sysroot "$tmp/t" --revert --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["other_boot"] is True and d["journal_boot_id"] == "11111111-2222-3333-4444-555555555555", d
+assert d["reverted"] and all(x["status"] == "other-boot" and not x["restored"] for x in d["reverted"]), d
+assert d["left_alone"] == len(d["reverted"]), d
+' || fail "boot: revert --json of another boot's journal"
+[ -z "$(placed_marks)" ] || fail "boot: check marks IRQs placed from another boot's journal"
+out=$("$numastor" fix --sysroot "$tmp/t" 2>&1)
+[ $? = 3 ] && grep -q "from another boot" <<<"$out" || fail "boot: fix added to another boot's journal: $out"
+[ "$(affinities "$tmp/t")" = "$after" ] || fail "boot: the refused fix wrote"
+"$numastor" fix --sysroot "$tmp/sameboot" --revert >/dev/null || fail "boot: the same boot's revert failed"
+[ "$(affinities "$tmp/sameboot")" = "$before" ] || fail "boot: the same boot's revert did not restore everything"
+rm -rf "$tmp/sameboot"
+
+# a journal of the old format (version 1: IRQs by number, disks by name) is refused whole
+fresh
+mkdir -p "$tmp/t/run/numastor"
+echo '{"version": 1, "boot_id": null, "irqs": [{"irq": 57, "name": "nvme0q0", "previous": "5", "placed": "0"}],
+ "rq_affinity": [], "module_groups": [], "installed": []}' >"$tmp/t/run/numastor/journal.json"
+cp "$tmp/t/run/numastor/journal.json" "$tmp/journal-v1.json"
+before=$(affinities "$tmp/t")
+out=$("$numastor" fix --sysroot "$tmp/t" --revert 2>&1)
+rc=$?
+[ "$rc" = 3 ] || fail "v1: revert of a version 1 journal exited $rc, expected 3"
+grep -q "is a version 1 journal" <<<"$out" && grep -q "Nothing was reverted and the file is kept" <<<"$out" ||
+	fail "v1: message: $out"
+[ "$(affinities "$tmp/t")" = "$before" ] || fail "v1: revert wrote from a version 1 journal"
+cmp -s "$tmp/t/run/numastor/journal.json" "$tmp/journal-v1.json" || fail "v1: the version 1 journal was changed"
+out=$("$numastor" fix --sysroot "$tmp/t" 2>&1)
+[ $? = 3 ] && [ "$(affinities "$tmp/t")" = "$before" ] || fail "v1: fix wrote over a version 1 journal: $out"
+cmp -s "$tmp/t/run/numastor/journal.json" "$tmp/journal-v1.json" || fail "v1: fix changed the version 1 journal"
+
+# a disk renamed (the driver reloaded: nvme0n1 is now nvme1n1, and another disk took the name
+# nvme0n1): rq_affinity restored on the disk by identity, the impostor untouched
+fixture=managed-2n-nvme-confined
+fresh
+ctl=$tmp/t/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0/nvme/nvme0
+"$numastor" fix --sysroot "$tmp/t" --rq-affinity=2 >/dev/null
+[ "$(cat "$ctl/nvme0n1/queue/rq_affinity")" = 2 ] || fail "renamed: fix did not set rq_affinity"
+python3 -c 'import json,sys; e = json.load(open(sys.argv[1]))["rq_affinity"][0]; assert e["disk"] == "wwid:eui.0025388a01000000" and e["device"] == "nvme0n1", e' \
+	"$tmp/t/run/numastor/journal.json" || fail "renamed: the journal does not key rq_affinity by identity"
+mv "$ctl/nvme0n1" "$ctl/nvme1n1"
+rm "$tmp/t/sys/block/nvme0n1"
+ln -s ../devices/pci0000:80/0000:80:01.0/0000:81:00.0/nvme/nvme0/nvme1n1 "$tmp/t/sys/block/nvme1n1"
+cp -a "$ctl/nvme1n1" "$ctl/nvme0n1"
+echo eui.0025388a010000ff >"$ctl/nvme0n1/wwid"
+ln -s ../devices/pci0000:80/0000:80:01.0/0000:81:00.0/nvme/nvme0/nvme0n1 "$tmp/t/sys/block/nvme0n1"
+out=$("$numastor" fix --sysroot "$tmp/t" --revert)
+rc=$?
+[ "$rc" = 0 ] || fail "renamed: revert exited $rc: $out"
+[ "$(cat "$ctl/nvme1n1/queue/rq_affinity")" = 1 ] || fail "renamed: nvme1n1 (the journaled disk) not restored: $(cat "$ctl/nvme1n1/queue/rq_affinity")"
+[ "$(cat "$ctl/nvme0n1/queue/rq_affinity")" = 2 ] || fail "renamed: revert wrote the impostor now named nvme0n1"
+grep -q "nvme1n1 rq_affinity (wwid:eui.0025388a01000000, nvme0n1 when placed): restored 1" <<<"$out" || fail "renamed: report: $out"
+# rq_affinity changed since: left alone; the disk gone (its name now another's): reported
+fresh
+"$numastor" fix --sysroot "$tmp/t" --rq-affinity=2 >/dev/null
+echo 0 >"$ctl/nvme0n1/queue/rq_affinity"
+out=$("$numastor" fix --sysroot "$tmp/t" --revert)
+[ $? = 1 ] && [ "$(cat "$ctl/nvme0n1/queue/rq_affinity")" = 0 ] || fail "rq changed since: overwritten: $out"
+grep -q "it is 0 now, not 2 as numastor set it: changed since by someone else" <<<"$out" || fail "rq changed since: note: $out"
+fresh
+"$numastor" fix --sysroot "$tmp/t" --rq-affinity=2 >/dev/null
+echo eui.00000000000000aa >"$ctl/nvme0n1/wwid"
+out=$("$numastor" fix --sysroot "$tmp/t" --revert)
+[ $? = 1 ] && [ "$(cat "$ctl/nvme0n1/queue/rq_affinity")" = 2 ] || fail "rq gone: another disk under the name was written: $out"
+grep -q "no disk is wwid:eui.0025388a01000000 now" <<<"$out" || fail "rq gone: note: $out"
 fixture=cloud-2n64c-8nvme-forced-node0
 
 # without the test switch a captured tree is never written

@@ -135,7 +135,7 @@ def swap_plan(ctx, tag, rc=0):
     for c in m.get("checks", []):
         ctx.equal(tag, "check keys", sorted(c), ["check", "detail", "ok"])
     for s in m.get("steps", []):
-        ctx.equal(tag, "step keys", sorted(s), ["file", "module", "step"])
+        ctx.equal(tag, "step keys", sorted(s), ["file", "module", "options", "options_notes", "step", "stock_options"])
     for d in m.get("detaches", []):
         ctx.equal(tag, "detaches keys", sorted(d), ["device", "pci", "refusal"])
     m["_dry_run"] = doc.get("dry_run")
