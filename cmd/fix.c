@@ -241,15 +241,29 @@ static struct json_object *jstr_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
-static int do_revert(struct ns_root *root, const struct fix_opts *o, const struct ns_apply_opts *aopts)
+/* The IRQ and rq_affinity revert. With --json the document is left in *docp (the module
+ * revert adds to it, then cmd_fix prints it once). */
+static int do_revert(struct ns_root *root, const struct fix_opts *o, const struct ns_apply_opts *aopts,
+		     struct json_object **docp)
 {
 	struct ns_revert_report rep;
 	size_t restored = 0, unchanged = 0;
 	int r = ns_revert(root, aopts, &rep);
 
 	if (r == -ENOENT) {
-		if (!o->quiet)
+		if (o->json) {
+			struct json_object *doc = json_object_new_object();
+			json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+			json_object_object_add(doc, "boot_id", NULL);
+			json_object_object_add(doc, "journal_boot_id", NULL);
+			json_object_object_add(doc, "other_boot", json_object_new_boolean(false));
+			json_object_object_add(doc, "reverted", json_object_new_array());
+			json_object_object_add(doc, "failed", json_object_new_int(0));
+			json_object_object_add(doc, "left_alone", json_object_new_int(0));
+			*docp = doc;
+		} else if (!o->quiet) {
 			printf("numastor fix --revert: nothing to revert (no %s)\n", "/" NS_JOURNAL_PATH);
+		}
 		return NS_EXIT_OK;
 	}
 	if (r == -EPROTO) {
@@ -297,9 +311,7 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 		json_object_object_add(doc, "reverted", items);
 		json_object_object_add(doc, "failed", json_object_new_int((int)rep.failed));
 		json_object_object_add(doc, "left_alone", json_object_new_int((int)rep.left_alone));
-		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-								 JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(doc);
+		*docp = doc;
 	} else {
 		if (rep.other_boot)
 			printf("numastor fix --revert: /%s was written in another boot (boot_id %s; this boot is %s): "
@@ -357,6 +369,27 @@ static void print_progress(void *data, const char *text, bool ok)
 	if (!o->json && (!o->quiet || !ok)) {
 		printf("  %s %s\n", ok ? "ok  " : "FAIL", text);
 		fflush(stdout);
+	}
+}
+
+/* Progress of the way back: printed, or (with --json) kept as events. */
+struct revert_sink {
+	const struct fix_opts *o;
+	struct json_object *events; /* NULL: print */
+	size_t failed;
+};
+
+static void revert_progress(void *data, const char *text, bool ok)
+{
+	struct revert_sink *k = data;
+	k->failed += !ok;
+	if (k->events) {
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "step", json_object_new_string(text));
+		json_object_object_add(e, "ok", json_object_new_boolean(ok));
+		json_object_array_add(k->events, e);
+	} else {
+		print_progress((void *)k->o, text, ok);
 	}
 }
 
@@ -668,35 +701,51 @@ out:
  * options, every removed function rescanned, every disk back by identity), and no file
  * installed for the next boot.
  */
-static int revert_modules(struct ns_root *root, const struct fix_opts *o)
+static int revert_modules(struct ns_root *root, const struct fix_opts *o, struct json_object *doc)
 {
 	struct ns_swap_journal j;
 	struct ns_system sys;
+	struct json_object *mj = NULL, *plan_doc = NULL;
+	struct revert_sink sink = {.o = o, .events = doc ? json_object_new_array() : NULL};
 	struct ns_swap_exec_opts xo = {
-		.wait_s = 60, .progress = print_progress, .data = (void *)o, .after_step = stop_after_step};
+		.wait_s = 60, .progress = revert_progress, .data = &sink, .after_step = stop_after_step};
 	int r = ns_swap_journal_load(root, &j), code = NS_EXIT_OK;
+	bool earlier_boot = false;
 	char *boot;
 
-	if (r == -ENOENT)
+	if (r == -ENOENT) {
+		json_object_put(sink.events);
+		if (doc)
+			json_object_object_add(doc, "modules", NULL);
 		return NS_EXIT_OK;
+	}
 	if (r < 0) {
 		fprintf(stderr, "numastor fix --revert: /%s is malformed (%s); the modules were not touched\n",
 			NS_SWAP_JOURNAL_PATH, strerror(-r));
+		json_object_put(sink.events);
+		if (doc)
+			json_object_object_add(doc, "modules", NULL);
 		return NS_EXIT_UNKNOWN;
 	}
 	r = ns_system_discover(root, NULL, 0, &sys);
 	if (r < 0) {
 		fprintf(stderr, "numastor fix --revert: %s\n", strerror(-r));
 		ns_swap_journal_free(&j);
+		json_object_put(sink.events);
+		if (doc)
+			json_object_object_add(doc, "modules", NULL);
 		return NS_EXIT_UNKNOWN;
 	}
 	boot = ns_swap_boot_id(root);
 	if (j.runtime && j.boot_id && boot && strcmp(j.boot_id, boot) != 0) {
 		/* a runtime swap ends with its boot: this boot loaded what modules.dep says */
-		printf("  the module swap journaled in /%s was made in an earlier boot (%s): it ended with that "
-		       "boot, so nothing of it is swapped back%s\n",
-		       NS_SWAP_JOURNAL_PATH, j.boot_id,
-		       j.ninstalled ? "; the files installed for the next boot are removed" : "");
+		earlier_boot = true;
+		if (!o->json)
+			printf("  the module swap journaled in /%s was made in an earlier boot (%s): it ended with "
+			       "that "
+			       "boot, so nothing of it is swapped back%s\n",
+			       NS_SWAP_JOURNAL_PATH, j.boot_id,
+			       j.ninstalled ? "; the files installed for the next boot are removed" : "");
 		drop_runtime(&j);
 	}
 	if (j.runtime) {
@@ -709,6 +758,8 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o)
 		} else {
 			if (!o->quiet && !o->json)
 				swap_plan_text(&plan);
+			if (doc)
+				plan_doc = swap_plan_json(&plan);
 			if (!ns_swap_plan_safe(&plan)) {
 				fprintf(stderr,
 					"numastor fix --revert: refused: a disk the swap back would detach is in use "
@@ -732,7 +783,7 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o)
 		}
 	}
 	if (!j.runtime && (j.ninstalled || j.initramfs_updated)) {
-		r = ns_swap_uninstall(&sys, &j, print_progress, (void *)o);
+		r = ns_swap_uninstall(&sys, &j, revert_progress, &sink);
 		if (r < 0) {
 			fprintf(stderr, "numastor fix --revert: removing the modules installed for the next boot: %s\n",
 				strerror(-r));
@@ -744,6 +795,16 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o)
 	}
 	if (settle_swap_journal(root, &j, "--revert") < 0 && code == NS_EXIT_OK)
 		code = NS_EXIT_WARNING;
+	if (doc) {
+		mj = json_object_new_object();
+		json_object_object_add(mj, "journal", json_object_new_string("/" NS_SWAP_JOURNAL_PATH));
+		json_object_object_add(mj, "earlier_boot", json_object_new_boolean(earlier_boot));
+		json_object_object_add(mj, "plan", plan_doc);
+		json_object_object_add(mj, "events", sink.events);
+		json_object_object_add(mj, "restored", json_object_new_boolean(code == NS_EXIT_OK));
+		json_object_object_add(mj, "journal_kept", json_object_new_boolean(!journal_empty(&j)));
+		json_object_object_add(doc, "modules", mj);
+	}
 	free(boot);
 	ns_swap_journal_free(&j);
 	ns_system_free(&sys);
@@ -911,11 +972,17 @@ int cmd_fix(int argc, char **argv)
 		}
 	}
 	if (o.revert) {
-		code = do_revert(root, &o, &aopts);
+		struct json_object *doc = NULL;
+		code = do_revert(root, &o, &aopts, &doc);
 		if (code != NS_EXIT_UNKNOWN) {
-			int mc = revert_modules(root, &o);
+			int mc = revert_modules(root, &o, doc);
 			if (mc > code)
 				code = mc;
+		}
+		if (doc) {
+			puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+									 JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(doc);
 		}
 		ns_lock_release(lockfd);
 		ns_root_free(root);

@@ -61,7 +61,10 @@ int ns_lock_acquire(struct ns_root *root, const char *what, unsigned timeout_ms,
 void ns_lock_release(int fd);
 
 /* Apply plan; irq_results has plan->nirqs entries, rq_results plan->nrqs. Fails (nothing
- * written) only when the journal cannot be written first. */
+ * written) only when the journal cannot be written first: -EINVAL malformed, -EPROTO of another
+ * version, -ESTALE from another boot (never added to), or the write's error. An rq_affinity
+ * move of a disk without a known identity is skipped (err -ENOENT): it could not be reverted
+ * by identity. */
 int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct ns_apply_opts *opts,
 		  struct ns_apply_result *irq_results, struct ns_apply_result *rq_results);
 const char *ns_apply_status_name(enum ns_apply_status s);

@@ -414,15 +414,13 @@ static char *ns_words(struct scan *s, const char *ns, const char *pid)
 	return w;
 }
 
-static int scan_mountinfo(struct scan *s, const char *pid, const char *ns, char ***unknown_fs, size_t *nunknown)
+static int scan_mountinfo(struct scan *s, const char *pid, const char *ns, char *txt, char ***unknown_fs,
+			  size_t *nunknown)
 {
-	char p[64], *txt = NULL, *save = NULL;
+	char *save = NULL;
 	bool init_ns = s->pid1_ns && ns && strcmp(ns, s->pid1_ns) == 0;
 	int r = 0;
 
-	snprintf(p, sizeof(p), "proc/%s/mountinfo", pid);
-	if (ns_read_str(s->root, p, &txt) < 0)
-		return 0; /* gone meanwhile */
 	for (char *line = strtok_r(txt, "\n", &save); line && r == 0; line = strtok_r(NULL, "\n", &save)) {
 		struct mnt m;
 		struct dev *d;
@@ -467,14 +465,13 @@ static int scan_mountinfo(struct scan *s, const char *pid, const char *ns, char 
 		}
 		free(words);
 	}
-	free(txt);
 	return r;
 }
 
 static int scan_mounts(struct scan *s)
 {
-	char **seen = NULL, **unknown = NULL;
-	size_t nseen = 0, nunknown = 0;
+	char **seen = NULL, **unknown = NULL, **texts = NULL;
+	size_t nseen = 0, nunknown = 0, ntexts = 0;
 	int r = 0;
 
 	/* ours first (its mounts are called just "mounted at"), then every other namespace once */
@@ -490,9 +487,16 @@ static int scan_mounts(struct scan *s)
 				return -ENOMEM;
 		}
 		if (!ns_strv_has(seen, nseen, ns)) {
+			char *txt = NULL;
 			r = ns_strv_add(&seen, &nseen, ns);
-			if (r == 0)
-				r = scan_mountinfo(s, pid, ns, &unknown, &nunknown);
+			snprintf(p, sizeof(p), "proc/%s/mountinfo", pid);
+			/* the same table twice is one namespace (whose ns link could not be read) */
+			if (r == 0 && ns_read_str(s->root, p, &txt) == 0 && !ns_strv_has(texts, ntexts, txt)) {
+				r = ns_strv_add(&texts, &ntexts, txt);
+				if (r == 0)
+					r = scan_mountinfo(s, pid, ns, txt, &unknown, &nunknown);
+			}
+			free(txt);
 		}
 		free(ns);
 	}
@@ -508,6 +512,7 @@ static int scan_mounts(struct scan *s)
 		}
 	ns_strv_free(seen, nseen);
 	ns_strv_free(unknown, nunknown);
+	ns_strv_free(texts, ntexts);
 	return r;
 }
 

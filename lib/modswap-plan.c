@@ -511,6 +511,9 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 			continue;
 		ns_swap_stock_path(sys, order[i], &stock);
 		r = add_step(p, order[i], stock, NULL, false);
+		/* with the options it runs with now: it was never journaled */
+		if (r == 0)
+			r = step_options(sys, ctx, p, &p->steps[p->nsteps - 1], false);
 		if (r == 0)
 			r = ns_strv_add(&p->expect_stock, &p->nexpect_stock, order[i]);
 		free(stock);

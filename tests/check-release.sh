@@ -8,7 +8,7 @@
 #
 # tests/run-all.sh runs it beside the two test builds.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$PWD
 builddir=${1:-build-release}
 tmp=$(mktemp -d /tmp/numastor-release.XXXXXX)
@@ -31,8 +31,10 @@ names=$(grep -a -o 'NUMASTOR_TEST_[A-Z_]*' "$numastor" | sort -u | tr '\n' ' ')
 grep -q 'define NUMASTOR_TEST_HOOKS' "$builddir/config.h" && fail "config.h defines NUMASTOR_TEST_HOOKS"
 
 fixture=cloud-2n64c-8nvme-forced-node0
-python3 tests/fixtures/gen-fixtures.py "$tmp/gen" "$fixture" >/dev/null && cp -a "$tmp/gen/$fixture" "$tmp/t" ||
-	{ echo "FAIL: generating $fixture"; exit 1; }
+if ! python3 tests/fixtures/gen-fixtures.py "$tmp/gen" "$fixture" >/dev/null || ! cp -a "$tmp/gen/$fixture" "$tmp/t"; then
+	echo "FAIL: generating $fixture"
+	exit 1
+fi
 (cd "$tmp/t" && find . -type f -exec sha256sum {} + | sort) >"$tmp/before"
 NUMASTOR_TEST_SYSROOT_WRITES=1 NUMASTOR_TEST_STOP_AFTER_WRITES=1 "$numastor" fix --sysroot "$tmp/t" --json \
 	>"$tmp/fix.json" 2>"$tmp/fix.err"

@@ -211,6 +211,9 @@ int main(void)
 	proc(61, "db", "mnt:[4026532201]", "31 22 8:32 / /srv rw - ext4 /dev/sdc rw\n");
 	EXPECT("sdc", "sdc mount mounted at /srv in mount namespace mnt:[4026532201] (pid 61 db)\n");
 	put("proc/61/mountinfo", "%s", "");
+	/* twin: an unreadable ns link whose table is ours (pid 1's) is our namespace, not another */
+	put("proc/60/mountinfo", "%s", ROOT_MI);
+	EXPECT("sda", "sda1 root-fs holds the root file system (/, pid 1's)\n");
 	lnk("proc/60/ns/mnt", "mnt:[4026531841]");
 
 	/* btrfs: an anonymous device in mountinfo, the members in sys/fs/btrfs/UUID/devices/ */

@@ -16,8 +16,9 @@ set -euo pipefail
 
 # Storage modules the guest may load; their dependencies come along. ext4 (which mounts
 # busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk; btrfs, dm_mod and
-# zram (a writeback backing device is an in-kernel exclusive claim) for modswap-inuse.
-MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4 btrfs dm_mod zram)
+# zram (a writeback backing device is an in-kernel exclusive claim) for modswap-inuse; loop
+# (with zram and dm_mod) for modswap-udev: disks the hot-plug rule must not ask for.
+MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4 btrfs dm_mod zram loop)
 
 (($# >= 1 && $# <= 2)) || vm_die "usage: build-initramfs.sh OUTPUT [NUMASTOR]"
 output=$1
@@ -90,6 +91,23 @@ if [[ -f "$ibdir/.ready" ]]; then
 	ibdir=$(readlink -f "$ibdir")
 	add_binary "$ibdir/root/usr/sbin/irqbalance" /usr/sbin/irqbalance \
 		"$ibdir/root/lib/x86_64-linux-gnu:$ibdir/root/usr/lib/x86_64-linux-gnu"
+fi
+
+# Debian's systemd-udevd and udevadm, when fetch-udev.sh has prepared them (modswap-udev
+# runs the daemon and says so when it is missing), with scsi_id and the rules the disks need
+# (no 80-drivers.rules: the scenarios load their drivers themselves), and numastor's hot-plug
+# rule where `meson install` puts it.
+udevdir="$VM_CACHE/udev"
+if [[ -f "$udevdir/.ready" ]]; then
+	udevdir=$(readlink -f "$udevdir")
+	add_binary "$udevdir/root/bin/udevadm" /bin/udevadm
+	mkdir -p "$stage/lib/systemd" "$stage/lib/udev/rules.d" "$stage/etc/udev/rules.d"
+	ln -s /bin/udevadm "$stage/lib/systemd/systemd-udevd"
+	add_binary "$udevdir/root/lib/udev/scsi_id" /lib/udev/scsi_id
+	for r in 50-udev-default.rules 60-block.rules 60-persistent-storage.rules; do
+		cp "$udevdir/root/lib/udev/rules.d/$r" "$stage/lib/udev/rules.d/"
+	done
+	cp "$SRC_ROOT/data/90-numastor.rules" "$stage/lib/udev/rules.d/"
 fi
 
 # For modswap-inuse, from this system's Debian packages: mkfs.btrfs (btrfs-progs), dmsetup

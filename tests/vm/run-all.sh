@@ -48,6 +48,8 @@ done
 "$VM_DIR/fetch-kernel.sh" >/dev/null || fatal "preparing the kernel failed"
 # irqbalance only matters to the irqbalance-policy scenario, which fails on its own without it.
 "$VM_DIR/fetch-irqbalance.sh" >/dev/null || vm_log "warning: preparing irqbalance failed"
+# Debian's udev likewise only matters to modswap-udev.
+"$VM_DIR/fetch-udev.sh" >/dev/null || vm_log "warning: preparing udev failed (modswap-udev will fail)"
 work=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm.XXXXXX")
 scenarios=${NUMASTOR_VM_SCENARIOS:-$(all_scenarios | tr '\n' ' ')}
 # numastor's patched modules, for the module-swap scenarios: tests/kmod/check-build.sh builds

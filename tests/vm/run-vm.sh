@@ -15,7 +15,8 @@
 # A scenario may add devices to that machine: scenarios/SCENARIO/qemu-args holds extra qemu
 # arguments, whitespace-separated (no argument contains a space), '#' starting a comment;
 # @DISKS@/NAME.img in them is a fresh 256 MiB sparse image in the temporary directory (room
-# for a btrfs).
+# for a btrfs). The two scsi-hd disks have ids mega-hd and vscsi-hd, so that a scenario can
+# set their properties: "-set device.mega-hd.wwn=0x5000c500aa000001".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -79,11 +80,11 @@ qemu_args=(
 	-drive "$(drive nvme-pxb)" -device nvme,drive=nvme-pxb,serial=NSPXB0001,bus=rp1
 	-device pcie-root-port,id=rp2,bus=pxb1,chassis=2
 	-device megasas-gen2,id=mega0,bus=rp2
-	-drive "$(drive mega)" -device scsi-hd,drive=mega,bus=mega0.0
+	-drive "$(drive mega)" -device scsi-hd,id=mega-hd,drive=mega,bus=mega0.0
 	# Root bus (no node from firmware): NVMe, virtio-scsi, virtio-blk.
 	-drive "$(drive nvme-root)" -device nvme,drive=nvme-root,serial=NSROOT0001,bus=pcie.0
 	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0
-	-drive "$(drive vscsi)" -device scsi-hd,drive=vscsi,bus=vscsi0.0
+	-drive "$(drive vscsi)" -device scsi-hd,id=vscsi-hd,drive=vscsi,bus=vscsi0.0
 	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
 	"${extra_args[@]}"
 	"${extra[@]}"

@@ -186,7 +186,10 @@ vm_truth_disk() { # disk
 	_tf "$_b/queue/nr_requests" disk "$1" nr_requests
 	# Identity as sysfs has it (SCSI: the sdev; NVMe: the controller; the namespace's wwid).
 	_tf "$_b/device/model" disk "$1" model
-	_tf "$_b/device/serial" disk "$1" serial
+	# (virtio-blk has its serial on the disk, /sys/block/vdX/serial, without a newline)
+	_rd "$_b/device/serial"
+	[ -n "$_v" ] || _rd "$_b/serial"
+	_t disk "$1" serial "$_v"
 	_rd "$_b/wwid"
 	[ -n "$_v" ] || _rd "$_b/device/wwid"
 	_t disk "$1" wwid "$_v"

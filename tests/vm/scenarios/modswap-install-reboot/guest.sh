@@ -44,9 +44,10 @@ resolution() { # step
 		f=/lib/modules/$krel/updates/numastor/$m.ko
 		[ -f "$f" ] && vm_fact "installed.$m.$1.sha256" "$(sha256sum < "$f" | cut -d' ' -f1)"
 	done
-	# numastor's state files wherever they are (the journal must outlive the boot)
+	# numastor's state files wherever they are (the journal must outlive the boot; the lock
+	# file in /run/numastor is no state)
 	vm_fact "state_files.$1" "$(find /var/lib/numastor /run/numastor -path /var/lib/numastor/modules -prune \
-		-o -type f -print 2>/dev/null | sort | tr '\n' ' ')"
+		-o -type f ! -path /run/numastor/lock -print 2>/dev/null | sort | tr '\n' ' ')"
 }
 
 # The initramfs at /boot: its sha256 (it ties a boot's initramfs, which the host lists, to

@@ -17,8 +17,19 @@
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
 vm_need_kmod
 MODULES="nvme nvme_core scsi_mod sd_mod megaraid_sas virtio_scsi"
-NVME_DIR="/vm/kmod/prefix-modules/manifest.json /vm/kmod/prefix-modules/nvme.ko"
-SCSI_DIR="/vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko"
+
+# numastor's module directory for the nvme group (the patched nvme.ko) or the SCSI group.
+nvme_dir() { vm_module_dir /vm/kmod/prefix-modules/manifest.json /vm/kmod/prefix-modules/nvme.ko; }
+scsi_dir() { vm_module_dir /vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko; }
+
+# The entries of a directory, space-separated.
+entries() { # dir
+	local _e _all=
+	for _e in "$1"/*; do
+		[ -e "$_e" ] || [ -L "$_e" ] && _all="$_all ${_e##*/}"
+	done
+	echo "${_all# }"
+}
 
 # The head: the disk under nvme-subsystem; its per-path disks and controllers.
 find_head() {
@@ -72,7 +83,7 @@ vm_fact mega "$mega"
 vm_fact vscsi "$vscsi"
 
 # btrfs on the head.
-vm_module_dir $NVME_DIR
+nvme_dir
 mkfs.btrfs -q -f "/dev/$head" > /dev/null
 mkdir -p /mnt/b
 mount -t btrfs "/dev/$head" /mnt/b
@@ -81,7 +92,7 @@ for u in /sys/fs/btrfs/*/devices; do
 	[ -d "$u" ] || continue
 	fsid=${u%/devices}
 	vm_fact btrfs.uuid "${fsid##*/}"
-	vm_fact btrfs.members "$(ls "$u" | tr '\n' ' ')"
+	vm_fact btrfs.members "$(entries "$u")"
 done
 vm_fact btrfs.mountinfo "$(grep ' /mnt/b ' /proc/self/mountinfo)"
 vm_fact btrfs.nvme_refcnt "$(cat /sys/module/nvme/refcnt)"
@@ -90,7 +101,7 @@ vm_fact btrfs.file "$(cat /mnt/b/file)"
 umount /mnt/b
 
 # ext4 on the megasas disk, mounted only in another mount namespace.
-vm_module_dir $SCSI_DIR
+scsi_dir
 mke2fs -q "/dev/$mega"
 mkdir -p /mnt/ns
 rm -f /tmp/ns-ready
@@ -112,7 +123,7 @@ kill "$nspid"
 wait "$nspid" || :
 
 # A process reading the head (no mount, no claim).
-vm_module_dir $NVME_DIR
+nvme_dir
 # shellcheck disable=SC2217 # holding the disk open is the point
 sleep 600 < "/dev/$head" &
 reader=$!
@@ -131,13 +142,13 @@ while [ ! -e "/sys/block/$rootnvme/${rootnvme}p1" ] && [ "$i" -lt 50 ]; do
 	i=$((i + 1))
 done
 DM_DISABLE_UDEV=1 dmsetup create --noudevsync inuse-lin --table "0 16384 linear /dev/${rootnvme}p1 0"
-vm_fact dmlinear.holders "$(ls "/sys/block/$rootnvme/${rootnvme}p1/holders" | tr '\n' ' ')"
+vm_fact dmlinear.holders "$(entries "/sys/block/$rootnvme/${rootnvme}p1/holders")"
 vm_fact dmlinear.name "$(cat /sys/block/dm-0/dm/name)"
 attempt dmlinear
 DM_DISABLE_UDEV=1 dmsetup remove --noudevsync inuse-lin
 
 # Swap on a partition of the virtio-scsi disk.
-vm_module_dir $SCSI_DIR
+scsi_dir
 printf 'n\np\n1\n\n+16M\nw\n' | fdisk "/dev/$vscsi" > /dev/null 2>&1 || :
 i=0
 while [ ! -e "/sys/block/$vscsi/${vscsi}1" ] && [ "$i" -lt 50 ]; do
@@ -154,13 +165,13 @@ swapoff "/dev/${vscsi}1"
 modprobe zram
 echo "/dev/$mega" > /sys/block/zram0/backing_dev
 vm_fact zram.backing_dev "$(cat /sys/block/zram0/backing_dev)"
-vm_fact zram.holders "$(ls "/sys/block/$mega/holders" | tr '\n' ' ')"
+vm_fact zram.holders "$(entries "/sys/block/$mega/holders")"
 attempt zram
 echo 1 > /sys/block/zram0/reset
 vm_fact zram.after "$(cat /sys/block/zram0/backing_dev)"
 
 # The recheck: the plan with nothing in use, then the head opened before the swap starts.
-vm_module_dir $NVME_DIR
+nvme_dir
 vm_swap_state recheck-before "$MODULES" ""
 NUMASTOR_TEST_PAUSE_BEFORE_SWAP=10 /usr/bin/numastor fix --modules \
 	> "$VM_OUT/recheck.out" 2> "$VM_OUT/recheck.err" &

@@ -1,0 +1,98 @@
+# fix, then the nvme driver reloaded so that IRQ numbers and names change, then --revert.
+# irqaffinity=0 and the pre-fix nvme (like fix-irqaffinity0): the admin vectors and the megasas
+# vector start on CPU 0, so fix moves them. The reload: nvme removed, the controller that was
+# nvme0 held back (driver_override "none") while the driver loads again, so the other one binds
+# first, becomes nvme0 and takes the IRQ numbers just freed; then the first binds as nvme1.
+# The new admin vectors are then put on CPU 3 (as an operator or irqbalance would place new
+# vectors), so a stale journal entry written onto them shows in the kernel's files.
+# shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
+
+# every MSI vector of every PCI function: bdf, driver, controller (nvme), irq, action, affinity
+rid_pci_state() { # stage
+	local _d _bdf _drv _ctl _i _n _a
+	for _d in /sys/bus/pci/devices/*; do
+		[ -d "$_d/msi_irqs" ] || continue
+		_bdf=${_d##*/}
+		_drv=-
+		if [ -e "$_d/driver" ]; then
+			_link_base "$_d/driver"
+			_drv=$_v
+		fi
+		_ctl=-
+		for _i in "$_d"/nvme/nvme*; do [ -e "$_i" ] && _ctl=${_i##*/}; done
+		for _i in "$_d"/msi_irqs/*; do
+			[ -e "$_i" ] || continue
+			_n=${_i##*/}
+			_rd "/sys/kernel/irq/$_n/actions"
+			_a=$_v
+			_rd "/proc/irq/$_n/smp_affinity_list"
+			_t "$_bdf" "$_drv" "$_ctl" "$_n" "$_a" "$_v"
+		done
+	done > "$VM_OUT/pci-$1.txt"
+}
+# every disk: name, identity, PCI function, rq_affinity
+rid_disks() { # stage
+	local _d _id _p
+	for _d in $(vm_disks); do
+		vm_disk_id "$_d"
+		_id=$_v
+		vm_disk_pci "$_d"
+		_p=$_v
+		_rd "/sys/block/$_d/queue/rq_affinity"
+		_t "$_d" "$_id" "$_p" "$_v"
+	done > "$VM_OUT/disks-$1.txt"
+}
+rid_nvme_pcis() {
+	local _d
+	for _d in /sys/bus/pci/devices/*; do
+		_rd "$_d/class"
+		[ "$_v" = 0x010802 ] && echo "${_d##*/}"
+	done
+	return 0
+}
+
+vm_load_storage /vm/prefix-nvme/nvme.ko
+vm_wait_disks 60
+rid_pci_state boot
+rid_disks boot
+vm_irqs > "$VM_OUT/irqs-before.txt"
+vm_numastor fix fix --json --rq-affinity=2
+vm_irqs > "$VM_OUT/irqs-fix.txt"
+rid_disks fix
+vm_save_journal journal-fix.json
+
+# the reload, in the other order: the controller that was nvme0 is held back
+held=
+for bdf in $(rid_nvme_pcis); do
+	if [ -e "/sys/bus/pci/devices/$bdf/nvme/nvme0" ]; then held=$bdf; fi
+done
+vm_fact reload_held "${held:-none}"
+rmmod nvme
+echo none > "/sys/bus/pci/devices/$held/driver_override"
+insmod /vm/prefix-nvme/nvme.ko
+for _i in $(seq 1 300); do
+	if [ -e /sys/block/nvme0n1/mq/0/cpu_list ]; then break; fi
+	sleep 0.1
+done
+echo > "/sys/bus/pci/devices/$held/driver_override"
+echo "$held" > /sys/bus/pci/drivers/nvme/bind
+vm_wait_disks 60
+rid_pci_state reloaded
+while IFS="$(printf '\t')" read -r bdf drv _ n act _; do
+	case $drv:$act in nvme:nvme*q0) echo 3 > "/proc/irq/$n/smp_affinity_list" ;; esac
+done < "$VM_OUT/pci-reloaded.txt"
+# and the new disks' rq_affinity set by hand
+for d in $(vm_disks); do
+	case $d in nvme*) echo 0 > "/sys/block/$d/queue/rq_affinity" ;; esac
+done
+rid_pci_state prerevert
+rid_disks prerevert
+vm_irqs > "$VM_OUT/irqs-prerevert.txt"
+vm_numastor revert fix --revert --json
+vm_irqs > "$VM_OUT/irqs-reverted.txt"
+rid_pci_state reverted
+rid_disks reverted
+vm_save_journal journal-reverted.json
+vm_numastor revert2 fix --revert
+vm_fire_disks
+vm_check_round
