@@ -974,7 +974,8 @@ int cmd_fix(int argc, char **argv)
 	if (o.revert) {
 		struct json_object *doc = NULL;
 		code = do_revert(root, &o, &aopts, &doc);
-		if (code != NS_EXIT_UNKNOWN) {
+		/* the swap journal is its own: undone even when the IRQ journal could not be read */
+		{
 			int mc = revert_modules(root, &o, doc);
 			if (mc > code)
 				code = mc;
