@@ -54,6 +54,11 @@ fi
 echo "== release build (-Dtest_hooks=false): no test-only switch"
 if tests/check-release.sh build-release; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
+# Every check has a mutant that a test kills (tests/mutation/): here those a unit, fixture or
+# release test kills; the VM-killed ones take minutes each (tests/mutation/run.sh NAME).
+echo "== mutants (tests/mutation/run.sh --fast)"
+if tests/mutation/run.sh --fast; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 if [ "${NUMASTOR_SKIP_VM:-0}" = 1 ]; then
 	echo "== VM test bed: SKIPPED because NUMASTOR_SKIP_VM=1"
 elif [ -x tests/vm/run-all.sh ]; then
