@@ -262,7 +262,8 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 			json_object_object_add(doc, "left_alone", json_object_new_int(0));
 			*docp = doc;
 		} else if (!o->quiet) {
-			printf("numastor fix --revert: nothing to revert (no %s)\n", "/" NS_JOURNAL_PATH);
+			printf("numastor fix --revert: IRQs and queue settings: nothing to revert (no %s)\n",
+			       "/" NS_JOURNAL_PATH);
 		}
 		return NS_EXIT_OK;
 	}

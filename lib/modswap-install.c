@@ -45,8 +45,18 @@ static int run_program(const char *const *paths, const char *what, char *const *
 		msg = ns_exec_describe(path, &res);
 		r = -EIO;
 	} else {
-		msg = ns_fmt("ran %s%s%s%s%s", path, args[0] ? " " : "", args[0] ? args[0] : "",
-			     args[0] && args[1] ? " " : "", args[0] && args[1] ? args[1] : "");
+		/* the whole command line, as run */
+		size_t len = 0;
+		for (size_t i = 0; argv[i]; i++)
+			len += strlen(argv[i]) + 1;
+		msg = malloc(len + 5);
+		if (msg) {
+			strcpy(msg, "ran");
+			for (size_t i = 0; argv[i]; i++) {
+				strcat(msg, " ");
+				strcat(msg, argv[i]);
+			}
+		}
 	}
 	if (progress && msg)
 		progress(data, msg, r == 0);
