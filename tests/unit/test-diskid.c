@@ -10,41 +10,10 @@
 
 #include "diskid.h"
 #include "root.h"
+#include "fakeroot.h"
 #include "tap.h"
 
 static const char *base;
-
-static void mkdirs(const char *rel)
-{
-	char p[4096], *s;
-	snprintf(p, sizeof(p), "%s/%s", base, rel);
-	for (s = p + strlen(base) + 1; (s = strchr(s, '/')); s++) {
-		*s = '\0';
-		mkdir(p, 0755);
-		*s = '/';
-	}
-	mkdir(p, 0755);
-}
-
-/* put("sys/block/sda/device/wwid", ...) makes the directories on the way */
-static void put(const char *rel, const char *text)
-{
-	char p[4096], d[4096], *slash;
-	int fd;
-	snprintf(d, sizeof(d), "%s", rel);
-	slash = strrchr(d, '/');
-	if (slash) {
-		*slash = '\0';
-		mkdirs(d);
-	}
-	snprintf(p, sizeof(p), "%s/%s", base, rel);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd >= 0) {
-		if (write(fd, text, strlen(text)) < 0)
-			perror("write");
-		close(fd);
-	}
-}
 
 static char *id_of(struct ns_root *root, const char *disk, int *rc)
 {
@@ -89,6 +58,7 @@ int main(void)
 	base = mkdtemp(tmpl);
 	if (!base)
 		return 1;
+	snprintf(fr_base, sizeof(fr_base), "%s", base);
 
 	/* normalisation: udev's forms and sysfs's forms meet */
 	CHECK_NORM("0x5000c500AA", "naa.5000c500aa");
@@ -124,41 +94,41 @@ int main(void)
 	}
 
 	/* SCSI: device/wwid */
-	put("sys/block/sda/device/wwid", "naa.5000C500AA\n");
-	put("sys/block/sda/device/serial", "Z1234\n");
+	fr_put("sys/block/sda/device/wwid", "%s", "naa.5000C500AA\n");
+	fr_put("sys/block/sda/device/serial", "%s", "Z1234\n");
 	/* its twin: the next WWN */
-	put("sys/block/sdb/device/wwid", "naa.5000c500ab\n");
+	fr_put("sys/block/sdb/device/wwid", "%s", "naa.5000c500ab\n");
 	/* an ATA disk behind libata: t10 */
-	put("sys/block/sdc/device/wwid", "t10.ATA     QEMU HARDDISK                           QM00001 \n");
-	put("sys/block/sdd/device/wwid", "t10.ATA     QEMU HARDDISK                           QM00002 \n");
+	fr_put("sys/block/sdc/device/wwid", "%s", "t10.ATA     QEMU HARDDISK                           QM00001 \n");
+	fr_put("sys/block/sdd/device/wwid", "%s", "t10.ATA     QEMU HARDDISK                           QM00002 \n");
 	/* wwid empty: the serial */
-	put("sys/block/sde/device/wwid", "\n");
-	put("sys/block/sde/device/serial", "  SER-E  \n");
+	fr_put("sys/block/sde/device/wwid", "%s", "\n");
+	fr_put("sys/block/sde/device/serial", "%s", "  SER-E  \n");
 	/* no wwid at all, a virtio disk's own serial file */
-	put("sys/block/vda/serial", "virtio-disk-1\n");
-	put("sys/block/vdb/serial", "virtio-disk-2\n");
+	fr_put("sys/block/vda/serial", "%s", "virtio-disk-1\n");
+	fr_put("sys/block/vdb/serial", "%s", "virtio-disk-2\n");
 	/* device/serial preferred over serial */
-	put("sys/block/vdc/device/serial", "from-device\n");
-	put("sys/block/vdc/serial", "from-disk\n");
+	fr_put("sys/block/vdc/device/serial", "%s", "from-device\n");
+	fr_put("sys/block/vdc/serial", "%s", "from-disk\n");
 	/* nothing known */
-	put("sys/block/loop0/size", "0\n");
+	fr_put("sys/block/loop0/size", "%s", "0\n");
 	/* NVMe: eui, nguid, uuid, and the kernel's nvme. fallback */
-	put("sys/block/nvme0n1/wwid", "eui.0025388B91D0A8D4\n");
-	put("sys/block/nvme0n1/nsid", "1\n");
-	put("sys/block/nvme0n1/device/serial", "S4EWNX0R\n");
-	put("sys/block/nvme1n1/wwid", "uuid.3E5F9B2C-1D4A-4E6B-9F00-ABCDEF012345\n");
-	put("sys/block/nvme2n1/wwid", "nguid.0025388b91d0a8d40000000000000001\n");
+	fr_put("sys/block/nvme0n1/wwid", "%s", "eui.0025388B91D0A8D4\n");
+	fr_put("sys/block/nvme0n1/nsid", "%s", "1\n");
+	fr_put("sys/block/nvme0n1/device/serial", "%s", "S4EWNX0R\n");
+	fr_put("sys/block/nvme1n1/wwid", "%s", "uuid.3E5F9B2C-1D4A-4E6B-9F00-ABCDEF012345\n");
+	fr_put("sys/block/nvme2n1/wwid", "%s", "nguid.0025388b91d0a8d40000000000000001\n");
 	/* NVMe without a wwid: controller serial plus nsid; two namespaces of one controller */
-	put("sys/block/nvme3n1/nsid", "1\n");
-	put("sys/block/nvme3n1/device/serial", "deadbeef            \n");
-	put("sys/block/nvme3n2/nsid", "2\n");
-	put("sys/block/nvme3n2/device/serial", "deadbeef\n");
+	fr_put("sys/block/nvme3n1/nsid", "%s", "1\n");
+	fr_put("sys/block/nvme3n1/device/serial", "%s", "deadbeef            \n");
+	fr_put("sys/block/nvme3n2/nsid", "%s", "2\n");
+	fr_put("sys/block/nvme3n2/device/serial", "%s", "deadbeef\n");
 	/* the same namespace under another name after a reload */
-	put("sys/block/nvme7n1/nsid", "1\n");
-	put("sys/block/nvme7n1/device/serial", "deadbeef\n");
+	fr_put("sys/block/nvme7n1/nsid", "%s", "1\n");
+	fr_put("sys/block/nvme7n1/device/serial", "%s", "deadbeef\n");
 	/* a garbled nsid is left out rather than guessed */
-	put("sys/block/nvme4n1/nsid", "x\n");
-	put("sys/block/nvme4n1/device/serial", "cafe\n");
+	fr_put("sys/block/nvme4n1/nsid", "%s", "x\n");
+	fr_put("sys/block/nvme4n1/device/serial", "%s", "cafe\n");
 
 	CHECK(ns_root_open(base, &root) == 0);
 	CHECK_ID(root, "sda", "wwid:naa.5000c500aa");

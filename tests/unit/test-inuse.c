@@ -12,61 +12,10 @@
 
 #include "inuse.h"
 #include "root.h"
+#include "fakeroot.h"
 #include "tap.h"
 
 static char base[64];
-
-static void mkdirs(const char *rel)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/%s", base, rel);
-	for (char *s = p + strlen(base) + 1; *s; s++)
-		if (*s == '/') {
-			*s = '\0';
-			mkdir(p, 0755);
-			*s = '/';
-		}
-	mkdir(p, 0755);
-}
-
-static void parent_of(const char *rel)
-{
-	char d[4096];
-	snprintf(d, sizeof(d), "%s", rel);
-	char *slash = strrchr(d, '/');
-	if (slash) {
-		*slash = '\0';
-		mkdirs(d);
-	}
-}
-
-static __attribute__((format(printf, 2, 3))) void put(const char *rel, const char *fmt, ...)
-{
-	char p[4096], text[8192];
-	va_list ap;
-	int fd;
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	parent_of(rel);
-	snprintf(p, sizeof(p), "%s/%s", base, rel);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd >= 0) {
-		if (write(fd, text, strlen(text)) < 0)
-			perror("write");
-		close(fd);
-	}
-}
-
-static void lnk(const char *rel, const char *target)
-{
-	char p[4096];
-	parent_of(rel);
-	snprintf(p, sizeof(p), "%s/%s", base, rel);
-	unlink(p);
-	if (symlink(target, p) < 0)
-		perror("symlink");
-}
 
 static void rm(const char *rel)
 {
@@ -81,22 +30,22 @@ static void disk(const char *name, const char *dir, int maj, int min, int nparts
 {
 	char p[512], t[512];
 	snprintf(p, sizeof(p), "sys/devices/pci0000:00/%s/%s", dir, name);
-	mkdirs(p);
+	fr_mkdirs(p);
 	snprintf(t, sizeof(t), "%s/dev", p);
-	put(t, "%d:%d\n", maj, min);
+	fr_put(t, "%d:%d\n", maj, min);
 	snprintf(t, sizeof(t), "%s/holders", p);
-	mkdirs(t);
+	fr_mkdirs(t);
 	for (int i = 1; i <= nparts; i++) {
 		snprintf(t, sizeof(t), "%s/%s%s%d/partition", p, name, strncmp(name, "nvme", 4) ? "" : "p", i);
-		put(t, "%d\n", i);
+		fr_put(t, "%d\n", i);
 		snprintf(t, sizeof(t), "%s/%s%s%d/dev", p, name, strncmp(name, "nvme", 4) ? "" : "p", i);
-		put(t, "%d:%d\n", maj, min + i);
+		fr_put(t, "%d:%d\n", maj, min + i);
 		snprintf(t, sizeof(t), "%s/%s%s%d/holders", p, name, strncmp(name, "nvme", 4) ? "" : "p", i);
-		mkdirs(t);
+		fr_mkdirs(t);
 	}
 	snprintf(t, sizeof(t), "sys/block/%s", name);
 	snprintf(p, sizeof(p), "../devices/pci0000:00/%s/%s", dir, name);
-	lnk(t, p);
+	fr_lnk(t, p);
 }
 
 /* A process PID (comm COMM) in mount namespace NS with that mountinfo. */
@@ -104,15 +53,15 @@ static void proc(int pid, const char *comm, const char *ns, const char *mountinf
 {
 	char p[256];
 	snprintf(p, sizeof(p), "proc/%d/comm", pid);
-	put(p, "%s\n", comm);
+	fr_put(p, "%s\n", comm);
 	snprintf(p, sizeof(p), "proc/%d/ns/mnt", pid);
-	lnk(p, ns);
+	fr_lnk(p, ns);
 	snprintf(p, sizeof(p), "proc/%d/mountinfo", pid);
-	put(p, "%s", mountinfo);
+	fr_put(p, "%s", mountinfo);
 	snprintf(p, sizeof(p), "proc/%d/fd", pid);
-	mkdirs(p);
+	fr_mkdirs(p);
 	snprintf(p, sizeof(p), "proc/%d/maps", pid);
-	put(p, "55d0c0a00000-55d0c0a21000 r--p 00000000 08:01 131 /usr/bin/sleep\n");
+	fr_put(p, "55d0c0a00000-55d0c0a21000 r--p 00000000 08:01 131 /usr/bin/sleep\n");
 }
 
 static const char *ROOT_MI = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
@@ -121,8 +70,8 @@ static const char *ROOT_MI = "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1
 /* pid 1 and pid 50, both in our namespace: the same mountinfo */
 static void ours(const char *mountinfo)
 {
-	put("proc/1/mountinfo", "%s", mountinfo);
-	put("proc/50/mountinfo", "%s", mountinfo);
+	fr_put("proc/1/mountinfo", "%s", mountinfo);
+	fr_put("proc/50/mountinfo", "%s", mountinfo);
 }
 
 /* The holders found for disk name, as "device kind detail" lines, or "error N". */
@@ -163,6 +112,7 @@ int main(void)
 	if (!mkdtemp(tmpl))
 		return 1;
 	snprintf(base, sizeof(base), "%s", tmpl);
+	snprintf(fr_base, sizeof(fr_base), "%s", tmpl);
 	/* the machine: sda (root on sda1), sdb (2 partitions), sdc, nvme0n1 (1 partition), an
 	 * NVMe multipath namespace nvme1n1 with its two paths */
 	disk("sda", "0000:00:02.0/host0/target0:0:0/0:0:0:0/block", 8, 0, 1);
@@ -171,12 +121,12 @@ int main(void)
 	disk("nvme0n1", "0000:00:04.0/nvme/nvme0", 259, 0, 1);
 	disk("nvme1c1n1", "0000:00:05.0/nvme/nvme1", 259, 10, 0);
 	disk("nvme1c2n1", "0000:00:06.0/nvme/nvme2", 259, 11, 0);
-	mkdirs("sys/devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1/holders");
-	put("sys/devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1/dev", "259:12\n");
-	lnk("sys/block/nvme1n1", "../devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1");
+	fr_mkdirs("sys/devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1/holders");
+	fr_put("sys/devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1/dev", "259:12\n");
+	fr_lnk("sys/block/nvme1n1", "../devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1");
 	proc(1, "init", "mnt:[4026531841]", ROOT_MI);
 	proc(50, "sh", "mnt:[4026531841]", ROOT_MI);
-	put("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
+	fr_put("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n");
 	CHECK(ns_root_open(base, &root) == 0);
 
 	/* nothing uses sdc; sda1 holds the root file system (pid 1's /) */
@@ -210,15 +160,16 @@ int main(void)
 	rm("proc/60/ns/mnt");
 	proc(61, "db", "mnt:[4026532201]", "31 22 8:32 / /srv rw - ext4 /dev/sdc rw\n");
 	EXPECT("sdc", "sdc mount mounted at /srv in mount namespace mnt:[4026532201] (pid 61 db)\n");
-	put("proc/61/mountinfo", "%s", "");
+	fr_put("proc/61/mountinfo", "%s", "");
 	/* twin: an unreadable ns link whose table is ours (pid 1's) is our namespace, not another */
-	put("proc/60/mountinfo", "%s", ROOT_MI);
+	fr_put("proc/60/mountinfo", "%s", ROOT_MI);
 	EXPECT("sda", "sda1 root-fs holds the root file system (/, pid 1's)\n");
-	lnk("proc/60/ns/mnt", "mnt:[4026531841]");
+	fr_lnk("proc/60/ns/mnt", "mnt:[4026531841]");
 
 	/* btrfs: an anonymous device in mountinfo, the members in sys/fs/btrfs/UUID/devices/ */
-	mkdirs("sys/fs/btrfs/features");
-	lnk("sys/fs/btrfs/5d1e-aa/devices/nvme1n1", "../../../../devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1");
+	fr_mkdirs("sys/fs/btrfs/features");
+	fr_lnk("sys/fs/btrfs/5d1e-aa/devices/nvme1n1",
+	       "../../../../devices/virtual/nvme-subsystem/nvme-subsys1/nvme1n1");
 	ours("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n40 22 0:45 / /mnt/b rw - btrfs /dev/nvme1n1 rw\n");
 	/* asked for a path device, the head is what is mounted */
 	EXPECT("nvme1c1n1", "nvme1n1 btrfs nvme1n1: member of btrfs 5d1e-aa mounted at /mnt/b\n");
@@ -233,44 +184,44 @@ int main(void)
 	/* zfs mounted while the module is there: unknown; without the module, not ours */
 	ours("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n41 22 0:46 / /tank rw - zfs tank rw\n");
 	EXPECT("sdc", "");
-	mkdirs("sys/module/zfs");
+	fr_mkdirs("sys/module/zfs");
 	EXPECT("sdc", "sdc unknown-fs a zfs file system is mounted at /tank and which disks it uses cannot be told "
 		      "from sysfs: refused while one is mounted\n");
 	ours(ROOT_MI);
 
 	/* open descriptors: by name; twin: another device, a socket */
-	lnk("proc/50/fd/0", "/dev/null");
-	lnk("proc/50/fd/3", "socket:[123]");
-	lnk("proc/50/fd/4", "/dev/sdb");
+	fr_lnk("proc/50/fd/0", "/dev/null");
+	fr_lnk("proc/50/fd/3", "socket:[123]");
+	fr_lnk("proc/50/fd/4", "/dev/sdb");
 	EXPECT("sdb", "sdb open-fd open by sh (pid 50)\n");
 	EXPECT("sdc", "");
 	rm("proc/50/fd/4");
-	lnk("proc/50/fd/5", "/dev/nvme1n1 (deleted)");
+	fr_lnk("proc/50/fd/5", "/dev/nvme1n1 (deleted)");
 	EXPECT("nvme1c2n1", "nvme1n1 open-fd open by sh (pid 50)\n");
 	rm("proc/50/fd/5");
 
 	/* mappings */
-	put("proc/50/maps", "7f0000000000-7f0000100000 r--s 00000000 00:05 301 /dev/sdb1\n"
-			    "7f0000200000-7f0000300000 r--p 00000000 08:01 131 /usr/lib/libc.so.6\n");
+	fr_put("proc/50/maps", "7f0000000000-7f0000100000 r--s 00000000 00:05 301 /dev/sdb1\n"
+			       "7f0000200000-7f0000300000 r--p 00000000 08:01 131 /usr/lib/libc.so.6\n");
 	EXPECT("sdb", "sdb1 mapping mapped by sh (pid 50)\n");
 	EXPECT("sdc", "");
-	put("proc/50/maps", "%s", "");
+	fr_put("proc/50/maps", "%s", "");
 
 	/* holders: dm on a partition, by its dm name; md; twin: another disk's */
-	lnk("sys/devices/pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1/nvme0n1p1/holders/dm-0",
-	    "../../../../../../virtual/block/dm-0");
-	put("sys/devices/virtual/block/dm-0/dm/name", "vg-data\n");
-	lnk("sys/block/dm-0", "../devices/virtual/block/dm-0");
+	fr_lnk("sys/devices/pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1/nvme0n1p1/holders/dm-0",
+	       "../../../../../../virtual/block/dm-0");
+	fr_put("sys/devices/virtual/block/dm-0/dm/name", "vg-data\n");
+	fr_lnk("sys/block/dm-0", "../devices/virtual/block/dm-0");
 	EXPECT("nvme0n1", "nvme0n1p1 holder held by dm-0 (device-mapper vg-data)\n");
 	EXPECT("nvme1n1", "");
-	lnk("sys/devices/pci0000:00/0000:00:03.0/host1/target1:0:1/1:0:1:0/block/sdc/holders/md127", "x");
+	fr_lnk("sys/devices/pci0000:00/0000:00:03.0/host1/target1:0:1/1:0:1:0/block/sdc/holders/md127", "x");
 	EXPECT("sdc", "sdc holder held by md127 (md array)\n");
 	rm("sys/devices/pci0000:00/0000:00:03.0/host1/target1:0:1/1:0:1:0/block/sdc/holders/md127");
 
 	/* root through dm: pid 1's / on dm-0, whose slave is nvme0n1p1 */
-	lnk("sys/devices/virtual/block/dm-0/slaves/nvme0n1p1",
-	    "../../../../pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1/nvme0n1p1");
-	lnk("sys/dev/block/253:0", "../../devices/virtual/block/dm-0");
+	fr_lnk("sys/devices/virtual/block/dm-0/slaves/nvme0n1p1",
+	       "../../../../pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1/nvme0n1p1");
+	fr_lnk("sys/dev/block/253:0", "../../devices/virtual/block/dm-0");
 	proc(1, "init", "mnt:[4026531841]", "22 1 253:0 / / rw - ext4 /dev/mapper/vg-data rw\n");
 	EXPECT("nvme0n1", "nvme0n1p1 root-fs holds the root file system (/, pid 1's) through dm-0 (vg-data)\n"
 			  "nvme0n1p1 holder held by dm-0 (device-mapper vg-data)\n");
@@ -282,14 +233,14 @@ int main(void)
 	EXPECT("sda", "");
 	EXPECT("sdc", "sdc root-fs holds the root file system (/, pid 1's)\n");
 	/* root on btrfs (anonymous device): through its members */
-	lnk("sys/fs/btrfs/77aa/devices/sdb1", "x");
+	fr_lnk("sys/fs/btrfs/77aa/devices/sdb1", "x");
 	proc(1, "init", "mnt:[4026531841]", "22 1 0:30 / / rw - btrfs /dev/sdb1 rw\n");
 	EXPECT("sdb", "sdb1 root-fs holds the root file system (/, pid 1's) through btrfs 77aa\n");
 	rm("sys/fs/btrfs/77aa/devices/sdb1");
 	proc(1, "init", "mnt:[4026531841]", ROOT_MI);
 
 	/* swap: by name under a sysroot; twin: another disk's partition */
-	put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/sdb1  partition\t1048572\t0\t-2\n");
+	fr_put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n/dev/sdb1  partition\t1048572\t0\t-2\n");
 	EXPECT("sdb", "sdb1 swap used as swap (/dev/sdb1)\n");
 	EXPECT("sdc", "");
 	CHECK(ns_inuse_check_name(root, "sdb", &rep) == 0);
@@ -297,10 +248,10 @@ int main(void)
 	CHECK_STR(s, "used as swap (/dev/sdb1)"); /* the detail names the device itself */
 	free(s);
 	ns_inuse_report_free(&rep);
-	put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+	fr_put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
 
 	/* several at once, in one line for a refusal */
-	lnk("proc/50/fd/4", "/dev/sdc");
+	fr_lnk("proc/50/fd/4", "/dev/sdc");
 	proc(60, "unshare", "mnt:[4026532200]", "31 22 8:32 / /srv rw - ext4 /dev/sdc rw\n");
 	CHECK(ns_inuse_check_name(root, "sdc", &rep) == 0);
 	s = ns_inuse_report_text(&rep, "sdc");

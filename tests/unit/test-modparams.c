@@ -16,32 +16,8 @@
 #include <unistd.h>
 
 #include "modparams.h"
+#include "fakeroot.h"
 #include "tap.h"
-
-static void put(const char *base, const char *rel, const char *text)
-{
-	char p[4096];
-	int fd;
-	snprintf(p, sizeof(p), "%s/%s", base, rel);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd >= 0) {
-		if (write(fd, text, strlen(text)) < 0)
-			perror("write");
-		close(fd);
-	}
-}
-
-static void mkdirs(const char *base, const char *rel)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/%s", base, rel);
-	for (char *s = p + strlen(base) + 1; (s = strchr(s, '/')); s++) {
-		*s = '\0';
-		mkdir(p, 0755);
-		*s = '/';
-	}
-	mkdir(p, 0755);
-}
 
 static void copy(const char *from, const char *base, const char *rel)
 {
@@ -153,15 +129,15 @@ static void test_sysroot(const char *base, const char *ko)
 	struct ns_modparams mp;
 	char *opts = NULL, *refusal = NULL, *s;
 
-	mkdirs(base, "sys/module/nvme/parameters/broken");
-	put(base, "sys/module/nvme/parameters/io_queue_depth", "256\n");
-	put(base, "sys/module/nvme/parameters/sgl_threshold", "65536\n");
-	put(base, "sys/module/nvme/parameters/use_cmb_sqes", "Y\n");
-	put(base, "sys/module/nvme/parameters/hostnqn", "(null)\n");
-	put(base, "sys/module/nvme/parameters/queues", "1,2,3\n");
-	put(base, "sys/module/nvme/parameters/empty", "\n");
-	put(base, "sys/module/nvme/parameters/poll_queues", "1\n"); /* the new module lacks it */
-	mkdirs(base, "var/lib/numastor/modules/6.1.0-test");
+	fr_mkdirs("sys/module/nvme/parameters/broken");
+	fr_put("sys/module/nvme/parameters/io_queue_depth", "%s", "256\n");
+	fr_put("sys/module/nvme/parameters/sgl_threshold", "%s", "65536\n");
+	fr_put("sys/module/nvme/parameters/use_cmb_sqes", "%s", "Y\n");
+	fr_put("sys/module/nvme/parameters/hostnqn", "%s", "(null)\n");
+	fr_put("sys/module/nvme/parameters/queues", "%s", "1,2,3\n");
+	fr_put("sys/module/nvme/parameters/empty", "%s", "\n");
+	fr_put("sys/module/nvme/parameters/poll_queues", "%s", "1\n"); /* the new module lacks it */
+	fr_mkdirs("var/lib/numastor/modules/6.1.0-test");
 	copy(ko, base, "var/lib/numastor/modules/6.1.0-test/nvme.ko");
 	CHECK(ns_root_open(base, &root) == 0);
 	CHECK(ctx != NULL);
@@ -180,8 +156,8 @@ static void test_sysroot(const char *base, const char *ko)
 	ns_modparams_free(&mp);
 
 	/* the stock module by name under a sysroot: .numastor/modinfo/NAME */
-	mkdirs(base, ".numastor/modinfo");
-	put(base, ".numastor/modinfo/nvme", "vermagic=6.1.0 SMP\nparmtype=io_queue_depth:uint\nparm=queues:q\n");
+	fr_mkdirs(".numastor/modinfo");
+	fr_put(".numastor/modinfo/nvme", "%s", "vermagic=6.1.0 SMP\nparmtype=io_queue_depth:uint\nparm=queues:q\n");
 	CHECK(ns_modparams_collect(root, NULL, "nvme", &opts, &refusal) == 0);
 	CHECK_STR(opts, "io_queue_depth=256 queues=1,2,3");
 	CHECK(refusal == NULL);
@@ -206,12 +182,12 @@ static void test_config(const char *base, const char *ko)
 	char *opts = NULL, *refusal = NULL;
 
 	snprintf(conf, sizeof(conf), "%s/modprobe.d", base);
-	mkdirs(base, "modprobe.d");
-	put(base, "modprobe.d/numastor-test.conf",
-	    "options numastor_test_a io_queue_depth=64 hostnqn=\"nqn a\" poll_queues=2\n"
-	    "options numastor_test_b use_cmb_sqes=Y\n"
-	    "install numastor_test_b /sbin/modprobe --ignore-install numastor_test_b; /bin/false\n"
-	    "remove numastor_test_c /bin/false\n");
+	fr_mkdirs("modprobe.d");
+	fr_put("modprobe.d/numastor-test.conf", "%s",
+	       "options numastor_test_a io_queue_depth=64 hostnqn=\"nqn a\" poll_queues=2\n"
+	       "options numastor_test_b use_cmb_sqes=Y\n"
+	       "install numastor_test_b /sbin/modprobe --ignore-install numastor_test_b; /bin/false\n"
+	       "remove numastor_test_c /bin/false\n");
 	ctx = kmod_new(NULL, paths);
 	CHECK(ctx != NULL);
 	CHECK(ns_root_open("/", &root) == 0);
@@ -244,6 +220,7 @@ int main(int argc, char **argv)
 
 	if (!base || !ko)
 		return 1;
+	snprintf(fr_base, sizeof(fr_base), "%s", base);
 	test_merge();
 	test_forms();
 	test_filter();
