@@ -490,18 +490,23 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 				      ns_fmt("nothing to swap back: every module is the stock one, or out as before"));
 		goto out;
 	}
-	/* out: every journaled module that runs now, with whatever is stacked on it now */
-	for (size_t i = j->nmodules; i-- > 0 && r == 0;)
-		if (ns_swap_module_state(sys->root, j->modules[i].name))
-			r = removal_order(sys->root, j->modules[i].name, &order, &n, 0);
+	/* out: every journaled module that runs now and is not the stock one, with whatever is
+	 * stacked on it now; what already runs stock stays (its disks are not detached again) */
+	for (size_t i = j->nmodules; i-- > 0 && r == 0;) {
+		const struct ns_swap_jmodule *m = &j->modules[i];
+		if (ns_swap_module_state(sys->root, m->name) &&
+		    !ns_swap_runs_stock(sys->root, ctx, m->name, m->stock_path))
+			r = removal_order(sys->root, m->name, &order, &n, 0);
+	}
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = check_not_in_use(sys->root, p, order[i]);
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = add_step(p, order[i], NULL, NULL, true);
-	/* in: every module that ran before, from its in-tree file, with the options it ran with */
+	/* in: every module that ran before and is out now (or goes out above), from its in-tree
+	 * file, with the options it ran with */
 	for (size_t i = 0; i < j->nmodules && r == 0; i++) {
 		const struct ns_swap_jmodule *m = &j->modules[i];
-		if (m->loaded)
+		if (m->loaded && (ns_strv_has(order, n, m->name) || !ns_swap_module_state(sys->root, m->name)))
 			r = add_step(p, m->name, m->stock_path, m->options, false);
 	}
 	/* and what was stacked on them since (sg loaded meanwhile): out now, so back in after */
