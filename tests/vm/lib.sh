@@ -38,3 +38,47 @@ vm_stage_kmod() { # release dest
 			vm_die "making the broken module copies failed"
 	fi
 }
+
+# Debian's PACKAGE (the candidate version apt knows) and the EXTRA packages it needs beyond the
+# host's libraries, dpkg -x'd once into $VM_CACHE/PACKAGE-<version>/root/, with $VM_CACHE/PACKAGE
+# pointing at it; each CHECK path (relative to root/) must be an executable there. Prints the
+# directory. A rerun finds .ready and does nothing; NUMASTOR_VM_REFRESH=1 looks for a newer
+# version. What the binaries link beyond EXTRA comes from the host (build-initramfs.sh copies
+# what ldd resolves).
+vm_fetch_package() { # package "check paths" [extra packages...]
+	local pkg=$1 checks=$2 ver dir deb c
+	shift 2
+	if [[ -f "$VM_CACHE/$pkg/.ready" && "${NUMASTOR_VM_REFRESH:-0}" != 1 ]]; then
+		readlink -f "$VM_CACHE/$pkg"
+		return 0
+	fi
+	mkdir -p "$VM_CACHE" || vm_die "cannot create the cache $VM_CACHE (set NUMASTOR_VM_CACHE)"
+	ver=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+	if [[ ( -z "$ver" || "$ver" == "(none)" ) && $(id -u) == 0 ]]; then
+		apt-get update -q >&2 || true
+		ver=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: *//p')
+	fi
+	[[ -n "$ver" && "$ver" != "(none)" ]] || vm_die "apt-cache knows no $pkg (run apt-get update)"
+	dir="$VM_CACHE/$pkg-$ver"
+	if [[ -f "$dir/.ready" ]]; then
+		ln -sfn "${dir##*/}" "$VM_CACHE/$pkg"
+		echo "$dir"
+		return 0
+	fi
+	vm_log "preparing $pkg $ver in $dir"
+	rm -rf "$dir" && mkdir -p "$dir/debs" "$dir/root"
+	(cd "$dir/debs" && apt-get download -q "$pkg=$ver" "$@" 2>&1 |
+		grep -v '^W: Download is performed unsandboxed' >&2) || vm_die "apt-get download failed"
+	for deb in "$dir"/debs/*.deb; do
+		dpkg -x "$deb" "$dir/root"
+	done
+	rm -rf "$dir/debs"
+	for c in $checks; do
+		[[ -x "$dir/root/$c" ]] || vm_die "unexpected package layout: no $c in $pkg"
+	done
+	echo "$ver" > "$dir/version"
+	touch "$dir/.ready"
+	ln -sfn "${dir##*/}" "$VM_CACHE/$pkg"
+	vm_log "prepared $pkg $ver"
+	echo "$dir"
+}
