@@ -597,11 +597,7 @@ int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_
 		r = 0;
 		goto out;
 	}
-	/* the module fields are carried over as they are */
-	left.modgroups = j.modgroups, left.nmodgroups = j.nmodgroups;
-	left.installed = j.installed, left.ninstalled = j.ninstalled;
-	j.modgroups = j.installed = NULL, j.nmodgroups = j.ninstalled = 0;
-	if (left.nirqs || left.nrqs || left.nmodgroups || left.ninstalled) {
+	if (left.nirqs || left.nrqs) {
 		left.boot_id = j.boot_id ? strdup(j.boot_id) : NULL;
 		r = ns_journal_save(root, &left);
 	} else {

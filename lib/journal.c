@@ -88,22 +88,6 @@ int ns_journal_load(struct ns_root *root, struct ns_journal *j)
 				goto bad;
 		}
 	}
-	for (int pass = 0; pass < 2; pass++) {
-		const char *key = pass ? "installed" : "module_groups";
-		if (!json_object_object_get_ex(doc, key, &arr) || !json_object_is_type(arr, json_type_array))
-			continue;
-		for (size_t i = 0; i < json_object_array_length(arr); i++) {
-			const char *v = json_object_get_string(json_object_array_get_idx(arr, i));
-			if (!v) {
-				r = -EINVAL;
-				goto bad;
-			}
-			r = pass ? ns_strv_add_unique(&j->installed, &j->ninstalled, v)
-				 : ns_strv_add_unique(&j->modgroups, &j->nmodgroups, v);
-			if (r < 0)
-				goto bad;
-		}
-	}
 	json_object_put(doc);
 	return 0;
 bad:
@@ -145,14 +129,6 @@ int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
 		json_object_array_add(rqs, e);
 	}
 	json_object_object_add(doc, "rq_affinity", rqs);
-	for (int pass = 0; pass < 2; pass++) {
-		struct json_object *a = json_object_new_array();
-		char **v = pass ? j->installed : j->modgroups;
-		size_t n = pass ? j->ninstalled : j->nmodgroups;
-		for (size_t i = 0; i < n; i++)
-			json_object_array_add(a, json_object_new_string(v[i]));
-		json_object_object_add(doc, pass ? "installed" : "module_groups", a);
-	}
 	r = ns_mkdir_p(root, NS_STATE_DIR);
 	if (r == 0)
 		r = ns_write_atomic(
@@ -183,8 +159,6 @@ void ns_journal_free(struct ns_journal *j)
 		free(j->rqs[i].device);
 	}
 	free(j->rqs);
-	ns_strv_free(j->modgroups, j->nmodgroups);
-	ns_strv_free(j->installed, j->ninstalled);
 	free(j->boot_id);
 	memset(j, 0, sizeof(*j));
 }

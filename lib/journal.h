@@ -50,10 +50,6 @@ struct ns_journal {
 	size_t nirqs;
 	struct ns_journal_rq *rqs;
 	size_t nrqs;
-	char **modgroups; /* module groups swapped (carried over as they are; swap.json is the swap's) */
-	size_t nmodgroups;
-	char **installed;
-	size_t ninstalled;
 };
 
 /* -ENOENT when there is no journal; -EINVAL when it is malformed; -EPROTO when it is of another

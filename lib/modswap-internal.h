@@ -22,8 +22,6 @@ char *ns_swap_modinfo_file(struct kmod_ctx *ctx, const char *abspath, const char
 char *ns_swap_modinfo_stock(struct kmod_ctx *ctx, const char *name, const char *key);
 /* The absolute path of a root-relative one. */
 char *ns_swap_abs_path(struct ns_root *root, const char *rel);
-/* Is the loaded module not the stock file (out of tree, or another srcversion)? */
-bool ns_swap_loaded_differs_from_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *name);
 
 /* The in-tree file of module name (root-relative, from lib/modules/RELEASE/modules.order,
  * compressed or not); -ENOENT when the kernel has none. */

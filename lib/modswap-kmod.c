@@ -79,26 +79,6 @@ char *ns_swap_abs_path(struct ns_root *root, const char *rel)
 	return ns_fmt("%s%s%s", strcmp(dir, "/") == 0 ? "" : dir, rel[0] == '/' ? "" : "/", rel);
 }
 
-/* Is the loaded module not the stock file (out of tree, or another srcversion)? */
-bool ns_swap_loaded_differs_from_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *name)
-{
-	char path[256], *taint = NULL, *src = NULL, *stock;
-	bool differs = false;
-
-	snprintf(path, sizeof(path), "sys/module/%s/taint", name);
-	if (ns_read_str(root, path, &taint) == 0 && strchr(taint, 'O'))
-		differs = true;
-	snprintf(path, sizeof(path), "sys/module/%s/srcversion", name);
-	if (!differs && ns_read_str(root, path, &src) == 0 &&
-	    (stock = ns_swap_modinfo_stock(ctx, name, "srcversion"))) {
-		differs = strcmp(src, stock) != 0;
-		free(stock);
-	}
-	free(taint);
-	free(src);
-	return differs;
-}
-
 /* Module names treat '-' and '_' alike. */
 static bool same_module_name(const char *a, size_t alen, const char *b)
 {

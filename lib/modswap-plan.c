@@ -354,15 +354,19 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 		bool nvme_patched = ns_manifest_find(&p->manifest, "nvme") != NULL;
 		bool nvme_upstream = ns_strv_has(p->manifest.upstream, p->manifest.nupstream, "nvme-no-forced-node");
 		bool nvme_forced = false;
+		char *nvme_stock = NULL;
 		for (size_t i = 0; i < sys->npcis; i++)
 			nvme_forced |= sys->pcis[i]->forced == 1 && sys->pcis[i]->driver &&
 				       strcmp(sys->pcis[i]->driver, "nvme") == 0;
 		r = 0;
 		/* nvme: the patched module, or (the fix being upstream) the stock one in place of a
 		 * loaded pre-fix build, or only a rescan of forced functions */
+		ns_swap_stock_path(sys, "nvme", &nvme_stock);
 		if (nvme_patched ||
-		    (nvme_upstream && (nvme_forced || ns_swap_loaded_differs_from_stock(sys->root, ctx, "nvme"))))
+		    (nvme_upstream && (nvme_forced || (ns_swap_module_state(sys->root, "nvme") &&
+						       !ns_swap_runs_stock(sys->root, ctx, "nvme", nvme_stock)))))
 			r = plan_group(sys, ctx, p, "nvme");
+		free(nvme_stock);
 		if (r == 0 && (ns_manifest_find(&p->manifest, "scsi_mod") || ns_manifest_find(&p->manifest, "sd_mod") ||
 			       ns_manifest_find(&p->manifest, "megaraid_sas")))
 			r = plan_group(sys, ctx, p, "scsi");
