@@ -93,6 +93,14 @@ def facts_multipath(doc, code):
     assert ("paths-on-different-nodes" in finding_ids(doc, d["name"])) == (d["iopolicy"] != "numa"), d["iopolicy"]
     assert not [x for x in doc["devices"] if "c" in x["name"][4:] and x["name"].startswith("nvme") and "n" in x["name"]], \
         "hidden path devices listed as disks"
+    # both paths from the kernel's files (6.1: the subsystem's controller links and each
+    # controller's nvme0cCn1; newer: also multipath/), each with its function, node and vectors
+    paths = sorted((p["controller"], p["pci"]["address"], p["pci"]["numa_node"]) for p in d["paths"])
+    assert paths == [("nvme0", "0000:17:00.0", 0), ("nvme1", "0000:b1:00.0", 1)], paths
+    for p in d["paths"]:
+        assert len(p["pci"]["irqs"]) == 9, (p["controller"], len(p["pci"]["irqs"]))
+    assert sorted({q["controller"] for q in d["hw_queues"]}) == ["nvme0", "nvme1"], d["hw_queues"][:2]
+    assert all(q["irq"] is not None and q["irq_pairing"] == "nvme-name" for q in d["hw_queues"])
 
 
 def facts_broken(doc, code):
@@ -160,6 +168,7 @@ FACTS = {
     "hba-megaraid-node1-irq-cpu0": facts_hba,
     "vm-1n-virtio-blk": facts_vm,
     "nvme-multipath-2ctrl-2nodes": facts_multipath,
+    "nvme-multipath-2ctrl-2nodes-612": facts_multipath,
     "broken-inputs": facts_broken,
 }
 
