@@ -477,6 +477,8 @@ void ns_disk_free(struct ns_disk *d)
 	free(d->hctx);
 	free(d->alloc.device_basis);
 	free(d->alloc.midlayer_basis);
+	free(d->alloc.tags_basis);
 	ns_cpuset_clear(&d->alloc.hw_queue_nodes);
+	ns_cpuset_clear(&d->alloc.tags_nodes);
 	memset(d, 0, sizeof(*d));
 }

@@ -71,6 +71,30 @@ def facts_hba(doc, code):
     assert code >= 1
 
 
+def facts_hba_alloc(doc, code):
+    """Item 5: the midlayer node only where the kernel's scan mode makes it known; shared tags."""
+    sda = device(doc, "sda")
+    a = sda["allocations"]
+    assert a["hw_queue_nodes"] == [0], a
+    if "scan=sync" in (a["midlayer_basis"] or ""):
+        assert a["midlayer_node"] == 1, a
+        assert a["shared_tags"] is False and a["shared_tags_source"] == "debugfs", a
+        assert a["tags_nodes"] == [0], a
+    elif "scan=async" in (a["midlayer_basis"] or ""):
+        assert a["midlayer_node"] is None and "does not record" in a["midlayer_basis"], a
+        assert a["shared_tags"] is True and a["shared_tags_source"] == "debugfs", a
+        assert a["tags_nodes"] == [1] and "shared" in a["tags_basis"], a
+    else:  # no scan parameter, no debugfs: both unknown
+        assert a["midlayer_node"] is None and "unreadable" in a["midlayer_basis"], a
+        assert a["shared_tags"] is None and a["shared_tags_source"] == "unknown", a
+        assert a["tags_nodes"] is None, a
+
+
+def facts_hba_all(doc, code):
+    facts_hba(doc, code)
+    facts_hba_alloc(doc, code)
+
+
 def facts_vm(doc, code):
     assert code == 0, code
     assert [f["id"] for f in doc["findings"]] == ["single-node"], doc["findings"]
@@ -165,7 +189,9 @@ FACTS = {
     "cloud-2n64c-8nvme-forced-node0": facts_cloud,
     "managed-2n-nvme-confined": facts_managed,
     "baremetal-2s-4nvme-healthy": facts_healthy,
-    "hba-megaraid-node1-irq-cpu0": facts_hba,
+    "hba-megaraid-node1-irq-cpu0": facts_hba_all,
+    "hba-megaraid-node1-scan-sync": facts_hba_all,
+    "hba-megaraid-node1-scan-async": facts_hba_all,
     "vm-1n-virtio-blk": facts_vm,
     "nvme-multipath-2ctrl-2nodes": facts_multipath,
     "nvme-multipath-2ctrl-2nodes-612": facts_multipath,

@@ -538,7 +538,14 @@ def compare_queues(ctx, disk, tdisk, queues, numastor_irqs, pairing_disk=None, l
 
 
 def compare_memory_nodes(ctx, disk, tdisks, alloc):
-    """allocations.hw_queue_nodes: only against measured memory nodes (else "inferred")."""
+    """allocations.hw_queue_nodes: only against measured memory nodes (else "inferred");
+    allocations.shared_tags against blk-mq's own hctx flags (debugfs) where the guest read them."""
+    flags = [th.get("flags") for t in tdisks for th in ctx.truth.hctx.get(t, {}).values()]
+    if flags and all(flags):
+        shared = any("TAG_HCTX_SHARED" in f for f in flags)
+        ctx.equal(disk, "allocations.shared_tags", alloc.get("shared_tags"), shared)
+        if alloc.get("shared_tags") is False and alloc.get("tags_nodes") is not None:
+            ctx.equal(disk, "allocations.tags_nodes", alloc["tags_nodes"], alloc.get("hw_queue_nodes"))
     mems = [th.get("memory_node", "inferred") for t in tdisks for th in ctx.truth.hctx.get(t, {}).values()]
     if not mems or "inferred" in mems:
         ctx.inferred.append(f"{disk}: allocations.hw_queue_nodes")

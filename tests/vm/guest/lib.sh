@@ -209,6 +209,8 @@ vm_truth_disk() { # disk
 		# Where the hctx's memory lives is recorded nowhere the bed can read for one queue
 		# (alloc_traces merge identical stacks): not measured, so not counted as truth.
 		_t hctx "$1" "${_q##*/}" memory_node inferred
+		# blk-mq's own flags (debugfs): TAG_HCTX_SHARED = one tag set for all the queues
+		_tf "/sys/kernel/debug/block/$1/hctx${_q##*/}/flags" hctx "$1" "${_q##*/}" flags
 	done
 	_resolve "$_b"
 	case $_v in
