@@ -69,9 +69,9 @@ struct ns_alloc {
 	int midlayer_node;    /* -1 unknown or not applicable */
 	char *midlayer_basis; /* NULL when not SCSI */
 	struct ns_cpuset hw_queue_nodes;
-	int shared_tags;	       /* 1: one tag set for all hw queues (BLK_MQ_F_TAG_HCTX_SHARED), 0, -1 unknown */
+	int shared_tags;		/* 1: one tag set for all hw queues (BLK_MQ_F_TAG_HCTX_SHARED), 0, -1 unknown */
 	const char *shared_tags_source; /* "debugfs", "driver", "unknown" (static strings) */
-	struct ns_cpuset tags_nodes;    /* where tags and requests live; known false when unknown */
+	struct ns_cpuset tags_nodes;	/* where tags and requests live; known false when unknown */
 	char *tags_basis;
 };
 
