@@ -7,60 +7,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system.h"
+#include "blockdev.h"
+#include "module.h"
 
-static bool scsi_mod_patched(const struct ns_system *sys)
+static bool scsi_mod_patched(const struct ns_module *scsi_mod)
 {
-	return sys->scsi_mod && sys->scsi_mod->patched == 1;
-}
-
-/*
- * How the stock midlayer scans (sys/module/scsi_mod/parameters/scan: "sync", "async",
- * "manual", "none"); NULL when unreadable. Debian builds CONFIG_SCSI_SCAN_ASYNC=y.
- */
-static char *scsi_scan_mode(struct ns_system *sys)
-{
-	char *mode = NULL;
-	if (ns_read_str(sys->root, "sys/module/scsi_mod/parameters/scan", &mode) < 0)
-		return NULL;
-	return mode;
+	return scsi_mod && scsi_mod->patched == 1;
 }
 
 /*
  * Whether the disk's hardware queues share one tag set (BLK_MQ_F_TAG_HCTX_SHARED, a SCSI host
- * with host_tagset): debugfs's sys/kernel/debug/block/DISK/hctxN/flags names TAG_HCTX_SHARED;
- * without it, nvme and virtio-blk never set it; anything else is unknown (6.1 shows host_tagset
- * nowhere in sysfs).
+ * with host_tagset): blk-mq's debugfs hctx flags as the reader found them; without them, nvme
+ * and virtio-blk never set it; anything else is unknown (6.1 shows host_tagset nowhere in sysfs).
  */
-static void shared_tags(struct ns_system *sys, struct ns_disk *d, const struct ns_pci *pci)
+static void shared_tags(struct ns_disk *d, const struct ns_pci *pci)
 {
-	char p[4096], *flags = NULL;
 	struct ns_alloc *a = &d->alloc;
 
 	a->shared_tags = -1;
 	a->shared_tags_source = "unknown";
-	if (d->nhctx) {
-		snprintf(p, sizeof(p), "sys/kernel/debug/block/%s/hctx%d/flags", d->name, d->hctx[0].index);
-		if (ns_read_str(sys->root, p, &flags) == 0) {
-			a->shared_tags = strstr(flags, "TAG_HCTX_SHARED") != NULL;
-			a->shared_tags_source = "debugfs";
-			free(flags);
-			return;
-		}
-	}
-	if (d->kind == NS_DISK_NVME || d->kind == NS_DISK_NVME_MULTIPATH || d->kind == NS_DISK_VIRTIO_BLK ||
-	    (pci && pci->driver && strcmp(pci->driver, "nvme") == 0)) {
+	if (d->hctx_tags_shared >= 0) {
+		a->shared_tags = d->hctx_tags_shared;
+		a->shared_tags_source = "debugfs";
+	} else if (d->kind == NS_DISK_NVME || d->kind == NS_DISK_NVME_MULTIPATH || d->kind == NS_DISK_VIRTIO_BLK ||
+		   (pci && pci->driver && strcmp(pci->driver, "nvme") == 0)) {
 		a->shared_tags = 0;
 		a->shared_tags_source = "driver";
 	}
 }
 
-static int tags_derive(struct ns_system *sys, struct ns_disk *d, const struct ns_pci *pci)
+static int tags_derive(struct ns_disk *d, const struct ns_pci *pci)
 {
 	struct ns_alloc *a = &d->alloc;
 	int r;
 
-	shared_tags(sys, d, pci);
+	shared_tags(d, pci);
 	ns_cpuset_clear(&a->tags_nodes);
 	if (d->nhctx == 0)
 		return asprintf(&a->tags_basis, "no blk-mq hardware queues") < 0 ? -ENOMEM : 0;
@@ -93,7 +74,7 @@ static int tags_derive(struct ns_system *sys, struct ns_disk *d, const struct ns
 	return r < 0 ? -ENOMEM : 0;
 }
 
-int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
+int ns_alloc_derive(const struct ns_module *scsi_mod, struct ns_disk *d)
 {
 	struct ns_alloc *a = &d->alloc;
 	const struct ns_pci *pci = d->npaths ? d->paths[0].pci : NULL;
@@ -121,18 +102,19 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 		return -ENOMEM;
 
 	if (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA) {
-		if (scsi_mod_patched(sys) && (!pci || pci->numa_node < 0)) {
+		if (scsi_mod_patched(scsi_mod) && (!pci || pci->numa_node < 0)) {
 			r = asprintf(&a->midlayer_basis,
 				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on "
 				     "dev_to_node(dma_dev), which is -1: the scanning CPU's node");
-		} else if (scsi_mod_patched(sys)) {
+		} else if (scsi_mod_patched(scsi_mod)) {
 			a->midlayer_node = pci->numa_node;
 			r = asprintf(&a->midlayer_basis,
 				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on "
 				     "dev_to_node(dma_dev) = %d",
 				     pci->numa_node);
 		} else {
-			char *scan = scsi_scan_mode(sys);
+			/* scsi_mod.scan as the reader found it; Debian builds CONFIG_SCSI_SCAN_ASYNC=y */
+			const char *scan = d->scsi_scan;
 			if (scan && strcmp(scan, "sync") == 0 && pci && pci->numa_node >= 0) {
 				a->midlayer_node = pci->numa_node;
 				r = asprintf(&a->midlayer_basis,
@@ -157,7 +139,6 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 					     "CPU's node, and the scan mode (sys/module/scsi_mod/parameters/scan) "
 					     "is unreadable: unknown");
 			}
-			free(scan);
 		}
 		if (r < 0)
 			return -ENOMEM;
@@ -168,5 +149,5 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 		if (d->hctx[i].memory_node >= 0 &&
 		    ns_cpuset_set(&a->hw_queue_nodes, (unsigned)d->hctx[i].memory_node) < 0)
 			return -ENOMEM;
-	return tags_derive(sys, d, pci);
+	return tags_derive(d, pci);
 }
