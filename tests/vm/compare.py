@@ -284,6 +284,33 @@ class Context:
                       if d not in paths and (kind is None or self.truth.kind(d) == kind)
                       and (root_bus is None or self.truth.on_root_bus_zero(d) == root_bus))
 
+    def roles(self):
+        """The bed's disks by role, from ground truth (names change from boot to boot):
+        nvme-root, nvme-pxb, head (the subsystem's multipath head), mega (megasas disk),
+        vscsi (virtio-scsi disk), vblk (virtio-blk disk)."""
+        out = {}
+        for d in self.truth_disks():
+            t, kind = self.truth.disks[d], self.truth.kind(d)
+            if kind == "nvme":
+                out["nvme-root" if self.truth.on_root_bus_zero(d) else "nvme-pxb"] = d
+            elif kind == "nvme-multipath":
+                out["head"] = d
+            elif kind == "scsi":
+                out["mega" if t.get("driver") == "megaraid_sas" else "vscsi"] = d
+            elif kind == "virtio-blk":
+                out["vblk"] = d
+        return out
+
+    def pin_findings(self, expected, exit_code):
+        """The exact set of findings, as (id, role, severity) with the roles of roles(), and
+        check's exit code."""
+        roles = self.roles()
+        names = {v: k for k, v in roles.items()}
+        got = sorted((f.get("id"), names.get(f.get("device"), f.get("device")), f.get("severity"))
+                     for f in self.doc.get("findings", []))
+        self.equal("findings", "set (id, device role, severity)", got, sorted(expected))
+        self.equal("check", "exit code", self.rc, exit_code)
+
     def findings(self, finding_id=None, device=None):
         return [f for f in self.doc.get("findings", [])
                 if (finding_id is None or f.get("id") == finding_id)
