@@ -340,7 +340,7 @@ def compare_machine(ctx):
         ctx.equal(subject, "memory_bytes", n.get("memory_bytes"), int(attrs["memory_kb"]) * 1024)
 
 
-def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx):
+def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx, pairing_disk=None):
     subject = f"{disk}: irq {num} ({truth_irq['actions']})"
     ctx.equal(subject, "actions", irq.get("actions"), truth_irq["actions"])
     # numastor's irq name is the first action (the handler name /proc/interrupts shows).
@@ -375,9 +375,18 @@ def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx):
             if not low <= entry["count"] <= high:
                 ctx.mismatch(subject, f"counts_by_node[node {entry['node']}]", entry["count"],
                              f"{low}..{high}")
-    # The hardware queue a vector serves.
+    # The hardware queue a vector serves: measured where the guest measured it (the queue
+    # whose CPUs' reads completed on this vector; none when no read did), else by its name.
+    measured = ctx.truth.measured(pairing_disk or disk)
     named = named_queue(truth_irq["actions"])
-    if named is not False:
+    if measured:
+        cpus = {cpu for cpu, grew in measured.items() if num in grew}
+        queues = sorted(i for i, q in hctx.items() if cpus & cpuset(q["cpu_list"]))
+        if len(queues) > 1:
+            ctx.fail(f"{subject}: hw_queue: reads of queues {queues} all completed on this vector")
+        else:
+            ctx.equal(subject, "hw_queue (measured)", irq.get("hw_queue"), queues[0] if queues else None)
+    elif named is not False:
         ctx.equal(subject, "hw_queue", irq.get("hw_queue"), named)
     elif irq.get("hw_queue") is not None:
         # the only vector of a function serves its queue whatever its affinity (single-vector
@@ -403,7 +412,7 @@ def named_queue(actions):
     return False
 
 
-def compare_pci(ctx, disk, pci):
+def compare_pci(ctx, disk, pci, pairing_disk=None):
     t = ctx.truth.disks[disk]
     subject = disk
     ctx.equal(subject, "pci.address", pci.get("address"), t["pci"])
@@ -430,7 +439,7 @@ def compare_pci(ctx, disk, pci):
     hctx = ctx.truth.hctx.get(disk, {})
     for num, truth_irq in sorted(truth_irqs.items()):
         if num in irqs:
-            compare_irq(ctx, disk, irqs[num], num, truth_irq, before.get(num, {}), hctx)
+            compare_irq(ctx, disk, irqs[num], num, truth_irq, before.get(num, {}), hctx, pairing_disk)
 
 
 def compare_queue_irq(ctx, disk, index, h, pairing_disk=None, subject=None, numastor_irqs=None):
@@ -603,7 +612,7 @@ def compare_head(ctx, disk, dev):
         if p.get("pci") is None:
             ctx.mismatch(disk, f"path {ctrl}: pci", None, tp.get("pci"))
             continue
-        compare_pci(ctx, pd, p["pci"])
+        compare_pci(ctx, pd, p["pci"], pairing_disk=disk)
         numas.append(int(tp["numa_node"]))
         queues = {h.get("index"): h for h in dev.get("hw_queues", []) if h.get("controller") == ctrl}
         compare_queues(ctx, disk, pd, queues, {i.get("irq"): i for i in p["pci"].get("irqs", [])},
