@@ -57,6 +57,9 @@ attempt() { # step
 	vm_swap_state "$1" "$MODULES" ""
 }
 
+# the usual five disks and the head (which vm_wait_disks counts), with both of its paths
+VM_DISKS=6
+VM_MPATHS=2
 vm_load_storage
 vm_wait_disks 60
 modprobe -a ext4 btrfs dm_mod
