@@ -58,8 +58,8 @@ attempt() { # step
 }
 
 # the usual five disks and the head (which vm_wait_disks counts), with both of its paths
-VM_DISKS=6
-VM_MPATHS=2
+# shellcheck disable=SC2034 # read by guest/lib.sh (vm_wait_disks)
+VM_DISKS=6 VM_MPATHS=2
 vm_load_storage
 vm_wait_disks 60
 modprobe -a ext4 btrfs dm_mod
