@@ -2,8 +2,8 @@
 # Everything a scenario wants to hand back goes into $VM_OUT.
 
 VM_OUT=/tmp/out
-VM_DISKS=5            # nvme (pxb), nvme (root bus), megasas sd, virtio-scsi sd, virtio-blk
-VM_MPATHS=0           # hidden NVMe path disks (a scenario with the bed's nvme-subsys: 2, and VM_DISKS=6)
+VM_DISKS=6            # nvme (pxb), nvme (root bus), megasas sd, virtio-scsi sd, virtio-blk, the subsystem's head
+VM_MPATHS=2           # the head's hidden NVMe path disks (root bus, node-1 expander)
 VM_USER=nsuser        # uid 1000
 
 # Send $VM_OUT over the second serial port between marker lines.
