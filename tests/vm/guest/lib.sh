@@ -503,6 +503,20 @@ vm_disk_pci() { # disk
 	return 0
 }
 
+# Every NVMe controller's PCI function (the bed's two NVMe and the subsystem's two
+# controllers), sorted and space-separated, into $_v.
+vm_nvme_pcis() {
+	local _c _all=
+	for _c in /sys/class/nvme/nvme*; do
+		[ -e "$_c/device" ] || continue
+		_link_base "$_c/device"
+		_all="$_all $_v"
+	done
+	_v=$(echo "$_all" | tr ' ' '\n' | sort | tr '\n' ' ')
+	_v=${_v# }
+	_v=${_v% }
+}
+
 # What a disk is, whatever its name, into $_v: the NVMe controller's serial; for SCSI the PCI
 # function and the channel:target:lun below the host ("0000:82:00.0/2:0:0"); for others the
 # PCI function.

@@ -1,8 +1,9 @@
 # fix, then the nvme driver reloaded so that IRQ numbers and names change, then --revert.
 # irqaffinity=0 and the pre-fix nvme (like fix-irqaffinity0): the admin vectors and the megasas
 # vector start on CPU 0, so fix moves them. The reload: nvme removed, the controller that was
-# nvme0 held back (driver_override "none") while the driver loads again, so the other one binds
-# first, becomes nvme0 and takes the IRQ numbers just freed; then the first binds as nvme1.
+# nvme0 held back (driver_override "none") while the driver loads again, so the others (the
+# NVMe behind the expander, the NVMe subsystem's two controllers) bind first, take nvme0.. and
+# the IRQ numbers just freed; then the first binds last.
 # The new admin vectors are then put on CPU 3 (as an operator or irqbalance would place new
 # vectors), so a stale journal entry written onto them shows in the kernel's files.
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
@@ -70,8 +71,14 @@ vm_fact reload_held "${held:-none}"
 rmmod nvme
 echo none > "/sys/bus/pci/devices/$held/driver_override"
 insmod /vm/prefix-nvme/nvme.ko
+# every other controller (the NVMe behind the expander and the subsystem's two) live first
+others=$(($(rid_nvme_pcis | wc -l) - 1))
 for _i in $(seq 1 300); do
-	if [ -e /sys/block/nvme0n1/mq/0/cpu_list ]; then break; fi
+	live=0
+	for c in /sys/class/nvme/nvme*; do
+		[ -e "$c/state" ] && [ "$(cat "$c/state")" = live ] && live=$((live + 1))
+	done
+	if [ "$live" -ge "$others" ]; then break; fi
 	sleep 0.1
 done
 echo > "/sys/bus/pci/devices/$held/driver_override"
