@@ -3,11 +3,11 @@ and names changed writes nothing onto the wrong device and reports the stale ent
 
 Booted with irqaffinity=0 and the pre-fix nvme (like fix-irqaffinity0), so `fix` moves each
 NVMe's admin vector and the megasas vector. Then nvme is removed and loaded again with the
-controller that was nvme0 held back (driver_override), so the other controllers (the NVMe
-behind the expander and the NVMe subsystem's two) bind first: every controller's name
-changes (their disks and vector names with them) and the IRQ numbers freed by one are taken
-by another: measured, the forced NVMe's admin vector nvme0q0
-(irq 26, moved by fix) is afterwards irq 26 nvme0q0 of the other controller. The new admin vectors are put on CPU 3 and the
+every controller held back (driver_override) and then bound one at a time, the one that was
+nvme1 first and the one that was nvme0 last (the two NVMe and the NVMe subsystem's two
+controllers): every controller's name changes (their disks and vector names with them) and
+the IRQ numbers freed by one are taken by another: the forced NVMe's admin vector nvme0q0
+(moved by fix) is afterwards, by number, nvme0q0 of another controller. The new admin vectors are put on CPU 3 and the
 new NVMe disks' rq_affinity on 0 (what an operator might do), so any stale write shows.
 
 Ground truth is the guest's reads of the kernel's files: every PCI function's msi_irqs with
