@@ -79,7 +79,7 @@ static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const st
 
 #define INTERVAL_MAX 3600
 
-/* --interval: a plain decimal (digits, optionally a point and digits), above 0 and at most
+/* --interval: a plain decimal (digits, optionally a point and more digits), above 0 and at most
  * INTERVAL_MAX seconds. Nothing else: no sign, exponent, unit, hex, inf or nan. */
 static int parse_interval(const char *s, double *out)
 {
@@ -88,9 +88,12 @@ static int parse_interval(const char *s, double *out)
 
 	while (*p >= '0' && *p <= '9')
 		p++, digits++;
-	if (*p == '.')
+	if (digits && *p == '.') {
+		size_t frac = 0;
 		for (p++; *p >= '0' && *p <= '9'; p++)
-			digits++;
+			frac++;
+		digits = frac ? digits + frac : 0;
+	}
 	if (!digits || *p || p - s > 16)
 		return -EINVAL;
 	*out = strtod(s, NULL);
@@ -172,7 +175,7 @@ static void check_usage(FILE *out)
 		"  -s, --snapshot FILE  replay a bundle written by `numastor snapshot`\n"
 		"  -i, --interval SECONDS\n"
 		"                       judge interrupt rates: read every IRQ's per_cpu_count twice,\n"
-		"                       SECONDS apart (above 0, at most %d; fractions allowed, e.g. 0.5)\n"
+		"                       SECONDS apart (above 0, at most %d; a fraction such as 0.5 too)\n"
 		"      --color WHEN     colour the text report: auto (default), always, never\n"
 		"  -h, --help           show this help\n"
 		"\n"

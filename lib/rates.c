@@ -190,9 +190,8 @@ int ns_rates_sample(struct ns_root *root, struct ns_irq *const *irqs, size_t nir
 	return 0;
 }
 
-int ns_rates_apply(const struct ns_machine *m, struct ns_irq *const *irqs, size_t nirqs,
-		   const struct ns_counts *first, const struct ns_counts *second, double seconds,
-		   struct ns_notes *notes)
+int ns_rates_apply(const struct ns_machine *m, struct ns_irq *const *irqs, size_t nirqs, const struct ns_counts *first,
+		   const struct ns_counts *second, double seconds, struct ns_notes *notes)
 {
 	for (size_t i = 0; i < nirqs; i++) {
 		struct ns_irq *irq = irqs[i];
@@ -225,6 +224,17 @@ int ns_rates_apply(const struct ns_machine *m, struct ns_irq *const *irqs, size_
 		}
 	}
 	return 0;
+}
+
+bool ns_queue_expected_nodes(const struct ns_machine *m, int device_node, const struct ns_cpuset *queue_nodes,
+			     struct ns_cpuset *ref)
+{
+	if (ns_machine_spans_all_nodes(m, queue_nodes)) {
+		if (device_node < 0)
+			return false;
+		return ns_cpuset_set(ref, (unsigned)device_node) == 0;
+	}
+	return ns_cpuset_copy(ref, queue_nodes) == 0;
 }
 
 enum ns_count_basis ns_irq_count_basis(const struct ns_irq *irq)

@@ -58,9 +58,14 @@ void ns_rates_since_fix(struct ns_root *root, const struct ns_machine *m, struct
 int ns_rates_sample(struct ns_root *root, struct ns_irq *const *irqs, size_t nirqs, struct ns_counts *out);
 /* The interval's samples: first[i] and second[i] are irqs[i]'s; seconds between them.
  * A failed sample (n == 0) leaves that IRQ with nothing to judge (NS_COUNTS_NONE). */
-int ns_rates_apply(const struct ns_machine *m, struct ns_irq *const *irqs, size_t nirqs,
-		   const struct ns_counts *first, const struct ns_counts *second, double seconds,
-		   struct ns_notes *notes);
+int ns_rates_apply(const struct ns_machine *m, struct ns_irq *const *irqs, size_t nirqs, const struct ns_counts *first,
+		   const struct ns_counts *second, double seconds, struct ns_notes *notes);
+
+/* The nodes a queue's vector belongs on, as irq-fires-remote judges it (lib/findings.c): the
+ * nodes the queue serves, or the device's node for a queue that serves every node. false (ref
+ * left empty) when there is none: such a queue on a device whose node is unknown. */
+bool ns_queue_expected_nodes(const struct ns_machine *m, int device_node, const struct ns_cpuset *queue_nodes,
+			     struct ns_cpuset *ref);
 
 enum ns_count_basis ns_irq_count_basis(const struct ns_irq *irq);
 const char *ns_count_basis_name(enum ns_count_basis b);
