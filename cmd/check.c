@@ -144,7 +144,8 @@ static int sample_rates(struct ns_root *root, struct ns_system *sys, double seco
 	if (r == 0)
 		r = ns_rates_sample(again ? again : root, irqs, n, second);
 	if (r == 0) {
-		sys->interval_seconds = t1 - t0;
+		/* to the millisecond, as reported: rates are count / interval_seconds exactly */
+		sys->interval_seconds = (double)(long long)((t1 - t0) * 1000 + 0.5) / 1000;
 		r = ns_rates_apply(&sys->machine, irqs, n, first, second, sys->interval_seconds, &sys->notes);
 	}
 	for (size_t i = 0; i < n && first && second; i++) {

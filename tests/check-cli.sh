@@ -37,7 +37,7 @@ mkdir -p "$tmp/empty"
 expect 3 "cannot read the block devices under $tmp/empty/sys/block" "$numastor" check --sysroot "$tmp/empty"
 expect 3 "no block device named nosuchdisk" "$numastor" check nosuchdisk
 # --interval: a plain number of seconds, above 0 and at most 3600; anything else is refused before any work
-for bad in "" 0 0.0 -1 +2 abc 2s 1e3 3601 3600.5 inf nan . 1. .5 " 2" 0x10 "2 " 1,5; do
+for bad in "" 0 0.0 -1 +2 abc 0.2s 1e-1 3601 3600.5 inf nan . 1. .5 " 2" 0x10 "2 " 1,5; do
 	expect 3 "--interval takes seconds, a plain number above 0 and at most 3600" "$numastor" check --interval "$bad"
 done
 expect 3 "--interval takes seconds" "$numastor" check --interval=-1
