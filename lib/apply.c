@@ -261,14 +261,14 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		}
 		free(prev);
 		free(placed);
-		/* the counts at placement: check judges the interrupts since (lib/rates.h) */
-		if (ns_counts_read(root, e->irq, &cnt, &raw) == 0) {
-			r = ns_journal_set_irq_counts(&j, e->pci, e->name, raw);
+		/* the counts at placement: check judges the interrupts since (lib/rates.h); unreadable,
+		 * none (an earlier placement's would count from the wrong moment) */
+		if (ns_counts_read(root, e->irq, &cnt, &raw) == 0)
 			ns_counts_free(&cnt);
-			free(raw);
-			if (r < 0)
-				goto out;
-		}
+		r = ns_journal_set_irq_counts(&j, e->pci, e->name, raw);
+		free(raw);
+		if (r < 0)
+			goto out;
 		any = true;
 	}
 	for (size_t i = 0; i < plan->nrqs; i++) {
