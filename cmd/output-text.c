@@ -205,11 +205,14 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 			if (paired)
 				continue;
 			eff = cpus(ns_irq_target(irq));
-			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, %llu fired\n", irq->irq,
+			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, user-settable %s, %llu fired\n", irq->irq,
 				irq->name ? irq->name : "?", eff,
 				irq->managed == 1   ? "yes"
 				: irq->managed == 0 ? "no"
 						    : "?",
+				irq->user_settable == 1	  ? "yes"
+				: irq->user_settable == 0 ? "no"
+							  : "?",
 				irq->total);
 			free(eff);
 		}

@@ -100,6 +100,8 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 	add(o, "node", irq->node >= -1 ? json_object_new_int(irq->node) : NULL);
 	add(o, "managed", jtri(irq->managed));
 	add(o, "managed_source", json_object_new_string(ns_managed_source_name(irq->managed_source)));
+	add(o, "user_settable", jtri(irq->user_settable));
+	add(o, "user_settable_source", json_object_new_string(ns_settable_source_name(irq->user_settable_source)));
 	add(o, "placed_by_numastor", json_object_new_boolean(irq->placed));
 	add(o, "hw_queue", irq->hw_queue >= 0 ? json_object_new_int(irq->hw_queue) : NULL);
 	add(o, "total_count", irq->counts_known ? json_object_new_int64((int64_t)irq->total) : NULL);
