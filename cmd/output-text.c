@@ -135,6 +135,9 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 		fprintf(p->out, " -> node ?");
 	else if (pci->forced == 1)
 		fprintf(p->out, " -> node %d %sFORCED%s", pci->numa_node, col(p, C_RED), col(p, C_RESET));
+	else if (pci->node_set == 1)
+		fprintf(p->out, " -> node %d %sSET%s (not the firmware's)", pci->numa_node, col(p, C_RED),
+			col(p, C_RESET));
 	else
 		fprintf(p->out, " -> node %d", pci->numa_node);
 	fprintf(p->out, ", local CPUs %s\n", lc);

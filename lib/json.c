@@ -151,6 +151,8 @@ static struct json_object *pci_json(const struct ns_pci *pci)
 	add(o, "numa_node", pci->numa_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->numa_node));
 	add(o, "node_forced", jtri(pci->forced));
 	add(o, "forced_evidence", jstr(pci->forced_evidence));
+	add(o, "node_set", jtri(pci->node_set));
+	add(o, "node_set_evidence", jstr(pci->node_set_evidence));
 	add(o, "local_cpus", ns_json_cpus(&pci->local_cpus));
 	add(o, "bus_node", pci->bus_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->bus_node));
 	bridges = json_object_new_array();

@@ -36,6 +36,9 @@ int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **ou
 		free(pci);
 		return r;
 	}
+	/* whether nvme can force a node: the manifest knows the kernel's fix better than its version */
+	if (sys->fixes[0].series)
+		ns_pci_rejudge(pci, sys->fixes[0].in_kernel, sys->fixes[0].basis);
 	sys->pcis[sys->npcis++] = pci;
 	*out = pci;
 	return 0;
@@ -60,6 +63,13 @@ static void resolve_node(struct ns_disk *d)
 		}
 		if (pci->forced == 1) {
 			d->node_source = NS_NODE_SRC_FORCED;
+			return;
+		}
+		if (pci->node_set == 1) {
+			/* not the firmware's: the bus's node when it has one, else none */
+			d->node_source = NS_NODE_SRC_SET;
+			if (d->npaths == 1 && pci->bus_node >= 0)
+				d->node = pci->bus_node;
 			return;
 		}
 		n = pci->numa_node >= 0 ? pci->numa_node : -1;
@@ -218,6 +228,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	r = ns_modules_new(root, &sys->modules);
 	if (r < 0)
 		return r;
+	read_kernel_fixes(sys); /* before the PCI functions: it tells whether nvme can force a node */
 	sys->udev = ns_identity_open(sys);
 	r = ns_list_dir(root, "sys/block", &names, &n);
 	if (r < 0)
@@ -256,7 +267,6 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		sys->ndisks++;
 	}
 	mark_placed(sys);
-	read_kernel_fixes(sys);
 	for (size_t i = 0; i < nonly; i++)
 		if (!seen[i]) {
 			r = -ENODEV;
