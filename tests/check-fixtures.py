@@ -192,6 +192,13 @@ def plan_mpt3sas_61(plan, doc):
         assert e["managed"] is None and "the write itself tells" in e["reason"], e
 
 
+def plan_mpt3sas_unknown_kernel(plan, doc):
+    """Unknown managed-ness and no kernel version to say how it refuses: never moved."""
+    assert plan["irqs"] and plan["summary"]["move"] == 0, plan["summary"]
+    for e in plan["irqs"]:
+        assert e["action"] == "skip" and "never moved on a guess" in e["reason"], e
+
+
 def facts_mpt3sas_612(doc, code):
     """6.12: 0444 says not user-settable (managed unknown), 0644 says settable and not managed."""
     for i in irqs_of(doc, "sda"):
@@ -276,6 +283,7 @@ PLAN_FACTS = {
     "vm-1n-virtio-blk": plan_empty,
     "hba-mpt3sas-61-managed-unknown": plan_mpt3sas_61,
     "hba-mpt3sas-612-unsettable": plan_mpt3sas_612,
+    "hba-mpt3sas-unknown-kernel": plan_mpt3sas_unknown_kernel,
 }
 
 
@@ -289,6 +297,7 @@ FACTS = {
     "broken-inputs": facts_broken,
     "hba-mpt3sas-61-managed-unknown": facts_mpt3sas_61,
     "hba-mpt3sas-612-unsettable": facts_mpt3sas_612,
+    "hba-mpt3sas-unknown-kernel": facts_mpt3sas_61,
     "forced-sibling-other-node": facts_forced_sibling,
     "node-set-by-hand-taint-i": facts_set_taint,
     "node-set-fixed-nvme-612": facts_set_fixed_612,
