@@ -34,7 +34,7 @@ struct ns_apply_opts {
 	 * ns_apply_refusal_errno(); 0 when unknown (then neither EIO nor EPERM means managed) */
 	int refusal_errno;
 	int fake_irq_errno; /* test-only (NUMASTOR_TEST_IRQ_WRITE_ERRNO): every IRQ write fails so */
-	unsigned retries; /* extra attempts for transient errors */
+	unsigned retries;   /* extra attempts for transient errors */
 	unsigned retry_delay_ms;
 	/* called after each write; the test-only stop-after-N-writes hook lives here */
 	void (*after_write)(void *data, unsigned nwrites);

@@ -173,8 +173,8 @@ static int rule_node_set(struct ns_findings *f, struct disk_ctx *c)
 		json_object_object_add(ev, "bus_node", pci->bus_node >= -1 ? json_object_new_int(pci->bus_node) : NULL);
 		json_object_object_add(ev, "driver", pci->driver ? json_object_new_string(pci->driver) : NULL);
 		json_object_object_add(ev, "tainted", m->tainted >= 0 ? json_object_new_int64(m->tainted) : NULL);
-		json_object_object_add(ev, "detail", pci->node_set_evidence ? json_object_new_string(pci->node_set_evidence)
-									   : NULL);
+		json_object_object_add(ev, "detail",
+				       pci->node_set_evidence ? json_object_new_string(pci->node_set_evidence) : NULL);
 		r = add(f, "node-set", NS_SEV_WARNING, c->d->name, ev,
 			ns_fmt("%s sits on PCI function %s, whose NUMA node %d is not the firmware's%s: tools that "
 			       "trust numa_node (irqbalance, the kernel's own allocations) follow the node that was "
@@ -544,7 +544,9 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 		c.nqv = queue_vectors(d, qv, sizeof(qv) / sizeof(qv[0]));
 		for (size_t k = 0; k < c.nqv; k++)
 			c.any_unmanaged |= qv[k]->managed != 1;
-		if ((r = rule_forced(out, &c)) < 0 || (r = rule_node_set(out, &c)) < 0 || (r = rule_unknown(out, &c)) < 0 ||
+		if ((r = rule_node_set(out, &c)) < 0)
+			return r;
+		if ((r = rule_forced(out, &c)) < 0 || (r = rule_unknown(out, &c)) < 0 ||
 		    (r = rule_confined(out, &c)) < 0 || (r = rule_fires_remote(out, &c)) < 0 ||
 		    (r = rule_mismatch(out, &c)) < 0 || (r = rule_all_nodes(out, &c)) < 0 ||
 		    (r = rule_alloc(out, &c, scsi_patched)) < 0 || (r = rule_rq_affinity(out, &c)) < 0 ||

@@ -14,8 +14,8 @@ struct ns_node {
 	int id;
 	struct ns_cpuset cpus;	  /* online CPUs (the node's cpulist) */
 	struct ns_cpuset present; /* its cpuN links: also the CPUs that are offline now */
-	long long memory_bytes; /* -1 unknown */
-	int *distances;		/* one per node in ns_machine.nodes order; NULL unknown */
+	long long memory_bytes;	  /* -1 unknown */
+	int *distances;		  /* one per node in ns_machine.nodes order; NULL unknown */
 	size_t ndistances;
 };
 

@@ -45,12 +45,12 @@ static void judge(const struct ns_node_facts *f, int *forced, int *set, int *bus
 	free(ev);
 }
 
-#define VERDICT(f, want_forced, want_set)              \
-	do {                                           \
-		int _fo, _se, _bu;                     \
-		judge(&(f), &_fo, &_se, &_bu);         \
-		CHECK(_fo == (want_forced));           \
-		CHECK(_se == (want_set));              \
+#define VERDICT(f, want_forced, want_set)      \
+	do {                                   \
+		int _fo, _se, _bu;             \
+		judge(&(f), &_fo, &_se, &_bu); \
+		CHECK(_fo == (want_forced));   \
+		CHECK(_se == (want_set));      \
 	} while (0)
 
 static void test_node(void)
@@ -132,19 +132,19 @@ static void test_driver(void)
 			 oot = {.patched = 0, .out_of_tree = 1};
 	char *b = NULL;
 
-#define FORCES(drv, mod, fix, want)                                      \
-	do {                                                             \
+#define FORCES(drv, mod, fix, want)                                              \
+	do {                                                                     \
 		CHECK(ns_pci_driver_forces(drv, mod, fix, "why", &b) == (want)); \
-		free(b);                                                 \
-		b = NULL;                                                \
+		free(b);                                                         \
+		b = NULL;                                                        \
 	} while (0)
-	FORCES("nvme", &stock, 0, 1);	 /* the kernel lacks the fix */
-	FORCES("nvme", &stock, 1, 0);	 /* the in-tree nvme has it */
-	FORCES("nvme", &stock, -1, -1);	 /* nothing tells */
-	FORCES("nvme", &patched, 0, 0);	 /* numastor's fixed nvme */
-	FORCES("nvme", &oot, 1, 1);	 /* out of tree without the marker: may be pre-fix */
-	FORCES("ahci", &stock, 0, 0);	 /* only nvme forces */
-	FORCES(NULL, NULL, 0, 0);	 /* no driver */
+	FORCES("nvme", &stock, 0, 1);	/* the kernel lacks the fix */
+	FORCES("nvme", &stock, 1, 0);	/* the in-tree nvme has it */
+	FORCES("nvme", &stock, -1, -1); /* nothing tells */
+	FORCES("nvme", &patched, 0, 0); /* numastor's fixed nvme */
+	FORCES("nvme", &oot, 1, 1);	/* out of tree without the marker: may be pre-fix */
+	FORCES("ahci", &stock, 0, 0);	/* only nvme forces */
+	FORCES(NULL, NULL, 0, 0);	/* no driver */
 #undef FORCES
 }
 
