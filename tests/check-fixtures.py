@@ -251,6 +251,17 @@ def facts_set_fixed_612(doc, code):
     assert twin["node_source"] == "unknown" and "node-set" not in finding_ids(doc, "nvme1n1")
 
 
+def facts_set_manifest(doc, code):
+    """The manifest says this kernel has the nvme fix: its NVMe cannot have forced a node."""
+    fix = [f for f in doc["machine"]["kernel_fixes"] if f["series"] == "nvme-no-forced-node"]
+    assert fix and fix[0]["in_kernel"] is True, fix
+    for name in ("nvme0n1", "nvme1n1"):
+        d, pci = device(doc, name), pci_of(doc, name)
+        assert d["node_source"] == "set" and pci["node_forced"] is False, (name, d["node_source"])
+        assert "has the fix" in pci["node_set_evidence"], pci["node_set_evidence"]
+    assert "node-forced" not in finding_ids(doc), finding_ids(doc)
+
+
 def facts_offline(doc, code):
     """Node 1's CPUs offline: the node-less bus shows only node 0's CPUs; its host bridge's -1
     still says it spans. The bus that really is on node 0 stays the firmware's."""
@@ -301,6 +312,7 @@ FACTS = {
     "forced-sibling-other-node": facts_forced_sibling,
     "node-set-by-hand-taint-i": facts_set_taint,
     "node-set-fixed-nvme-612": facts_set_fixed_612,
+    "node-set-manifest-upstream": facts_set_manifest,
     "forced-offline-node1-cpus": facts_offline,
     "cpuless-node-bus": facts_cpuless,
 }
