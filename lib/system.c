@@ -146,19 +146,18 @@ static void mark_placed(struct ns_system *sys)
  * Does the running kernel contain each fix? The module build's manifest knows (it tried each
  * patch against the kernel's source); without one, the version says what it can.
  */
-static void read_kernel_fixes(struct ns_system *sys)
+void ns_kernel_fixes_read(struct ns_root *root, const struct ns_machine *m, struct ns_kernel_fix fixes[2])
 {
 	static const char *const series[2] = {"nvme-no-forced-node", "scsi-numa-local-alloc"};
-	const struct ns_machine *m = &sys->machine;
 	struct ns_manifest man;
 	char dir[512];
 	bool have = false;
 
 	snprintf(dir, sizeof(dir), NS_MODULE_DIR "/%s", m->kernel_release ? m->kernel_release : "unknown");
-	if (m->kernel_release && ns_manifest_load(sys->root, dir, &man) == 0)
+	if (m->kernel_release && ns_manifest_load(root, dir, &man) == 0)
 		have = true;
 	for (int i = 0; i < 2; i++) {
-		struct ns_kernel_fix *f = &sys->fixes[i];
+		struct ns_kernel_fix *f = &fixes[i];
 		bool built = false;
 		f->series = series[i];
 		f->in_kernel = -1;
@@ -191,6 +190,11 @@ static void read_kernel_fixes(struct ns_system *sys)
 	}
 	if (have)
 		ns_manifest_free(&man);
+}
+
+static void read_kernel_fixes(struct ns_system *sys)
+{
+	ns_kernel_fixes_read(sys->root, &sys->machine, sys->fixes);
 }
 
 static bool wanted(const char *name, const char *const *only, size_t nonly, bool *seen)
