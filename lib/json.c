@@ -44,6 +44,7 @@ static struct json_object *machine_json(const struct ns_machine *m)
 	struct json_object *o = json_object_new_object(), *nodes = json_object_new_array(), *ib;
 
 	add(o, "kernel_release", jstr(m->kernel_release));
+	add(o, "tainted", m->tainted >= 0 ? json_object_new_int64(m->tainted) : NULL);
 	add(o, "multi_node", json_object_new_boolean(ns_machine_multi_node(m)));
 	add(o, "online_cpus", ns_cpuset_json(&m->online));
 	add(o, "possible_cpus", ns_cpuset_json(&m->possible));
