@@ -13,6 +13,7 @@
 #include "irq.h"
 #include "diskid.h"
 #include "journal.h"
+#include "rates.h"
 #include "util.h"
 
 const char *ns_apply_status_name(enum ns_apply_status s)
@@ -242,7 +243,8 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 	/* previous values first, read now (not from the model, which may be seconds old) */
 	for (size_t i = 0; i < plan->nirqs; i++) {
 		const struct ns_plan_irq *e = &plan->irqs[i];
-		char path[64], *prev = NULL, *placed = NULL;
+		char path[64], *prev = NULL, *placed = NULL, *raw = NULL;
+		struct ns_counts cnt;
 		if (e->action != NS_PLAN_MOVE)
 			continue;
 		if (!e->name || !e->pci) {
@@ -269,6 +271,14 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		}
 		free(prev);
 		free(placed);
+		/* the counts at placement: check judges the interrupts since (lib/rates.h); unreadable,
+		 * none (an earlier placement's would count from the wrong moment) */
+		if (ns_counts_read(root, e->irq, &cnt, &raw) == 0)
+			ns_counts_free(&cnt);
+		r = ns_journal_set_irq_counts(&j, e->pci, e->name, raw);
+		free(raw);
+		if (r < 0)
+			goto out;
 		any = true;
 	}
 	for (size_t i = 0; i < plan->nrqs; i++) {
@@ -580,9 +590,12 @@ int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_
 		revert_irq(root, &j.irqs[i], rep->other_boot, opts, &nwrites, &it);
 		/* still pending: kept for a later revert; what can never apply is dropped */
 		r = 0;
-		if (it.status == NS_REVERT_FAILED)
+		if (it.status == NS_REVERT_FAILED) {
 			r = ns_journal_put_irq(&left, j.irqs[i].pci, j.irqs[i].name, j.irqs[i].irq, j.irqs[i].previous,
 					       j.irqs[i].placed);
+			if (r == 0)
+				r = ns_journal_set_irq_counts(&left, j.irqs[i].pci, j.irqs[i].name, j.irqs[i].counts);
+		}
 		if (r < 0 || add_item(rep, &it) < 0) {
 			item_free(&it);
 			r = -ENOMEM;

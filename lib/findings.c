@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rates.h"
 #include "util.h"
 
 const char *ns_severity_name(enum ns_severity s)
@@ -276,10 +277,12 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		const struct ns_hctx *h = &c->d->hctx[i];
 		const struct ns_irq *irq = h->irq;
 		struct ns_cpuset ref = {0};
-		unsigned long long off = 0;
+		unsigned long long off = 0, total = 0;
+		const unsigned long long *counts = irq ? ns_irq_judged_counts(irq, &total) : NULL;
 		bool dup = false;
 
-		if (!irq || !irq->per_node || irq->total == 0)
+		/* rates over check --interval, else since numastor fix placed it, else since boot */
+		if (!counts || total == 0)
 			continue;
 		for (size_t k = 0; k < i; k++)
 			dup |= c->d->hctx[k].irq == irq;
@@ -297,9 +300,9 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		checked++;
 		for (size_t n = 0; n < irq->nper_node; n++)
 			if (!ns_cpuset_test(&ref, (unsigned)n))
-				off += irq->per_node[n];
-		if (off * 2 > irq->total) {
-			struct json_object *e = json_object_new_object(), *counts = json_object_new_object();
+				off += counts[n];
+		if (off * 2 > total) {
+			struct json_object *e = json_object_new_object(), *by_node = json_object_new_object();
 			remote++;
 			json_object_object_add(e, "irq", json_object_new_int(irq->irq));
 			json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
@@ -307,9 +310,11 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 			for (size_t n = 0; n < irq->nper_node; n++) {
 				char k[32];
 				snprintf(k, sizeof(k), "node%zu", n);
-				json_object_object_add(counts, k, json_object_new_int64((int64_t)irq->per_node[n]));
+				json_object_object_add(by_node, k, json_object_new_int64((int64_t)counts[n]));
 			}
-			json_object_object_add(e, "counts_by_node", counts);
+			json_object_object_add(e, "counts_by_node", by_node);
+			json_object_object_add(e, "count_basis",
+					       json_object_new_string(ns_count_basis_name(ns_irq_count_basis(irq))));
 			json_object_array_add(list, e);
 		}
 		ns_cpuset_clear(&ref);

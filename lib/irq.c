@@ -263,6 +263,8 @@ void ns_irq_free(struct ns_irq *irq)
 	ns_cpuset_clear(&irq->effective);
 	ns_cpuset_clear(&irq->hint);
 	free(irq->per_node);
+	free(irq->since_fix);
+	free(irq->in_interval);
 	memset(irq, 0, sizeof(*irq));
 }
 

@@ -51,6 +51,12 @@ struct ns_irq {
 	int hw_queue;	  /* hctx index this vector serves, -1 none/unknown */
 	int queue_of_ctl; /* for nvme: the N of nvmeXqN, -1 */
 	bool placed;	  /* numastor fix placed it (the journal says so) */
+	/* lib/rates.h: counts on other bases than since boot, per node (nper_node entries) */
+	unsigned long long *since_fix; /* since numastor fix placed it; NULL when not placed or no usable baseline */
+	unsigned long long since_fix_total;
+	double interval;		 /* check --interval: seconds between its two samples; 0 without */
+	unsigned long long *in_interval; /* fired during the interval; NULL without one or when a sample failed */
+	unsigned long long interval_total;
 };
 
 /* Read IRQ n. -ENOENT when it vanished (no /proc/irq/N and no /sys/kernel/irq/N). */

@@ -2,8 +2,11 @@
 #define _GNU_SOURCE
 #include "json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rates.h"
 
 /* NULL-safe helpers: a NULL value becomes JSON null. */
 static struct json_object *jstr(const char *s)
@@ -75,6 +78,32 @@ static struct json_object *machine_json(const struct ns_machine *m)
 	return o;
 }
 
+/* [{"node": N, "count": C}, ...], the shape of counts_by_node */
+static struct json_object *counts_json(const struct ns_irq *irq, const unsigned long long *v)
+{
+	struct json_object *a = json_object_new_array();
+	for (size_t n = 0; n < irq->nper_node; n++) {
+		struct json_object *c = json_object_new_object();
+		add(c, "node", json_object_new_int((int)n));
+		add(c, "count", json_object_new_int64((int64_t)v[n]));
+		json_object_array_add(a, c);
+	}
+	return a;
+}
+
+/* counts_by_node's shape, over the interval: the count in it and the rate (per second) */
+static struct json_object *rates_json(const struct ns_irq *irq)
+{
+	struct json_object *a = counts_json(irq, irq->in_interval);
+	for (size_t n = 0; n < irq->nper_node; n++) {
+		char txt[32];
+		double rate = (double)irq->in_interval[n] / irq->interval;
+		snprintf(txt, sizeof(txt), "%.3f", rate);
+		add(json_object_array_get_idx(a, n), "rate", json_object_new_double_s(strtod(txt, NULL), txt));
+	}
+	return a;
+}
+
 static struct json_object *irq_json(const struct ns_irq *irq)
 {
 	struct json_object *o = json_object_new_object(), *counts = NULL;
@@ -105,6 +134,9 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 		}
 	}
 	add(o, "counts_by_node", counts);
+	add(o, "count_basis", json_object_new_string(ns_count_basis_name(ns_irq_count_basis(irq))));
+	add(o, "counts_since_fix_by_node", irq->since_fix ? counts_json(irq, irq->since_fix) : NULL);
+	add(o, "rates_by_node", irq->interval > 0 && irq->in_interval ? rates_json(irq) : NULL);
 	return o;
 }
 
@@ -248,6 +280,13 @@ struct json_object *ns_json_head(const struct ns_system *sys, const char *versio
 	add(doc, "tool", tool);
 	add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
 	add(doc, "privileged", json_object_new_boolean(sys->privileged));
+	if (sys->interval_seconds > 0) {
+		char txt[32];
+		snprintf(txt, sizeof(txt), "%.3f", sys->interval_seconds);
+		add(doc, "interval_seconds", json_object_new_double_s(strtod(txt, NULL), txt));
+	} else {
+		add(doc, "interval_seconds", NULL);
+	}
 	machine = machine_json(&sys->machine);
 	fixes = json_object_new_array();
 	for (int i = 0; i < 2; i++) {

@@ -12,6 +12,7 @@
 #include "identity.h"
 #include "journal.h"
 #include "manifest.h"
+#include "rates.h"
 
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
 {
@@ -136,6 +137,12 @@ static void mark_placed(struct ns_system *sys)
 				const struct ns_journal_irq *e =
 					ns_journal_find_irq(&j, sys->pcis[i]->address, irq->name);
 				irq->placed = ns_journal_irq_placed(e, &irq->affinity);
+				if (irq->placed) {
+					/* counted since it was placed, not since boot */
+					char subj[32];
+					snprintf(subj, sizeof(subj), "irq %d", irq->irq);
+					ns_rates_since_fix(sys->root, &sys->machine, irq, e->counts, &sys->notes, subj);
+				}
 			}
 	}
 	free(boot);

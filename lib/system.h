@@ -36,6 +36,7 @@ struct ns_system {
 	struct ns_notes notes;
 	void *udev; /* struct udev *, live root only */
 	struct ns_kernel_fix fixes[2];
+	double interval_seconds; /* check --interval: measured time between its two samples; 0 without */
 };
 
 /*
