@@ -136,6 +136,9 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 		fprintf(p->out, " -> node ?");
 	else if (pci->forced == 1)
 		fprintf(p->out, " -> node %d %sFORCED%s", pci->numa_node, col(p, C_RED), col(p, C_RESET));
+	else if (pci->node_set == 1)
+		fprintf(p->out, " -> node %d %sSET%s (not the firmware's)", pci->numa_node, col(p, C_RED),
+			col(p, C_RESET));
 	else
 		fprintf(p->out, " -> node %d", pci->numa_node);
 	fprintf(p->out, ", local CPUs %s\n", lc);
@@ -220,11 +223,14 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 			if (paired)
 				continue;
 			eff = cpus(ns_irq_target(irq));
-			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, ", irq->irq, irq->name ? irq->name : "?",
-				eff,
+			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, user-settable %s, ", irq->irq,
+				irq->name ? irq->name : "?", eff,
 				irq->managed == 1   ? "yes"
 				: irq->managed == 0 ? "no"
-						    : "?");
+						    : "?",
+				irq->user_settable == 1	  ? "yes"
+				: irq->user_settable == 0 ? "no"
+							  : "?");
 			if (irq->interval > 0 && irq->in_interval)
 				fprintf(p->out, "%.1f fired per second\n", (double)irq->interval_total / irq->interval);
 			else

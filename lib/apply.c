@@ -132,12 +132,21 @@ void ns_lock_release(int fd)
 	}
 }
 
-static const char *classify(int err)
+int ns_apply_refusal_errno(int kver_major, int kver_minor)
 {
-	switch (-err) {
-	case EIO:
-	case EPERM:
+	if (kver_major <= 0)
+		return 0;
+	return kver_major > 6 || (kver_major == 6 && kver_minor >= 12) ? EPERM : EIO;
+}
+
+const char *ns_apply_classify(int err, int refusal_errno)
+{
+	if (refusal_errno && -err == refusal_errno)
 		return "managed";
+	switch (-err) {
+	case EPERM:
+	case EACCES:
+		return "permission";
 	case EAGAIN:
 	case EBUSY:
 	case ENOMEM:
@@ -168,23 +177,24 @@ static void write_irq(struct ns_root *root, int irq, const struct ns_cpuset *tar
 	if (ns_cpuset_format(target, &text) < 0) {
 		res->status = NS_APPLY_FAILED;
 		res->err = -ENOMEM;
-		res->err_class = classify(-ENOMEM);
+		res->err_class = "transient";
 		return;
 	}
 	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", irq);
 	for (;;) {
 		res->attempts++;
-		r = ns_write_str(root, path, text);
+		r = opts->fake_irq_errno ? -opts->fake_irq_errno : ns_write_str(root, path, text);
 		(*nwrites)++;
 		if (opts->after_write)
 			opts->after_write(opts->data, *nwrites);
-		if (r == 0 || strcmp(classify(r), "transient") != 0 || res->attempts > opts->retries)
+		if (r == 0 || strcmp(ns_apply_classify(r, opts->refusal_errno), "transient") != 0 ||
+		    res->attempts > opts->retries)
 			break;
 		sleep_ms(opts->retry_delay_ms);
 	}
 	free(text);
 	res->err = r;
-	res->err_class = r ? classify(r) : NULL;
+	res->err_class = r ? ns_apply_classify(r, opts->refusal_errno) : NULL;
 	read_list(root, path, &res->after);
 	snprintf(path, sizeof(path), "proc/irq/%d/effective_affinity_list", irq);
 	read_list(root, path, &res->after_effective);
@@ -344,7 +354,7 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		if (opts->after_write)
 			opts->after_write(opts->data, nwrites);
 		res->err = r;
-		res->err_class = r ? classify(r) : NULL;
+		res->err_class = r ? ns_apply_classify(r, 0) : NULL;
 		res->status = r == 0 && ns_read_long(root, path, &back, NULL) == 0 && back == e->target
 				      ? NS_APPLY_APPLIED
 				      : NS_APPLY_FAILED;
@@ -418,7 +428,7 @@ static int restore_irq(struct ns_root *root, int irq, const char *previous, cons
 		(*nwrites)++;
 		if (opts && opts->after_write)
 			opts->after_write(opts->data, *nwrites);
-		if (r == 0 || strcmp(classify(r), "transient") != 0 || !opts || a >= opts->retries)
+		if (r == 0 || strcmp(ns_apply_classify(r, 0), "transient") != 0 || !opts || a >= opts->retries)
 			break;
 		sleep_ms(opts->retry_delay_ms);
 	}

@@ -155,6 +155,44 @@ static int rule_forced(struct ns_findings *f, struct disk_ctx *c)
 	return 0;
 }
 
+/* node-set: a node nothing above the function gives, which no forcing driver set (evidence). */
+static int rule_node_set(struct ns_findings *f, struct disk_ctx *c)
+{
+	for (size_t p = 0; p < c->d->npaths; p++) {
+		const struct ns_pci *pci = c->d->paths[p].pci;
+		const struct ns_machine *m = &c->sys->machine;
+		bool hand = m->tainted >= 0 && (m->tainted & NS_TAINT_FIRMWARE_WORKAROUND);
+		struct json_object *ev;
+		int r;
+		if (!pci || pci->node_set != 1)
+			continue;
+		ev = json_object_new_object();
+		json_object_object_add(ev, "pci", json_object_new_string(pci->address));
+		json_object_object_add(ev, "numa_node", json_object_new_int(pci->numa_node));
+		json_object_object_add(ev, "bus_node", pci->bus_node >= -1 ? json_object_new_int(pci->bus_node) : NULL);
+		json_object_object_add(ev, "driver", pci->driver ? json_object_new_string(pci->driver) : NULL);
+		json_object_object_add(ev, "tainted", m->tainted >= 0 ? json_object_new_int64(m->tainted) : NULL);
+		json_object_object_add(ev, "detail",
+				       pci->node_set_evidence ? json_object_new_string(pci->node_set_evidence) : NULL);
+		r = add(f, "node-set", NS_SEV_WARNING, c->d->name, ev,
+			ns_fmt("%s sits on PCI function %s, whose NUMA node %d is not the firmware's%s: tools that "
+			       "trust numa_node (irqbalance, the kernel's own allocations) follow the node that was "
+			       "set.",
+			       c->d->name, pci->address, pci->numa_node,
+			       hand ? " (the kernel is tainted I: it was written by hand)"
+				    : " and no driver that forces one set it"),
+			NULL,
+			ns_fmt("If the override is not deliberate, remove it: echo 1 > /sys/bus/pci/devices/%s/remove; "
+			       "echo 1 > /sys/bus/pci/rescan (the node is read again from the bus), or reboot. A node "
+			       "written by hand applies only to allocations made after it: rebind the driver if it is "
+			       "meant.",
+			       pci->address));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int rule_unknown(struct ns_findings *f, struct disk_ctx *c)
 {
 	const struct ns_pci *pci = c->d->npaths ? c->d->paths[0].pci : NULL;
@@ -509,6 +547,8 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 		c.nqv = queue_vectors(d, qv, sizeof(qv) / sizeof(qv[0]));
 		for (size_t k = 0; k < c.nqv; k++)
 			c.any_unmanaged |= qv[k]->managed != 1;
+		if ((r = rule_node_set(out, &c)) < 0)
+			return r;
 		if ((r = rule_forced(out, &c)) < 0 || (r = rule_unknown(out, &c)) < 0 ||
 		    (r = rule_confined(out, &c)) < 0 || (r = rule_fires_remote(out, &c)) < 0 ||
 		    (r = rule_mismatch(out, &c)) < 0 || (r = rule_all_nodes(out, &c)) < 0 ||

@@ -47,6 +47,7 @@ static struct json_object *machine_json(const struct ns_machine *m)
 	struct json_object *o = json_object_new_object(), *nodes = json_object_new_array(), *ib;
 
 	add(o, "kernel_release", jstr(m->kernel_release));
+	add(o, "tainted", m->tainted >= 0 ? json_object_new_int64(m->tainted) : NULL);
 	add(o, "multi_node", json_object_new_boolean(ns_machine_multi_node(m)));
 	add(o, "online_cpus", ns_cpuset_json(&m->online));
 	add(o, "possible_cpus", ns_cpuset_json(&m->possible));
@@ -118,6 +119,8 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 	add(o, "node", irq->node >= -1 ? json_object_new_int(irq->node) : NULL);
 	add(o, "managed", jtri(irq->managed));
 	add(o, "managed_source", json_object_new_string(ns_managed_source_name(irq->managed_source)));
+	add(o, "user_settable", jtri(irq->user_settable));
+	add(o, "user_settable_source", json_object_new_string(ns_settable_source_name(irq->user_settable_source)));
 	add(o, "placed_by_numastor", json_object_new_boolean(irq->placed));
 	add(o, "hw_queue", irq->hw_queue >= 0 ? json_object_new_int(irq->hw_queue) : NULL);
 	add(o, "total_count", irq->counts_known ? json_object_new_int64((int64_t)irq->total) : NULL);
@@ -170,6 +173,8 @@ static struct json_object *pci_json(const struct ns_pci *pci)
 	add(o, "numa_node", pci->numa_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->numa_node));
 	add(o, "node_forced", jtri(pci->forced));
 	add(o, "forced_evidence", jstr(pci->forced_evidence));
+	add(o, "node_set", jtri(pci->node_set));
+	add(o, "node_set_evidence", jstr(pci->node_set_evidence));
 	add(o, "local_cpus", ns_cpuset_json(&pci->local_cpus));
 	add(o, "bus_node", pci->bus_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->bus_node));
 	bridges = json_object_new_array();

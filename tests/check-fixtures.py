@@ -176,12 +176,157 @@ def facts_managed(doc, code):
     assert code == 2
 
 
+# -- evidence: managed / user_settable, and whose node it is ---------------------------------
+
+def irqs_of(doc, name):
+    return [i for p in device(doc, name)["paths"] for i in p["pci"]["irqs"]]
+
+
+def pci_of(doc, name):
+    return device(doc, name)["paths"][0]["pci"]
+
+
+def invariants(doc):
+    """What holds on every fixture: a managed vector is never user-settable; a known fact
+    names its source, an unknown one none; a node is forced or set, never both."""
+    for d in doc["devices"]:
+        for p in d["paths"]:
+            pci = p["pci"]
+            if not pci:
+                continue
+            assert not (pci["node_forced"] and pci["node_set"]), (d["name"], pci["address"])
+            assert (pci["forced_evidence"] is not None) == (pci["node_forced"] is True), pci["address"]
+            assert (pci["node_set_evidence"] is not None) == (pci["node_set"] is True), pci["address"]
+            for i in pci["irqs"]:
+                assert not (i["managed"] is True and i["user_settable"] is True), i
+                assert (i["managed"] is None) == (i["managed_source"] == "unknown"), i
+                assert (i["user_settable"] is None) == (i["user_settable_source"] == "unknown"), i
+        if d["node_source"] == "forced":
+            assert any(p["pci"] and p["pci"]["node_forced"] for p in d["paths"]), d["name"]
+    for f in doc["findings"]:
+        if f["id"] == "node-forced":
+            assert device(doc, f["device"])["node_source"] == "forced", f["device"]
+        if f["id"] == "node-set":
+            assert device(doc, f["device"])["node_source"] == "set", f["device"]
+
+
+def facts_mpt3sas_61(doc, code):
+    """6.1 without debugfs, a driver nothing is measured of: both facts unknown."""
+    for i in irqs_of(doc, "sda"):
+        assert i["managed"] is None and i["managed_source"] == "unknown", i
+        assert i["user_settable"] is None and i["user_settable_source"] == "unknown", i
+
+
+def plan_mpt3sas_61(plan, doc):
+    """Unknown managed-ness on a kernel that refuses with EIO: fix probes by the write."""
+    assert [e["action"] for e in plan["irqs"]] == ["move"] * 4, [e["action"] for e in plan["irqs"]]
+    for e in plan["irqs"]:
+        assert e["managed"] is None and "the write itself tells" in e["reason"], e
+
+
+def plan_mpt3sas_unknown_kernel(plan, doc):
+    """Unknown managed-ness and no kernel version to say how it refuses: never moved."""
+    assert plan["irqs"] and plan["summary"]["move"] == 0, plan["summary"]
+    for e in plan["irqs"]:
+        assert e["action"] == "skip" and "never moved on a guess" in e["reason"], e
+
+
+def facts_mpt3sas_612(doc, code):
+    """6.12: 0444 says not user-settable (managed unknown), 0644 says settable and not managed."""
+    for i in irqs_of(doc, "sda"):
+        assert i["managed"] is None and i["managed_source"] == "unknown", i
+        assert i["user_settable"] is False and i["user_settable_source"] == "file-mode", i
+    for i in irqs_of(doc, "sdb"):
+        assert i["managed"] is False and i["managed_source"] == "file-mode", i
+        assert i["user_settable"] is True and i["user_settable_source"] == "file-mode", i
+
+
+def plan_mpt3sas_612(plan, doc):
+    sda = [e for e in plan["irqs"] if e["device"] == "sda"]
+    sdb = [e for e in plan["irqs"] if e["device"] == "sdb"]
+    assert len(sda) == 4 and len(sdb) == 4, plan["irqs"]
+    for e in sda:
+        assert e["action"] == "skip" and "user space may not set" in e["reason"], e
+    for e in sdb:
+        assert e["action"] == "move", e
+
+
+def facts_forced_sibling(doc, code):
+    """A NIC reading node 1 on the bus does not clear the two forced NVMe."""
+    for name in ("nvme0n1", "nvme1n1"):
+        d = device(doc, name)
+        assert d["node_source"] == "forced" and pci_of(doc, name)["node_forced"] is True, (name, d["node_source"])
+        assert "node-forced" in finding_ids(doc, name), finding_ids(doc, name)
+    assert "node-set" not in finding_ids(doc)
+
+
+def facts_set_taint(doc, code):
+    """Taint I: the first-memory-node NVMe on the node-less bus was set by hand, not forced."""
+    d, pci = device(doc, "nvme0n1"), pci_of(doc, "nvme0n1")
+    assert d["node_source"] == "set" and pci["node_set"] is True and pci["node_forced"] is False, (d, pci)
+    assert "tainted I" in pci["node_set_evidence"], pci["node_set_evidence"]
+    sev = {(f["id"], f["device"]): f["severity"] for f in doc["findings"]}
+    assert sev.get(("node-set", "nvme0n1")) == "warning", sev
+    assert "node-forced" not in finding_ids(doc), sev
+    twin = device(doc, "nvme1n1")
+    assert twin["node"] == 1 and twin["node_source"] == "pci", twin["node_source"]
+    assert not finding_ids(doc, "nvme1n1") & {"node-set", "node-forced", "node-unknown"}, finding_ids(doc, "nvme1n1")
+
+
+def facts_set_fixed_612(doc, code):
+    """6.12's nvme has the fix: a first-memory-node NVMe on a node-less bus is set, not forced."""
+    d, pci = device(doc, "nvme0n1"), pci_of(doc, "nvme0n1")
+    assert d["node_source"] == "set" and pci["node_forced"] is False, (d["node_source"], pci["node_forced"])
+    assert "has the fix" in pci["node_set_evidence"], pci["node_set_evidence"]
+    assert finding_ids(doc, "nvme0n1") >= {"node-set"} and "node-forced" not in finding_ids(doc)
+    twin = device(doc, "nvme1n1")
+    assert twin["node_source"] == "unknown" and "node-set" not in finding_ids(doc, "nvme1n1")
+
+
+def facts_set_manifest(doc, code):
+    """The manifest says this kernel has the nvme fix: its NVMe cannot have forced a node."""
+    fix = [f for f in doc["machine"]["kernel_fixes"] if f["series"] == "nvme-no-forced-node"]
+    assert fix and fix[0]["in_kernel"] is True, fix
+    for name in ("nvme0n1", "nvme1n1"):
+        d, pci = device(doc, name), pci_of(doc, name)
+        assert d["node_source"] == "set" and pci["node_forced"] is False, (name, d["node_source"])
+        assert "has the fix" in pci["node_set_evidence"], pci["node_set_evidence"]
+    assert "node-forced" not in finding_ids(doc), finding_ids(doc)
+
+
+def facts_offline(doc, code):
+    """Node 1's CPUs offline: the node-less bus shows only node 0's CPUs; its host bridge's -1
+    still says it spans. The bus that really is on node 0 stays the firmware's."""
+    pci = pci_of(doc, "nvme0n1")
+    assert pci["bus_node"] == -1 and pci["node_forced"] is True, (pci["bus_node"], pci["node_forced"])
+    assert device(doc, "nvme0n1")["node_source"] == "forced"
+    twin = pci_of(doc, "nvme1n1")
+    assert twin["bus_node"] == 0 and twin["node_forced"] is False and twin["node_set"] is False, twin
+    assert device(doc, "nvme1n1")["node"] == 0 and device(doc, "nvme1n1")["node_source"] == "pci"
+    assert not [f for f in doc["findings"] if f["device"] == "nvme1n1" and f["severity"] == "critical"], \
+        doc["findings"]
+
+
+def facts_cpuless(doc, code):
+    """An empty cpulistaffinity is a bus on a node without CPUs, not one spanning every node."""
+    d, pci = device(doc, "nvme1n1"), pci_of(doc, "nvme1n1")
+    assert pci["bus_node"] == 2 and d["node"] == 2 and d["node_source"] == "pci", (pci["bus_node"], d["node"])
+    assert pci["node_forced"] is False and pci["node_set"] is False, pci
+    assert pci["local_cpus"] == "", pci["local_cpus"]
+    assert not finding_ids(doc, "nvme1n1") & {"node-set", "node-forced", "node-unknown"}
+    assert device(doc, "nvme0n1")["node_source"] == "unknown"
+    assert not [n for n in doc["notes"] if n["field"] == "pci.local_cpus"], doc["notes"]
+
+
 PLAN_FACTS = {
     "managed-2n-nvme-confined": plan_all_skipped,
     "cloud-2n64c-8nvme-forced-node0": plan_cloud,
     "baremetal-2s-4nvme-healthy": plan_empty,
     "hba-megaraid-node1-irq-cpu0": plan_hba,
     "vm-1n-virtio-blk": plan_empty,
+    "hba-mpt3sas-61-managed-unknown": plan_mpt3sas_61,
+    "hba-mpt3sas-612-unsettable": plan_mpt3sas_612,
+    "hba-mpt3sas-unknown-kernel": plan_mpt3sas_unknown_kernel,
 }
 
 
@@ -196,6 +341,15 @@ FACTS = {
     "nvme-multipath-2ctrl-2nodes": facts_multipath,
     "nvme-multipath-2ctrl-2nodes-612": facts_multipath,
     "broken-inputs": facts_broken,
+    "hba-mpt3sas-61-managed-unknown": facts_mpt3sas_61,
+    "hba-mpt3sas-612-unsettable": facts_mpt3sas_612,
+    "hba-mpt3sas-unknown-kernel": facts_mpt3sas_61,
+    "forced-sibling-other-node": facts_forced_sibling,
+    "node-set-by-hand-taint-i": facts_set_taint,
+    "node-set-fixed-nvme-612": facts_set_fixed_612,
+    "node-set-manifest-upstream": facts_set_manifest,
+    "forced-offline-node1-cpus": facts_offline,
+    "cpuless-node-bus": facts_cpuless,
 }
 
 
@@ -240,6 +394,7 @@ def main():
                 doc = json.loads(out)
                 jsonschema.validate(doc, SCHEMA)
                 assert doc["summary"]["exit_code"] == code, (doc["summary"]["exit_code"], code)
+                invariants(doc)
                 FACTS[name](doc, code)
             except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError) as e:
                 print(f"  {name}: {type(e).__name__}: {str(e)[:2000]}")
