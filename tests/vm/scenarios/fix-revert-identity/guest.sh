@@ -53,7 +53,31 @@ rid_nvme_pcis() {
 	return 0
 }
 
+ctl_num() { # bdf: the number of its nvme controller
+	local _c
+	for _c in "/sys/bus/pci/devices/$1"/nvme/nvme*; do [ -e "$_c" ] && echo "${_c##*/nvme}"; done
+	return 0
+}
+# Bind the NVMe functions $1 to nvme one at a time, each live before the next (held back
+# with driver_override "none" until then): each takes the lowest free name and IRQ numbers.
+bind_in_order() { # "bdf..."
+	local _b _i _c
+	for _b in $1; do
+		echo > "/sys/bus/pci/devices/$_b/driver_override"
+		echo "$_b" > /sys/bus/pci/drivers/nvme/bind
+		for _i in $(seq 1 300); do
+			_c=$(ctl_num "$_b")
+			[ -n "$_c" ] && [ "$(cat "/sys/class/nvme/nvme$_c/state" 2> /dev/null)" = live ] && break
+			sleep 0.1
+		done
+	done
+}
+
+# At boot too, one controller at a time in PCI order (the four probe in parallel otherwise,
+# and which of them gets the lowest IRQ numbers varies): c0 = nvme0 holds the lowest ones.
+for bdf in $(rid_nvme_pcis); do echo none > "/sys/bus/pci/devices/$bdf/driver_override"; done
 vm_load_storage /vm/prefix-nvme/nvme.ko
+bind_in_order "$(rid_nvme_pcis | tr '\n' ' ')"
 vm_wait_disks 60
 rid_pci_state boot
 rid_disks boot
@@ -68,11 +92,6 @@ vm_save_journal journal-fix.json
 # one that was nvme1 and ending with the one that was nvme0 (c1 c2 c3 c0): each takes the
 # next name (c1 becomes nvme0, ..., c0 nvme3, so every name changes), and c1, bound alone
 # first, takes the lowest IRQ numbers just freed, c0's: its nvme0q0 gets c0's nvme0q0 number.
-ctl_num() { # bdf: the number of its nvme controller
-	local _c
-	for _c in "/sys/bus/pci/devices/$1"/nvme/nvme*; do [ -e "$_c" ] && echo "${_c##*/nvme}"; done
-	return 0
-}
 byname=$(for bdf in $(rid_nvme_pcis); do echo "$(ctl_num "$bdf") $bdf"; done | sort -n | cut -d' ' -f2)
 held=$(echo "$byname" | head -n 1)
 order="$(echo "$byname" | tail -n +2 | tr '\n' ' ')$held"
@@ -81,15 +100,7 @@ vm_fact reload_order "$order"
 rmmod nvme
 for bdf in $order; do echo none > "/sys/bus/pci/devices/$bdf/driver_override"; done
 insmod /vm/prefix-nvme/nvme.ko
-for bdf in $order; do
-	echo > "/sys/bus/pci/devices/$bdf/driver_override"
-	echo "$bdf" > /sys/bus/pci/drivers/nvme/bind
-	for _i in $(seq 1 300); do
-		c=$(ctl_num "$bdf")
-		[ -n "$c" ] && [ "$(cat "/sys/class/nvme/nvme$c/state" 2> /dev/null)" = live ] && break
-		sleep 0.1
-	done
-done
+bind_in_order "$order"
 vm_wait_disks 60
 rid_pci_state reloaded
 while IFS="$(printf '\t')" read -r bdf drv _ n act _; do
