@@ -136,11 +136,11 @@ static bool all_movable(const struct vec_counts *vc)
 static char *not_movable_text(const struct vec_counts *vc, const char *managed_advice)
 {
 	if (vc->unknown && !vc->kernel && !vc->movable)
-		return ns_fmt("The kernel does not tell whether these vectors are kernel-managed (no "
-			      "IRQD_AFFINITY_MANAGED in debugfs, no known driver behaviour), so `numastor fix` leaves "
-			      "them alone: check the driver's interrupt settings (its managed-affinity option, its "
-			      "queue count) and %s",
-			      managed_advice);
+		return ns_fmt(
+			"The kernel does not tell whether these vectors are kernel-managed (no "
+			"IRQD_AFFINITY_MANAGED in debugfs, no known driver behaviour), so `numastor fix` leaves "
+			"them alone; look at the driver's interrupt options (managed affinity, queue count), and %s",
+			managed_advice);
 	if (vc->kernel && !vc->unknown && !vc->movable)
 		return ns_fmt("These vectors are kernel-managed: user space cannot move them; %s", managed_advice);
 	return ns_fmt("%zu of these %zu vectors are known to be movable, %zu are kernel-managed and %zu of unknown "
@@ -296,8 +296,7 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 		all_movable(&c->vc)
 			? ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor "
 				 "fix`), and keep irqbalance from undoing it (`numastor irqbalance-policy`).")
-			: not_movable_text(&c->vc, "check isolcpus=managed_irq, irqaffinity= and the driver's queue "
-						   "count."));
+			: not_movable_text(&c->vc, "check isolcpus=managed_irq and irqaffinity=."));
 	free(qn);
 out:
 	ns_cpuset_clear(&irq_nodes);
