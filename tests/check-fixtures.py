@@ -173,7 +173,7 @@ FACTS = {
     "vm-1n-virtio-blk": facts_vm,
     "nvme-multipath-2ctrl-2nodes": facts_multipath,
     "broken-inputs": facts_broken,
-    "twin-xen-2n-4nvme-confined": facts_twin,
+    "twin-xen-2n-5nvme-confined": facts_twin,
     "twin-2n-hba-managed-unknown": facts_twin,
     "twin-612-2n-managed-mismatch": facts_twin,
     "twin-510-2n-forced-vs-described": facts_twin,
@@ -200,10 +200,11 @@ PINNED = {
     "vm-1n-virtio-blk": (0, {("single-node", None, I)}),
     "nvme-multipath-2ctrl-2nodes": (0, set()),
     "broken-inputs": (0, set()),
-    "twin-xen-2n-4nvme-confined": (2, {
+    "twin-xen-2n-5nvme-confined": (2, {
         ("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W),
         ("irq-confined", "nvme1n1", W), ("irq-fires-remote", "nvme1n1", W), ("rq-affinity-remote", "nvme1n1", W),
-        ("irq-fires-remote", "nvme3n1", W)}),
+        ("irq-fires-remote", "nvme3n1", W),
+        ("node-unknown", "nvme4n1", I), ("irq-confined", "nvme4n1", W), ("irq-fires-remote", "nvme4n1", W)}),
     "twin-2n-hba-managed-unknown": (2, {
         ("irq-confined", "sda", C), ("alloc-remote", "sda", I), ("irqbalance-confines", "sda", W),
         ("alloc-remote", "sdb", I), ("irqbalance-confines", "sdb", W),
@@ -223,7 +224,7 @@ PLACEMENT = {"node-forced", "node-unknown", "irq-confined", "irq-fires-remote", 
              "vector-serves-all-nodes", "irqbalance-confines", "rq-affinity-remote", "alloc-remote"}
 CORRECT = {
     "baremetal-2s-4nvme-healthy": ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"],
-    "twin-xen-2n-4nvme-confined": ["nvme2n1"],
+    "twin-xen-2n-5nvme-confined": ["nvme2n1"],
     "twin-2n-hba-managed-unknown": ["sdb"],
     "twin-612-2n-managed-mismatch": ["nvme0n1"],
     "twin-510-2n-forced-vs-described": ["nvme1n1"],
@@ -231,7 +232,7 @@ CORRECT = {
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {
     "twin-612-2n-managed-mismatch": ["nvme1n1", "nvme2n1", "sda"],
-    "twin-xen-2n-4nvme-confined": ["nvme1n1", "nvme3n1"],
+    "twin-xen-2n-5nvme-confined": ["nvme1n1", "nvme3n1", "nvme4n1"],
     "twin-2n-hba-managed-unknown": ["sdb", "sdc", "sdd"],
 }
 
@@ -403,8 +404,8 @@ def quad_moves(dev, admin_target, action="move"):
 
 # The plan's moves, written from the fixtures' descriptions: (device, hw_queue, target, action).
 PLAN_MOVES = {
-    "twin-xen-2n-4nvme-confined": quad_moves("nvme0n1", "8-15") | quad_moves("nvme1n1", "0-7") |
-    quad_moves("nvme3n1", "8-15", action="unchanged"),
+    "twin-xen-2n-5nvme-confined": quad_moves("nvme0n1", "8-15") | quad_moves("nvme1n1", "0-7") |
+    quad_moves("nvme3n1", "8-15", action="unchanged") | quad_moves("nvme4n1", "0-7"),
     "twin-510-2n-forced-vs-described": quad_moves("nvme0n1", "0-7"),
     "twin-612-2n-managed-mismatch": {("sda", 0, "0-7", "move")},
     "hba-megaraid-node1-irq-cpu0": {("sda", 0, "16-31", "move")},
