@@ -110,7 +110,7 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 	json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
 	json_object_object_add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
 	json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
-	json_object_object_add(doc, "allowed_cpus", ns_json_cpus(&plan->allowed));
+	json_object_object_add(doc, "allowed_cpus", ns_cpuset_json(&plan->allowed));
 	for (size_t i = 0; i < plan->nirqs; i++) {
 		const struct ns_plan_irq *e = &plan->irqs[i];
 		struct json_object *x = json_object_new_object();
@@ -120,8 +120,8 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 		json_object_object_add(x, "pci", json_object_new_string(e->pci));
 		json_object_object_add(x, "hw_queue", e->hw_queue >= 0 ? json_object_new_int(e->hw_queue) : NULL);
 		json_object_object_add(x, "managed", e->managed < 0 ? NULL : json_object_new_boolean(e->managed));
-		json_object_object_add(x, "current", ns_json_cpus(&e->current));
-		json_object_object_add(x, "target", ns_json_cpus(&e->target));
+		json_object_object_add(x, "current", ns_cpuset_json(&e->current));
+		json_object_object_add(x, "target", ns_cpuset_json(&e->target));
 		json_object_object_add(x, "action", json_object_new_string(ns_plan_action_name(e->action)));
 		json_object_object_add(x, "reason", json_object_new_string(e->reason));
 		json_object_object_add(x, "answers", json_object_new_string(e->answers));
@@ -134,8 +134,8 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 			json_object_object_add(res, "error_class",
 					       ir[i].err_class ? json_object_new_string(ir[i].err_class) : NULL);
 			json_object_object_add(res, "attempts", json_object_new_int((int)ir[i].attempts));
-			json_object_object_add(res, "affinity", ns_json_cpus(&ir[i].after));
-			json_object_object_add(res, "effective_affinity", ns_json_cpus(&ir[i].after_effective));
+			json_object_object_add(res, "affinity", ns_cpuset_json(&ir[i].after));
+			json_object_object_add(res, "effective_affinity", ns_cpuset_json(&ir[i].after_effective));
 			json_object_object_add(x, "result", res);
 		} else {
 			json_object_object_add(x, "result", NULL);

@@ -7,14 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system.h"
+#include "blockdev.h"
+#include "module.h"
 
-static bool scsi_mod_patched(const struct ns_system *sys)
+static bool scsi_mod_patched(const struct ns_module *scsi_mod)
 {
-	return sys->scsi_mod && sys->scsi_mod->patched == 1;
+	return scsi_mod && scsi_mod->patched == 1;
 }
 
-int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
+int ns_alloc_derive(const struct ns_module *scsi_mod, struct ns_disk *d)
 {
 	struct ns_alloc *a = &d->alloc;
 	const struct ns_pci *pci = d->npaths ? d->paths[0].pci : NULL;
@@ -42,11 +43,11 @@ int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d)
 		return -ENOMEM;
 
 	if (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA) {
-		if (scsi_mod_patched(sys) && (!pci || pci->numa_node < 0)) {
+		if (scsi_mod_patched(scsi_mod) && (!pci || pci->numa_node < 0)) {
 			r = asprintf(&a->midlayer_basis,
 				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on "
 				     "dev_to_node(dma_dev), which is -1: the scanning CPU's node");
-		} else if (scsi_mod_patched(sys)) {
+		} else if (scsi_mod_patched(scsi_mod)) {
 			a->midlayer_node = pci->numa_node;
 			r = asprintf(&a->midlayer_basis,
 				     "numastor-patched scsi_mod: scsi_alloc_sdev/scsi_alloc_target on "

@@ -11,9 +11,9 @@
 #ifndef NUMASTOR_ALLOC_H
 #define NUMASTOR_ALLOC_H
 
-struct ns_system;
+struct ns_module;
 struct ns_disk;
 
-int ns_alloc_derive(struct ns_system *sys, struct ns_disk *d);
+int ns_alloc_derive(const struct ns_module *scsi_mod, struct ns_disk *d);
 
 #endif

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "identity.h"
-#include "system.h"
 #include "util.h"
 
 const char *ns_disk_kind_name(enum ns_disk_kind k)
@@ -107,7 +105,7 @@ static enum ns_disk_kind classify(const char *name, const char *syspath)
 }
 
 /* Walk a device path: the deepest PCI function and the deepest controller component. */
-static int resolve_path(struct ns_system *sys, const char *disk_syspath, struct ns_path *path)
+static int resolve_path(struct ns_disk_env *env, const char *disk_syspath, struct ns_path *path)
 {
 	const char *s = disk_syspath;
 	const char *comp = s;
@@ -147,7 +145,7 @@ static int resolve_path(struct ns_system *sys, const char *disk_syspath, struct 
 		char *pcipath = strndup(s, pci_end);
 		if (!pcipath)
 			return -ENOMEM;
-		r = ns_system_pci(sys, pcipath, &path->pci);
+		r = env->pci(env->data, pcipath, &path->pci);
 		free(pcipath);
 		if (r < 0)
 			return r;
@@ -187,7 +185,7 @@ static void read_partitions(struct ns_root *root, struct ns_disk *d)
 	ns_strv_free(names, n);
 }
 
-static void read_queue(struct ns_system *sys, struct ns_disk *d)
+static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 {
 	char p[4096], *txt = NULL;
 	long v;
@@ -195,21 +193,21 @@ static void read_queue(struct ns_system *sys, struct ns_disk *d)
 
 	snprintf(p, sizeof(p), "%s/queue/rq_affinity", d->syspath);
 	d->rq_affinity = -1;
-	if ((r = ns_read_long(sys->root, p, &v, &txt)) == 0 && v >= 0 && v <= 2)
+	if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0 && v <= 2)
 		d->rq_affinity = (int)v;
 	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
-		ns_note_read(&sys->notes, d->name, "queue.rq_affinity", p, r ? r : -EINVAL, txt);
+		ns_note_read(env->notes, d->name, "queue.rq_affinity", p, r ? r : -EINVAL, txt);
 	free(txt);
 	txt = NULL;
 	snprintf(p, sizeof(p), "%s/queue/nr_requests", d->syspath);
 	d->nr_requests = -1;
-	if ((r = ns_read_long(sys->root, p, &v, &txt)) == 0 && v >= 0)
+	if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0)
 		d->nr_requests = v;
 	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
-		ns_note_read(&sys->notes, d->name, "queue.nr_requests", p, r ? r : -EINVAL, txt);
+		ns_note_read(env->notes, d->name, "queue.nr_requests", p, r ? r : -EINVAL, txt);
 	free(txt);
 	snprintf(p, sizeof(p), "%s/queue/scheduler", d->syspath);
-	if (ns_read_str(sys->root, p, &txt) == 0) {
+	if (ns_read_str(env->root, p, &txt) == 0) {
 		char *open = strchr(txt, '['), *close = open ? strchr(open, ']') : NULL;
 		if (open && close)
 			d->scheduler = strndup(open + 1, (size_t)(close - open - 1));
@@ -220,14 +218,14 @@ static void read_queue(struct ns_system *sys, struct ns_disk *d)
 }
 
 /* The blk-mq hardware queues of one path's disk, paired with the path's vectors. */
-static void read_hctx(struct ns_system *sys, struct ns_disk *d, const struct ns_path *path)
+static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct ns_path *path)
 {
 	char p[4096];
 	char **names;
 	size_t n;
 
 	snprintf(p, sizeof(p), "%s/mq", path->disk_syspath);
-	if (ns_list_dir(sys->root, p, &names, &n) < 0)
+	if (ns_list_dir(env->root, p, &names, &n) < 0)
 		return;
 	struct ns_hctx *nv = realloc(d->hctx, (d->nhctx + n + 1) * sizeof(*nv));
 	if (!nv) {
@@ -252,24 +250,24 @@ static void read_hctx(struct ns_system *sys, struct ns_disk *d, const struct ns_
 		if (path->controller && d->npaths > 1)
 			h->controller = strdup(path->controller);
 		snprintf(p, sizeof(p), "%s/mq/%s/cpu_list", path->disk_syspath, names[i]);
-		if ((r = ns_read_str(sys->root, p, &txt)) == 0) {
+		if ((r = ns_read_str(env->root, p, &txt)) == 0) {
 			if (ns_cpuset_parse_list(&h->cpus, txt) < 0)
-				ns_note_read(&sys->notes, d->name, "hw_queues.cpus", p, -EINVAL, txt);
+				ns_note_read(env->notes, d->name, "hw_queues.cpus", p, -EINVAL, txt);
 			free(txt);
 		} else if (r != -ENODATA) {
-			ns_note_read(&sys->notes, d->name, "hw_queues.cpus", p, r, NULL);
+			ns_note_read(env->notes, d->name, "hw_queues.cpus", p, r, NULL);
 		} else {
 			h->cpus.known = true; /* a queue serving no CPU */
 		}
-		ns_machine_nodes_of(&sys->machine, &h->cpus, &h->nodes);
-		h->memory_node = ns_machine_cpu_node(&sys->machine, ns_cpuset_first(&h->cpus));
+		ns_machine_nodes_of(env->machine, &h->cpus, &h->nodes);
+		h->memory_node = ns_machine_cpu_node(env->machine, ns_cpuset_first(&h->cpus));
 		snprintf(p, sizeof(p), "%s/mq/%s/nr_tags", path->disk_syspath, names[i]);
 		txt = NULL;
 		long v;
-		if ((r = ns_read_long(sys->root, p, &v, &txt)) == 0 && v >= 0)
+		if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0)
 			h->nr_tags = v;
 		else
-			ns_note_read(&sys->notes, d->name, "hw_queues.nr_tags", p, r ? r : -EINVAL, txt);
+			ns_note_read(env->notes, d->name, "hw_queues.nr_tags", p, r ? r : -EINVAL, txt);
 		free(txt);
 		d->nhctx++;
 	}
@@ -324,7 +322,7 @@ static int head_paths(struct ns_root *root, const char *head, char ***out, size_
 	return r;
 }
 
-int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
+int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 {
 	char p[4096], *txt;
 	long v;
@@ -341,36 +339,35 @@ int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
 	if (!d->name)
 		return -ENOMEM;
 	snprintf(p, sizeof(p), "sys/block/%s", name);
-	r = ns_realpath(sys->root, p, &d->syspath);
+	r = ns_realpath(env->root, p, &d->syspath);
 	if (r < 0)
 		return r;
-	if (!ns_exists(sys->root, d->syspath))
+	if (!ns_exists(env->root, d->syspath))
 		return -ENOENT; /* vanished, or a dangling link in a capture */
 	d->kind = classify(name, d->syspath);
 
 	snprintf(p, sizeof(p), "%s/dev", d->syspath);
-	if ((r = ns_read_str(sys->root, p, &d->devnum)) < 0)
-		ns_note_read(&sys->notes, name, "devnum", p, r, NULL);
+	if ((r = ns_read_str(env->root, p, &d->devnum)) < 0)
+		ns_note_read(env->notes, name, "devnum", p, r, NULL);
 	snprintf(p, sizeof(p), "%s/size", d->syspath);
 	txt = NULL;
-	if ((r = ns_read_long(sys->root, p, &v, &txt)) == 0 && v >= 0)
+	if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0)
 		d->size_bytes = (long long)v * 512;
 	else
-		ns_note_read(&sys->notes, name, "size_bytes", p, r ? r : -EINVAL, txt);
+		ns_note_read(env->notes, name, "size_bytes", p, r ? r : -EINVAL, txt);
 	free(txt);
-	read_partitions(sys->root, d);
+	read_partitions(env->root, d);
 	snprintf(p, sizeof(p), "%s/slaves", d->syspath);
-	read_list_names(sys->root, p, &d->slaves, &d->nslaves);
+	read_list_names(env->root, p, &d->slaves, &d->nslaves);
 	snprintf(p, sizeof(p), "%s/holders", d->syspath);
-	read_list_names(sys->root, p, &d->holders, &d->nholders);
+	read_list_names(env->root, p, &d->holders, &d->nholders);
 	if (d->kind == NS_DISK_LOOP) {
 		snprintf(p, sizeof(p), "%s/loop/backing_file", d->syspath);
-		r = ns_read_str(sys->root, p, &d->backing_file);
+		r = ns_read_str(env->root, p, &d->backing_file);
 		if (r < 0 && r != -ENOENT) /* no loop/ directory: not attached */
-			ns_note_read(&sys->notes, name, "backing_file", p, r, NULL);
+			ns_note_read(env->notes, name, "backing_file", p, r, NULL);
 	}
-	read_queue(sys, d);
-	ns_identity_read(sys, d);
+	read_queue(env, d);
 
 	if (d->kind == NS_DISK_NVME_MULTIPATH) {
 		char **names, *slash;
@@ -380,16 +377,16 @@ int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
 		slash = strrchr(p, '/');
 		if (slash) {
 			snprintf(slash, sizeof(p) - (size_t)(slash - p), "/iopolicy");
-			if ((r = ns_read_str(sys->root, p, &d->iopolicy)) < 0)
-				ns_note_read(&sys->notes, name, "iopolicy", p, r, NULL);
+			if ((r = ns_read_str(env->root, p, &d->iopolicy)) < 0)
+				ns_note_read(env->notes, name, "iopolicy", p, r, NULL);
 		}
 		snprintf(p, sizeof(p), "%s/multipath", d->syspath);
-		bool listed = (r = ns_list_dir(sys->root, p, &names, &n)) == 0;
+		bool listed = (r = ns_list_dir(env->root, p, &names, &n)) == 0;
 		if (r == -ENOENT)
 			/* 6.1 has no multipath/ directory: the hidden nvmeXcYnZ in sys/block */
-			r = head_paths(sys->root, name, &names, &n);
+			r = head_paths(env->root, name, &names, &n);
 		if (r < 0) {
-			ns_note_read(&sys->notes, name, "paths", p, r, NULL);
+			ns_note_read(env->notes, name, "paths", p, r, NULL);
 			n = 0, names = NULL;
 		}
 		d->paths = calloc(n ? n : 1, sizeof(*d->paths));
@@ -399,9 +396,9 @@ int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
 				snprintf(p, sizeof(p), "%s/multipath/%s", d->syspath, names[i]);
 			else
 				snprintf(p, sizeof(p), "sys/block/%s", names[i]);
-			if (ns_realpath(sys->root, p, &real) < 0)
+			if (ns_realpath(env->root, p, &real) < 0)
 				continue;
-			r = resolve_path(sys, real, &d->paths[d->npaths]);
+			r = resolve_path(env, real, &d->paths[d->npaths]);
 			free(real);
 			if (r < 0)
 				break;
@@ -413,15 +410,15 @@ int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d)
 		d->paths = calloc(1, sizeof(*d->paths));
 		if (!d->paths)
 			return -ENOMEM;
-		r = resolve_path(sys, d->syspath, &d->paths[0]);
+		r = resolve_path(env, d->syspath, &d->paths[0]);
 		if (r < 0)
 			return r;
 		d->npaths = 1;
 	}
 	for (size_t i = 0; i < d->npaths; i++)
-		read_hctx(sys, d, &d->paths[i]);
+		read_hctx(env, d, &d->paths[i]);
 	if (d->npaths == 0)
-		read_hctx(sys, d, &(struct ns_path){.disk_syspath = d->syspath});
+		read_hctx(env, d, &(struct ns_path){.disk_syspath = d->syspath});
 	return 0;
 }
 

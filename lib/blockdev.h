@@ -101,9 +101,19 @@ const char *ns_pairing_name(enum ns_pairing p);
 const char *ns_node_source_name(enum ns_node_source s);
 bool ns_disk_is_virtual(const struct ns_disk *d);
 
-struct ns_system;
-/* Read one disk by its /sys/block name into d (paths get their PCI function from the system cache). */
-int ns_disk_read(struct ns_system *sys, const char *name, struct ns_disk *d);
+/* What reading a disk needs: the root, the machine (nodes of CPUs), where notes go, and the PCI
+ * function cache (a function shared by several disks is read once): pci(data, syspath, &out)
+ * returns the function at syspath, reading it on first use. */
+struct ns_disk_env {
+	struct ns_root *root;
+	const struct ns_machine *machine;
+	struct ns_notes *notes;
+	int (*pci)(void *data, const char *syspath, struct ns_pci **out);
+	void *data;
+};
+
+/* Read one disk by its /sys/block name into d. */
+int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d);
 void ns_disk_free(struct ns_disk *d);
 
 #endif

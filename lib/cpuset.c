@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,4 +259,16 @@ int ns_cpuset_format(const struct ns_cpuset *s, char **out)
 	}
 	*out = buf;
 	return 0;
+}
+
+struct json_object *ns_cpuset_json(const struct ns_cpuset *s)
+{
+	struct json_object *o;
+	char *t;
+
+	if (!s->known || ns_cpuset_format(s, &t) < 0)
+		return NULL;
+	o = json_object_new_string(t);
+	free(t);
+	return o;
 }

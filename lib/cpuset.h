@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct json_object;
+
 struct ns_cpuset {
 	unsigned long *words;
 	size_t nwords;
@@ -37,5 +39,8 @@ int ns_cpuset_parse_mask(struct ns_cpuset *s, const char *text);
 int ns_cpuset_format(const struct ns_cpuset *s, char **out);
 
 #define ns_cpuset_foreach(cpu, s) for (int cpu = ns_cpuset_first(s); cpu >= 0; cpu = ns_cpuset_next(s, cpu))
+
+/* The set as its cpulist string in a new json-c string, NULL (JSON null) when unknown. */
+struct json_object *ns_cpuset_json(const struct ns_cpuset *s);
 
 #endif

@@ -2,8 +2,6 @@
 #define _GNU_SOURCE
 #include "findings.h"
 
-#include "json.h"
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -393,9 +391,9 @@ static int rule_mismatch(struct ns_findings *f, struct disk_ctx *c)
 			continue;
 		e = json_object_new_object();
 		json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
-		json_object_object_add(e, "queue_cpus", ns_json_cpus(&h->cpus));
+		json_object_object_add(e, "queue_cpus", ns_cpuset_json(&h->cpus));
 		json_object_object_add(e, "irq", json_object_new_int(h->irq->irq));
-		json_object_object_add(e, "irq_affinity", ns_json_cpus(&h->irq->affinity));
+		json_object_object_add(e, "irq_affinity", ns_cpuset_json(&h->irq->affinity));
 		json_object_array_add(list, e);
 		n++;
 	}
@@ -422,7 +420,7 @@ static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
 	c->remote_completions = true;
 	ev = json_object_new_object();
 	json_object_object_add(ev, "hw_queues", json_object_new_int(1));
-	json_object_object_add(ev, "queue_cpus", ns_json_cpus(&c->d->hctx[0].cpus));
+	json_object_object_add(ev, "queue_cpus", ns_cpuset_json(&c->d->hctx[0].cpus));
 	json_object_object_add(ev, "irq", c->nqv ? json_object_new_int(c->qv[0]->irq) : NULL);
 	return add(
 		f, "vector-serves-all-nodes", NS_SEV_WARNING, c->d->name, ev,
@@ -456,7 +454,7 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 			continue;
 		ev = json_object_new_object();
 		json_object_object_add(ev, "hw_queue", json_object_new_int(h->index));
-		json_object_object_add(ev, "queue_cpus", ns_json_cpus(&h->cpus));
+		json_object_object_add(ev, "queue_cpus", ns_cpuset_json(&h->cpus));
 		json_object_object_add(ev, "memory_node", json_object_new_int(h->memory_node));
 		json_object_object_add(ev, "device_node", json_object_new_int(d->node));
 		r = add(f, "alloc-remote", NS_SEV_WARNING, d->name, ev,

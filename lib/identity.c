@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "system.h"
+#include "blockdev.h"
+#include "root.h"
 
-void *ns_identity_open(struct ns_system *sys)
+void *ns_identity_open(struct ns_root *root)
 {
-	return ns_root_is_live(sys->root) ? udev_new() : NULL;
+	return ns_root_is_live(root) ? udev_new() : NULL;
 }
 
 void ns_identity_close(void *udev)
@@ -27,14 +28,14 @@ static void set(char **dst, const char *v)
 		*dst = strdup(v);
 }
 
-static void from_libudev(struct ns_system *sys, struct ns_disk *d)
+static void from_libudev(struct udev *udev, struct ns_disk *d)
 {
 	char syspath[4096];
 	struct udev_device *dev;
 	struct udev_list_entry *e;
 
 	snprintf(syspath, sizeof(syspath), "/%s", d->syspath);
-	dev = udev_device_new_from_syspath(sys->udev, syspath);
+	dev = udev_device_new_from_syspath(udev, syspath);
 	if (!dev)
 		return;
 	set(&d->identity.model, udev_device_get_property_value(dev, "ID_MODEL"));
@@ -53,7 +54,7 @@ static void from_libudev(struct ns_system *sys, struct ns_disk *d)
 }
 
 /* The udev database file format: "E:KEY=value" properties, "S:link" symlinks below /dev. */
-static void from_udev_data(struct ns_system *sys, struct ns_disk *d)
+static void from_udev_data(struct ns_root *root, struct ns_disk *d)
 {
 	char p[128], *txt, *line, *save = NULL;
 	char *serial_short = NULL, *serial_long = NULL;
@@ -61,7 +62,7 @@ static void from_udev_data(struct ns_system *sys, struct ns_disk *d)
 	if (!d->devnum)
 		return;
 	snprintf(p, sizeof(p), "run/udev/data/b%s", d->devnum);
-	if (ns_read_str(sys->root, p, &txt) < 0)
+	if (ns_read_str(root, p, &txt) < 0)
 		return;
 	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(line, "E:ID_MODEL=", 11) == 0)
@@ -85,7 +86,7 @@ static void from_udev_data(struct ns_system *sys, struct ns_disk *d)
 }
 
 /* What the kernel itself exposes (nvme, SCSI and virtio attributes). */
-static void from_sysfs(struct ns_system *sys, struct ns_disk *d)
+static void from_sysfs(struct ns_root *root, struct ns_disk *d)
 {
 	static const struct {
 		const char *file;
@@ -104,19 +105,19 @@ static void from_sysfs(struct ns_system *sys, struct ns_disk *d)
 		if (*dst)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", d->syspath, attrs[i].file);
-		if (ns_read_str(sys->root, p, &v) == 0) {
+		if (ns_read_str(root, p, &v) == 0) {
 			*dst = v;
 		}
 	}
 }
 
-void ns_identity_read(struct ns_system *sys, struct ns_disk *d)
+void ns_identity_read(struct ns_root *root, void *udev, struct ns_disk *d)
 {
 	if (ns_disk_is_virtual(d))
 		return;
-	if (sys->udev)
-		from_libudev(sys, d);
+	if (udev)
+		from_libudev(udev, d);
 	else
-		from_udev_data(sys, d);
-	from_sysfs(sys, d);
+		from_udev_data(root, d);
+	from_sysfs(root, d);
 }

@@ -4,12 +4,13 @@
 #ifndef NUMASTOR_IDENTITY_H
 #define NUMASTOR_IDENTITY_H
 
-struct ns_system;
 struct ns_disk;
+struct ns_root;
 
-void ns_identity_read(struct ns_system *sys, struct ns_disk *d);
+/* Fill d->identity; udev is ns_identity_open()'s context (NULL under a sysroot). */
+void ns_identity_read(struct ns_root *root, void *udev, struct ns_disk *d);
 /* libudev context for the live root (NULL elsewhere); freed with ns_identity_close(). */
-void *ns_identity_open(struct ns_system *sys);
+void *ns_identity_open(struct ns_root *root);
 void ns_identity_close(void *udev);
 
 #endif

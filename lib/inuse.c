@@ -17,7 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "system.h"
+#include "blockdev.h"
 #include "util.h"
 
 struct dev {
@@ -844,7 +844,7 @@ int ns_inuse_check_name(struct ns_root *root, const char *name, struct ns_inuse_
 	return r;
 }
 
-int ns_inuse_check_disk(struct ns_system *sys, const struct ns_disk *d, struct ns_inuse_report *rep)
+int ns_inuse_check_disk(struct ns_root *root, const struct ns_disk *d, struct ns_inuse_report *rep)
 {
-	return ns_inuse_check_name(sys->root, d->name, rep);
+	return ns_inuse_check_name(root, d->name, rep);
 }

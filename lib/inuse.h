@@ -27,8 +27,6 @@
 #include "blockdev.h"
 #include "root.h"
 
-struct ns_system;
-
 struct ns_inuse_holder {
 	char *device; /* the block device held: the disk, a partition, the multipath head */
 	/* "exclusive-open", "mount", "open-fd", "mapping", "holder", "swap", "root-fs", "usr-fs",
@@ -44,7 +42,7 @@ struct ns_inuse_report {
 
 /* Every way d, its partitions and (for an NVMe path device) its multipath head are in use.
  * rep is filled (empty: not in use); returns 0 or a negative errno (nothing known then). */
-int ns_inuse_check_disk(struct ns_system *sys, const struct ns_disk *d, struct ns_inuse_report *rep);
+int ns_inuse_check_disk(struct ns_root *root, const struct ns_disk *d, struct ns_inuse_report *rep);
 /* The same for the disk called name under sys/block, read afresh (the recheck before a removal). */
 int ns_inuse_check_name(struct ns_root *root, const char *name, struct ns_inuse_report *rep);
 void ns_inuse_report_free(struct ns_inuse_report *rep);

@@ -11,17 +11,6 @@ static struct json_object *jstr(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
-struct json_object *ns_json_cpus(const struct ns_cpuset *s)
-{
-	char *t;
-	struct json_object *o;
-	if (!s->known || ns_cpuset_format(s, &t) < 0)
-		return NULL;
-	o = json_object_new_string(t);
-	free(t);
-	return o;
-}
-
 static struct json_object *jnode(int node) /* null for < 0 */
 {
 	return node >= 0 ? json_object_new_int(node) : NULL;
@@ -56,15 +45,15 @@ static struct json_object *machine_json(const struct ns_machine *m)
 
 	add(o, "kernel_release", jstr(m->kernel_release));
 	add(o, "multi_node", json_object_new_boolean(ns_machine_multi_node(m)));
-	add(o, "online_cpus", ns_json_cpus(&m->online));
-	add(o, "possible_cpus", ns_json_cpus(&m->possible));
-	add(o, "isolated_cpus", ns_json_cpus(&m->isolated));
-	add(o, "nohz_full_cpus", ns_json_cpus(&m->nohz_full));
+	add(o, "online_cpus", ns_cpuset_json(&m->online));
+	add(o, "possible_cpus", ns_cpuset_json(&m->possible));
+	add(o, "isolated_cpus", ns_cpuset_json(&m->isolated));
+	add(o, "nohz_full_cpus", ns_cpuset_json(&m->nohz_full));
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct ns_node *n = &m->nodes[i];
 		struct json_object *no = json_object_new_object(), *d = NULL;
 		add(no, "node", json_object_new_int(n->id));
-		add(no, "cpus", ns_json_cpus(&n->cpus));
+		add(no, "cpus", ns_cpuset_json(&n->cpus));
 		add(no, "cpu_count", json_object_new_int((int)ns_cpuset_count(&n->cpus)));
 		add(no, "memory_bytes", n->memory_bytes >= 0 ? json_object_new_int64(n->memory_bytes) : NULL);
 		if (n->distances) {
@@ -80,7 +69,7 @@ static struct json_object *machine_json(const struct ns_machine *m)
 	add(ib, "running", jtri(m->irqbalance.running));
 	add(ib, "pid", m->irqbalance.pid >= 0 ? json_object_new_int64(m->irqbalance.pid) : NULL);
 	add(ib, "policyscript", jstr(m->irqbalance.policyscript));
-	add(ib, "banned_cpus", ns_json_cpus(&m->irqbalance.banned_cpus));
+	add(ib, "banned_cpus", ns_cpuset_json(&m->irqbalance.banned_cpus));
 	add(o, "irqbalance", ib);
 	return o;
 }
@@ -94,9 +83,9 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 	add(o, "actions", jstr(irq->actions));
 	add(o, "chip", jstr(irq->chip));
 	add(o, "type", json_object_new_string(irq->msi ? "msi" : "intx"));
-	add(o, "affinity", ns_json_cpus(&irq->affinity));
-	add(o, "effective_affinity", ns_json_cpus(&irq->effective));
-	add(o, "affinity_hint", ns_json_cpus(&irq->hint));
+	add(o, "affinity", ns_cpuset_json(&irq->affinity));
+	add(o, "effective_affinity", ns_cpuset_json(&irq->effective));
+	add(o, "affinity_hint", ns_cpuset_json(&irq->hint));
 	add(o, "node", irq->node >= -1 ? json_object_new_int(irq->node) : NULL);
 	add(o, "managed", jtri(irq->managed));
 	add(o, "managed_source", json_object_new_string(ns_managed_source_name(irq->managed_source)));
@@ -149,7 +138,7 @@ static struct json_object *pci_json(const struct ns_pci *pci)
 	add(o, "numa_node", pci->numa_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->numa_node));
 	add(o, "node_forced", jtri(pci->forced));
 	add(o, "forced_evidence", jstr(pci->forced_evidence));
-	add(o, "local_cpus", ns_json_cpus(&pci->local_cpus));
+	add(o, "local_cpus", ns_cpuset_json(&pci->local_cpus));
 	add(o, "bus_node", pci->bus_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->bus_node));
 	bridges = json_object_new_array();
 	for (size_t i = 0; i < pci->nbridges; i++)
@@ -196,7 +185,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(o, "identity", id);
 	add(o, "node", jnode(d->node));
 	add(o, "node_source", json_object_new_string(ns_node_source_name(d->node_source)));
-	add(o, "local_cpus", ns_json_cpus(&d->local_cpus));
+	add(o, "local_cpus", ns_cpuset_json(&d->local_cpus));
 	paths = json_object_new_array();
 	for (size_t i = 0; i < d->npaths; i++) {
 		struct json_object *p = json_object_new_object();
@@ -217,7 +206,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 		struct json_object *e = json_object_new_object();
 		add(e, "index", json_object_new_int(h->index));
 		add(e, "controller", jstr(h->controller));
-		add(e, "cpus", ns_json_cpus(&h->cpus));
+		add(e, "cpus", ns_cpuset_json(&h->cpus));
 		add(e, "nodes", jnodes(&h->nodes));
 		add(e, "nr_tags", h->nr_tags >= 0 ? json_object_new_int64(h->nr_tags) : NULL);
 		add(e, "memory_node", jnode(h->memory_node));

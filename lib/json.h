@@ -10,9 +10,6 @@
 
 #define NS_SCHEMA_VERSION 1
 
-/* A CPU set as a JSON cpulist string; NULL (JSON null) when unknown. */
-struct json_object *ns_json_cpus(const struct ns_cpuset *s);
-
 /*
  * The document in parts, so a front end can stream it (one device at a time in memory) in
  * this order: head (schema_version, tool, root, privileged, machine), "devices" (one object

@@ -105,7 +105,7 @@ static char *disk_refusal(struct ns_system *sys, const struct ns_disk *d)
 {
 	struct ns_inuse_report rep;
 	char *why;
-	int r = ns_inuse_check_disk(sys, d, &rep);
+	int r = ns_inuse_check_disk(sys->root, d, &rep);
 
 	if (r < 0)
 		return ns_fmt("cannot tell whether it is in use: %s", strerror(-r));

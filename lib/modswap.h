@@ -15,32 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "manifest.h"
 #include "swapjournal.h"
 #include "system.h"
-
-#define NS_MODULE_DIR "var/lib/numastor/modules"
-
-struct ns_manifest_module {
-	char *name;
-	char *file; /* root-relative path of the .ko */
-	char *sha256, *vermagic, *srcversion;
-	char **patches;
-	size_t npatches;
-};
-
-struct ns_manifest {
-	char *dir;
-	char *kernel_release;
-	struct ns_manifest_module *v;
-	size_t n;
-	char **upstream; /* series already in the kernel's source */
-	size_t nupstream;
-};
-
-/* -ENOENT: no manifest for this kernel; -EINVAL: malformed. */
-int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *m);
-void ns_manifest_free(struct ns_manifest *m);
-const struct ns_manifest_module *ns_manifest_find(const struct ns_manifest *m, const char *name);
 
 struct ns_swap_check {
 	char *what;

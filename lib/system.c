@@ -11,7 +11,7 @@
 #include "alloc.h"
 #include "identity.h"
 #include "journal.h"
-#include "modswap.h"
+#include "manifest.h"
 
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
 {
@@ -39,6 +39,11 @@ int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **ou
 	sys->pcis[sys->npcis++] = pci;
 	*out = pci;
 	return 0;
+}
+
+static int pci_of_system(void *data, const char *syspath, struct ns_pci **out)
+{
+	return ns_system_pci(data, syspath, out);
 }
 
 /* The node the disk really sits on: its function's node, unless forced or the paths disagree. */
@@ -200,12 +205,15 @@ static bool is_hidden(struct ns_root *root, const char *name)
 
 int ns_system_discover(struct ns_root *root, const char *const *only, size_t nonly, struct ns_system *sys)
 {
+	struct ns_disk_env env = {.root = root, .pci = pci_of_system, .data = sys};
 	char **names = NULL;
 	size_t n = 0;
 	bool *seen = NULL;
 	int r;
 
 	memset(sys, 0, sizeof(*sys));
+	env.machine = &sys->machine;
+	env.notes = &sys->notes;
 	sys->root = root;
 	sys->privileged = ns_root_is_live(root) ? geteuid() == 0 : captured_privileged(root);
 	r = ns_machine_read(root, &sys->machine, &sys->notes);
@@ -218,7 +226,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	r = ns_modules_new(root, &sys->modules);
 	if (r < 0)
 		return r;
-	sys->udev = ns_identity_open(sys);
+	sys->udev = ns_identity_open(root);
 	r = ns_list_dir(root, "sys/block", &names, &n);
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
@@ -234,7 +242,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 			continue;
 		if (nonly == 0 && is_hidden(root, names[i]))
 			continue; /* a multipath path device: reported under its namespace */
-		r = ns_disk_read(sys, names[i], d);
+		r = ns_disk_read(&env, names[i], d);
 		if (r == -ENOENT || r == -ENOTDIR || r == -ELOOP) {
 			ns_note(&sys->notes, names[i], "device", "/sys/block/%s vanished while reading: skipped",
 				names[i]);
@@ -245,10 +253,11 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 			ns_disk_free(d);
 			goto out;
 		}
+		ns_identity_read(root, sys->udev, d);
 		resolve_node(d);
 		if (!sys->scsi_mod && (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA))
 			ns_modules_lookup(sys->modules, "scsi_mod", &sys->notes, &sys->scsi_mod);
-		r = ns_alloc_derive(sys, d);
+		r = ns_alloc_derive(sys->scsi_mod, d);
 		if (r < 0) {
 			ns_disk_free(d);
 			goto out;

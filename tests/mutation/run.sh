@@ -64,18 +64,19 @@ fi
 keep=0
 
 killed=0 survived=0 errors=0 skipped=0
+survivors=()
 for patch in "${mutants[@]}"; do
 	name=$(basename "$patch" .patch)
 	start=$(date +%s)
 	if [[ ! -f "$patch" ]]; then
 		echo "ERROR $name: no such mutant ($patch)"
-		errors=$((errors + 1))
+		errors=$((errors + 1)); survivors+=("$name")
 		continue
 	fi
 	kill_cmd=$(sed -n '1,/^diff /s/^# kills: //p' "$patch" | head -n 1)
 	if [[ -z "$kill_cmd" ]]; then
 		echo "ERROR $name: no '# kills:' line"
-		errors=$((errors + 1))
+		errors=$((errors + 1)); survivors+=("$name")
 		continue
 	fi
 	if ((fast)) && [[ $kill_cmd == *tests/vm/* ]]; then
@@ -102,8 +103,8 @@ for patch in "${mutants[@]}"; do
 	secs=$(($(date +%s) - start))
 	case $status in
 	KILLED*) killed=$((killed + 1)); echo "$status (${secs}s)" ;;
-	SURVIVED*) survived=$((survived + 1)); keep=1; echo "$status (${secs}s): $kill_cmd passed (see $log)" ;;
-	*) errors=$((errors + 1)); keep=1; echo "$status" ;;
+	SURVIVED*) survived=$((survived + 1)); survivors+=("$name"); keep=1; echo "$status (${secs}s): $kill_cmd passed (see $log)" ;;
+	*) errors=$((errors + 1)); survivors+=("$name"); keep=1; echo "$status" ;;
 	esac
 done
 ninja -C "$work/tree/build" > /dev/null 2>&1 || :
@@ -114,5 +115,7 @@ else
 fi
 left=
 ((skipped)) && left=", $skipped left out (--fast: those the VM bed kills)"
-echo "$killed killed, $survived survived, $errors errors$left"
+run=$((killed + survived + errors))
+names=$(printf '%s\n' "${survivors[@]}" | paste -sd' ')
+echo "mutation: $killed of $run killed${names:+; survived or erred: $names}$left"
 ((survived == 0 && errors == 0))

@@ -40,6 +40,9 @@ int main(void)
 	CHECK(ns_cpuset_parse_list(&b, "3-1") == -EINVAL);
 	CHECK(ns_cpuset_parse_list(&b, "1,") == -EINVAL);
 	CHECK(ns_cpuset_parse_list(&b, "0-99999999") == -ERANGE);
+	/* a number past unsigned int is refused, not wrapped round to CPU 0 */
+	CHECK(ns_cpuset_parse_list(&b, "4294967296") == -ERANGE);
+	CHECK(!b.known);
 	/* hex masks, with 32-bit groups */
 	CHECK(ns_cpuset_parse_mask(&b, "00000001,00000003") == 0);
 	CHECK_STR(fmt(&b), "0-1,32");

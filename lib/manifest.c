@@ -2,7 +2,7 @@
 /* The module directory's manifest.json: which patched modules it holds, their sha256,
  * vermagic and srcversion, and which series the kernel already has. */
 #define _GNU_SOURCE
-#include "modswap.h"
+#include "manifest.h"
 
 #include <errno.h>
 #include <json-c/json.h>
