@@ -142,7 +142,7 @@ static char *not_movable_text(const struct vec_counts *vc, const char *managed_a
 	if (vc->kernel && !vc->unknown && !vc->movable)
 		return ns_fmt("These vectors are kernel-managed: user space cannot move them; %s", managed_advice);
 	return ns_fmt("%zu of these %zu vectors are known to be movable, %zu are kernel-managed and %zu of unknown "
-		      "managed-ness: `numastor fix` moves only the first; for the others %s",
+		      "managed-ness: `numastor fix` moves only the movable ones; for the others %s",
 		      vc->movable, vc->n, vc->kernel, vc->unknown, managed_advice);
 }
 
@@ -274,10 +274,11 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 			"cross the interconnect.",
 			c->nqv, c->d->name, node, qn ? qn : "?");
 	else if (foreign)
-		msg = ns_fmt("All %zu queue interrupts of %s are confined to node %d, not the device's node %d, while "
-			     "its hardware queues serve CPUs on nodes %s: completions cross the interconnect for every "
-			     "submitter, even those on the device's node.",
-			     c->nqv, c->d->name, node, c->d->node, qn ? qn : "?");
+		msg = ns_fmt(
+			"All %zu queue interrupts of %s are confined to node %d, not the device's node %d, while "
+			"its hardware queues serve CPUs on nodes %s: the interrupts are handled away from the device, "
+			"and completions cross the interconnect even for submitters on the device's node.",
+			c->nqv, c->d->name, node, c->d->node, qn ? qn : "?");
 	else if (c->d->node == node)
 		msg = ns_fmt("All %zu queue interrupts of %s are confined to node %d, the device's own node (where the "
 			     "kernel puts unmanaged vectors by default), while its hardware queues serve CPUs on nodes "
