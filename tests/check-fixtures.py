@@ -2,7 +2,11 @@
 """Fixture machines: generate each captured tree, run `numastor check` on it, and compare the
 JSON and text reports with the expected ones in tests/fixtures/expected/. Every JSON document is
 validated against schema/numastor.schema.json, and the per-fixture facts below are asserted on
-their own so a regenerated expectation cannot quietly drop them.
+their own so a regenerated expectation cannot quietly drop them: each fixture's exact set of
+(finding id, device, severity) and exit code (PINNED), no placement finding for a correctly
+placed twin and no critical one without certain harm (CORRECT, NOT_CRITICAL), `numastor fix`
+only for vectors known to be movable, and the text and plan reports read on their own (device
+-> node lines, FORCED, findings, summary, the plan's moves: PLAN_MOVES).
 
     check-fixtures.py NUMASTOR [NAME...]
     NUMASTOR_REGENERATE=1 check-fixtures.py NUMASTOR   # rewrite expectations after review
