@@ -291,35 +291,88 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 }
 
 /*
- * The paths of multipath head nvmeXnZ where the kernel has no multipath/ directory (6.1): the
- * hidden per-path disks nvmeXcYnZ in sys/block (X the subsystem, Y each controller), each
- * under its controller. -ENOENT when none is there.
+ * The paths of multipath head nvmeSnH, as the kernel links them on every line: the head sits in
+ * its subsystem's directory (.../nvme-subsystem/nvme-subsysS/nvmeSnH, head_syspath), which links
+ * each of the subsystem's controllers (nvmeC); each controller holds its hidden per-path disk
+ * nvmeScCnH (device link: the controller). Newer kernels also list the paths in the head's
+ * multipath/ directory; 6.1 has none. out: the root-relative directories of the path disks;
+ * -ENOENT when none is there.
  */
-static int head_paths(struct ns_root *root, const char *head, char ***out, size_t *nout)
+static int head_paths(struct ns_root *root, const char *head_syspath, const char *head, char ***out, size_t *nout)
 {
 	unsigned subsys, nsid;
 	int end = 0, r;
-	char **names;
+	char p[4096], **names;
 	size_t n;
 
 	*out = NULL;
 	*nout = 0;
+	snprintf(p, sizeof(p), "%s/multipath", head_syspath);
+	if ((r = ns_list_dir(root, p, &names, &n)) == 0) {
+		for (size_t i = 0; i < n && r == 0; i++) {
+			char *real;
+			snprintf(p, sizeof(p), "%s/multipath/%s", head_syspath, names[i]);
+			if (ns_realpath(root, p, &real) < 0)
+				continue;
+			r = ns_strv_add(out, nout, real);
+			free(real);
+		}
+		ns_strv_free(names, n);
+		return r < 0 ? r : *nout ? 0 : -ENOENT;
+	}
+	if (r != -ENOENT)
+		return r;
 	if (sscanf(head, "nvme%un%u%n", &subsys, &nsid, &end) != 2 || head[end] != '\0')
 		return -ENOENT;
-	r = ns_list_dir(root, "sys/block", &names, &n);
-	if (r < 0)
-		return r;
-	for (size_t i = 0; i < n && r == 0; i++) {
-		unsigned s, c, ns;
+	/* the subsystem directory: the head's parent */
+	snprintf(p, sizeof(p), "%s", head_syspath);
+	char *slash = strrchr(p, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = '\0';
+	char *subsys_dir = strdup(p);
+	if (!subsys_dir)
+		return -ENOMEM;
+	int listed = r = ns_list_dir(root, subsys_dir, &names, &n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		unsigned ctrl;
+		char *real = NULL;
 		int e = 0;
-		if (sscanf(names[i], "nvme%uc%un%u%n", &s, &c, &ns, &e) == 3 && names[i][e] == '\0' && s == subsys &&
-		    ns == nsid)
-			r = ns_strv_add(out, nout, names[i]);
+		if (sscanf(names[i], "nvme%u%n", &ctrl, &e) != 1 || names[i][e] != '\0')
+			continue; /* not a controller link (the head, iopolicy, ...) */
+		snprintf(p, sizeof(p), "%s/%s", subsys_dir, names[i]);
+		if (ns_realpath(root, p, &real) < 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/nvme%uc%un%u", real, subsys, ctrl, nsid);
+		free(real);
+		if (ns_exists(root, p))
+			r = ns_strv_add(out, nout, p);
 	}
-	ns_strv_free(names, n);
+	if (listed == 0)
+		ns_strv_free(names, n);
+	free(subsys_dir);
 	if (r == 0 && *nout == 0)
 		r = -ENOENT;
 	return r;
+}
+
+/*
+ * What the allocation model needs beyond the queues: blk-mq's hctx flags in debugfs (whether
+ * one tag set is shared by all hardware queues: TAG_HCTX_SHARED) and, for SCSI, the midlayer's
+ * scan mode (sys/module/scsi_mod/parameters/scan). Absent files leave them unknown.
+ */
+static void read_alloc_facts(struct ns_disk_env *env, struct ns_disk *d)
+{
+	char p[4096], *txt = NULL;
+
+	d->hctx_tags_shared = -1;
+	snprintf(p, sizeof(p), "sys/kernel/debug/block/%s/hctx0/flags", d->name);
+	if (ns_read_str(env->root, p, &txt) == 0) {
+		d->hctx_tags_shared = strstr(txt, "TAG_HCTX_SHARED") != NULL;
+		free(txt);
+	}
+	if (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA)
+		(void)ns_read_str(env->root, "sys/module/scsi_mod/parameters/scan", &d->scsi_scan);
 }
 
 int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
@@ -330,6 +383,7 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 
 	memset(d, 0, sizeof(*d));
 	d->node = -1;
+	d->hctx_tags_shared = -1;
 	d->size_bytes = -1;
 	d->rq_affinity = -1;
 	d->nr_requests = -1;
@@ -380,26 +434,15 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 			if ((r = ns_read_str(env->root, p, &d->iopolicy)) < 0)
 				ns_note_read(env->notes, name, "iopolicy", p, r, NULL);
 		}
-		snprintf(p, sizeof(p), "%s/multipath", d->syspath);
-		bool listed = (r = ns_list_dir(env->root, p, &names, &n)) == 0;
-		if (r == -ENOENT)
-			/* 6.1 has no multipath/ directory: the hidden nvmeXcYnZ in sys/block */
-			r = head_paths(env->root, name, &names, &n);
-		if (r < 0) {
+		if ((r = head_paths(env->root, d->syspath, name, &names, &n)) < 0) {
+			snprintf(p, sizeof(p), "%s/../nvme*/nvme*c*n*", d->syspath);
 			ns_note_read(env->notes, name, "paths", p, r, NULL);
 			n = 0, names = NULL;
 		}
 		d->paths = calloc(n ? n : 1, sizeof(*d->paths));
 		for (size_t i = 0; d->paths && i < n; i++) {
-			char *real;
-			if (listed)
-				snprintf(p, sizeof(p), "%s/multipath/%s", d->syspath, names[i]);
-			else
-				snprintf(p, sizeof(p), "sys/block/%s", names[i]);
-			if (ns_realpath(env->root, p, &real) < 0)
-				continue;
+			char *real = names[i];
 			r = resolve_path(env, real, &d->paths[d->npaths]);
-			free(real);
 			if (r < 0)
 				break;
 			d->paths[d->npaths].transport = NS_TRANSPORT_NVME;
@@ -415,6 +458,7 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 			return r;
 		d->npaths = 1;
 	}
+	read_alloc_facts(env, d);
 	for (size_t i = 0; i < d->npaths; i++)
 		read_hctx(env, d, &d->paths[i]);
 	if (d->npaths == 0)
@@ -451,6 +495,9 @@ void ns_disk_free(struct ns_disk *d)
 	free(d->hctx);
 	free(d->alloc.device_basis);
 	free(d->alloc.midlayer_basis);
+	free(d->alloc.tags_basis);
+	free(d->scsi_scan);
 	ns_cpuset_clear(&d->alloc.hw_queue_nodes);
+	ns_cpuset_clear(&d->alloc.tags_nodes);
 	memset(d, 0, sizeof(*d));
 }

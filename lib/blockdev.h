@@ -69,6 +69,10 @@ struct ns_alloc {
 	int midlayer_node;    /* -1 unknown or not applicable */
 	char *midlayer_basis; /* NULL when not SCSI */
 	struct ns_cpuset hw_queue_nodes;
+	int shared_tags;		/* 1: one tag set for all hw queues (BLK_MQ_F_TAG_HCTX_SHARED), 0, -1 unknown */
+	const char *shared_tags_source; /* "debugfs", "driver", "unknown" (static strings) */
+	struct ns_cpuset tags_nodes;	/* where tags and requests live; known false when unknown */
+	char *tags_basis;
 };
 
 struct ns_disk {
@@ -92,6 +96,8 @@ struct ns_disk {
 	long nr_requests; /* -1 unknown */
 	struct ns_hctx *hctx;
 	size_t nhctx;
+	int hctx_tags_shared; /* debugfs block/NAME/hctxN/flags: 1 TAG_HCTX_SHARED, 0 not, -1 unread */
+	char *scsi_scan;      /* SCSI/ATA: sys/module/scsi_mod/parameters/scan, NULL unread */
 	struct ns_alloc alloc;
 };
 

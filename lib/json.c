@@ -221,6 +221,11 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(al, "midlayer_node", jnode(d->alloc.midlayer_node));
 	add(al, "midlayer_basis", jstr(d->alloc.midlayer_basis));
 	add(al, "hw_queue_nodes", jnodes(&d->alloc.hw_queue_nodes));
+	add(al, "shared_tags", jtri(d->alloc.shared_tags));
+	add(al, "shared_tags_source",
+	    json_object_new_string(d->alloc.shared_tags_source ? d->alloc.shared_tags_source : "unknown"));
+	add(al, "tags_nodes", d->alloc.tags_nodes.known ? jnodes(&d->alloc.tags_nodes) : NULL);
+	add(al, "tags_basis", json_object_new_string(d->alloc.tags_basis ? d->alloc.tags_basis : ""));
 	add(o, "allocations", al);
 	return o;
 }

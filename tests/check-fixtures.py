@@ -75,6 +75,30 @@ def facts_hba(doc, code):
     assert code >= 1
 
 
+def facts_hba_alloc(doc, code):
+    """Item 5: the midlayer node only where the kernel's scan mode makes it known; shared tags."""
+    sda = device(doc, "sda")
+    a = sda["allocations"]
+    assert a["hw_queue_nodes"] == [0], a
+    if "scan=sync" in (a["midlayer_basis"] or ""):
+        assert a["midlayer_node"] == 1, a
+        assert a["shared_tags"] is False and a["shared_tags_source"] == "debugfs", a
+        assert a["tags_nodes"] == [0], a
+    elif "scan=async" in (a["midlayer_basis"] or ""):
+        assert a["midlayer_node"] is None and "does not record" in a["midlayer_basis"], a
+        assert a["shared_tags"] is True and a["shared_tags_source"] == "debugfs", a
+        assert a["tags_nodes"] == [1] and "shared" in a["tags_basis"], a
+    else:  # no scan parameter, no debugfs: both unknown
+        assert a["midlayer_node"] is None and "unreadable" in a["midlayer_basis"], a
+        assert a["shared_tags"] is None and a["shared_tags_source"] == "unknown", a
+        assert a["tags_nodes"] is None, a
+
+
+def facts_hba_all(doc, code):
+    facts_hba(doc, code)
+    facts_hba_alloc(doc, code)
+
+
 def facts_vm(doc, code):
     assert code == 0, code
     assert [f["id"] for f in doc["findings"]] == ["single-node"], doc["findings"]
@@ -97,6 +121,14 @@ def facts_multipath(doc, code):
     assert ("paths-on-different-nodes" in finding_ids(doc, d["name"])) == (d["iopolicy"] != "numa"), d["iopolicy"]
     assert not [x for x in doc["devices"] if "c" in x["name"][4:] and x["name"].startswith("nvme") and "n" in x["name"]], \
         "hidden path devices listed as disks"
+    # both paths from the kernel's files (6.1: the subsystem's controller links and each
+    # controller's nvme0cCn1; newer: also multipath/), each with its function, node and vectors
+    paths = sorted((p["controller"], p["pci"]["address"], p["pci"]["numa_node"]) for p in d["paths"])
+    assert paths == [("nvme0", "0000:17:00.0", 0), ("nvme1", "0000:b1:00.0", 1)], paths
+    for p in d["paths"]:
+        assert len(p["pci"]["irqs"]) == 9, (p["controller"], len(p["pci"]["irqs"]))
+    assert sorted({q["controller"] for q in d["hw_queues"]}) == ["nvme0", "nvme1"], d["hw_queues"][:2]
+    assert all(q["irq"] is not None and q["irq_pairing"] == "nvme-name" for q in d["hw_queues"])
 
 
 def facts_broken(doc, code):
@@ -173,9 +205,12 @@ FACTS = {
     "cloud-2n64c-8nvme-forced-node0": facts_cloud,
     "managed-2n-nvme-confined": facts_managed,
     "baremetal-2s-4nvme-healthy": facts_healthy,
-    "hba-megaraid-node1-irq-cpu0": facts_hba,
+    "hba-megaraid-node1-irq-cpu0": facts_hba_all,
+    "hba-megaraid-node1-scan-sync": facts_hba_all,
+    "hba-megaraid-node1-scan-async": facts_hba_all,
     "vm-1n-virtio-blk": facts_vm,
     "nvme-multipath-2ctrl-2nodes": facts_multipath,
+    "nvme-multipath-2ctrl-2nodes-612": facts_multipath,
     "broken-inputs": facts_broken,
     "twin-xen-2n-5nvme-confined": facts_twin,
     "twin-2n-hba-managed-unknown": facts_twin,

@@ -70,11 +70,23 @@ def hexnum(text):
 
 # --- ground truth --------------------------------------------------------------------------
 
-class Truth:
-    """The tab-separated records that guest/lib.sh's vm_truth writes."""
+PAIR_MIN_SHARE = 8  # a vector "grew" from a CPU's reads when by at least VM_PAIR_READS / 8
 
-    def __init__(self, path):
+
+class Truth:
+    """The tab-separated records that guest/lib.sh's vm_truth writes (and, from pairing.txt,
+    vm_measure_pairing's `pair` lines)."""
+
+    def __init__(self, path, pairing=None):
         self.machine, self.nodes, self.disks, self.irqs, self.hctx = {}, {}, {}, {}, {}
+        self.pairs = {}
+        if pairing and os.path.exists(pairing):
+            with open(pairing, encoding="utf-8") as f:
+                for line in f:
+                    rec = line.rstrip("\n").split("\t")
+                    if rec[0] == "pair" and len(rec) == 6:
+                        self.pairs.setdefault(rec[1], {}).setdefault(int(rec[2]), {})[int(rec[3])] = (
+                            [int(x) for x in rec[4].split(",") if x], [int(x) for x in rec[5].split(",") if x])
         self.present = os.path.exists(path)
         if not self.present:
             return
@@ -93,6 +105,27 @@ class Truth:
                 elif kind == "hctx":
                     self.hctx.setdefault(rec[1], {}).setdefault(int(rec[2]), {})[rec[3]] = rec[4]
 
+    def path_disks(self):
+        """The hidden per-path disks of every multipath head (reported under their head)."""
+        return {p for t in self.disks.values() for p in t.get("paths", "").split()}
+
+    def head_of(self, path_disk):
+        for disk, t in self.disks.items():
+            if path_disk in t.get("paths", "").split():
+                return disk
+        return None
+
+    def measured(self, disk):
+        """The pairing measured for a disk's I/O: {cpu: {irq: [CPUs it grew on]}}, only the
+        vectors that grew by at least 1/PAIR_MIN_SHARE of the reads; {} when not measured."""
+        out = {}
+        for cpu, irqs in self.pairs.get(disk, {}).items():
+            growth = {irq: [a - b for a, b in zip(after, before)] for irq, (before, after) in irqs.items()}
+            reads = max((sum(g) for g in growth.values()), default=0)
+            out[cpu] = {irq: [c for c, n in enumerate(g) if n > 0] for irq, g in growth.items()
+                        if reads and sum(g) * PAIR_MIN_SHARE >= reads}
+        return out
+
     def node_of_cpu(self, cpu):
         for node, attrs in self.nodes.items():
             if cpu in cpuset(attrs["cpus"]):
@@ -110,6 +143,8 @@ class Truth:
         return -1
 
     def kind(self, disk):
+        if "paths" in self.disks[disk]:
+            return "nvme-multipath"
         ctl = self.disks[disk].get("controllers", "").split()
         if any(c.startswith("nvme") for c in ctl):
             return "nvme"
@@ -185,7 +220,9 @@ class Context:
         self.result_dir = result_dir
         self.strict = strict
         self.failures = []
-        self.truth = Truth(os.path.join(result_dir, "truth.txt"))
+        self.truth = Truth(os.path.join(result_dir, "truth.txt"), os.path.join(result_dir, "pairing.txt"))
+        self.measured_pairs = 0  # queue/CPU pairs held to measured I/O
+        self.inferred = []       # truth fields the bed could not measure (not compared)
         before = os.path.join(result_dir, "truth-before.txt")
         self.truth_before = Truth(before) if os.path.exists(before) else self.truth
         self.doc = None
@@ -242,9 +279,37 @@ class Context:
 
     def truth_disks(self, kind=None, root_bus=None):
         """Ground-truth disk names, by kind and by whether they sit on root bus 0000:00."""
+        paths = self.truth.path_disks()
         return sorted(d for d in self.truth.disks
-                      if (kind is None or self.truth.kind(d) == kind)
+                      if d not in paths and (kind is None or self.truth.kind(d) == kind)
                       and (root_bus is None or self.truth.on_root_bus_zero(d) == root_bus))
+
+    def roles(self):
+        """The bed's disks by role, from ground truth (names change from boot to boot):
+        nvme-root, nvme-pxb, head (the subsystem's multipath head), mega (megasas disk),
+        vscsi (virtio-scsi disk), vblk (virtio-blk disk)."""
+        out = {}
+        for d in self.truth_disks():
+            t, kind = self.truth.disks[d], self.truth.kind(d)
+            if kind == "nvme":
+                out["nvme-root" if self.truth.on_root_bus_zero(d) else "nvme-pxb"] = d
+            elif kind == "nvme-multipath":
+                out["head"] = d
+            elif kind == "scsi":
+                out["mega" if t.get("driver") == "megaraid_sas" else "vscsi"] = d
+            elif kind == "virtio-blk":
+                out["vblk"] = d
+        return out
+
+    def pin_findings(self, expected, exit_code):
+        """The exact set of findings, as (id, role, severity) with the roles of roles(), and
+        check's exit code."""
+        roles = self.roles()
+        names = {v: k for k, v in roles.items()}
+        got = sorted((f.get("id"), names.get(f.get("device"), f.get("device")), f.get("severity"))
+                     for f in self.doc.get("findings", []))
+        self.equal("findings", "set (id, device role, severity)", got, sorted(expected))
+        self.equal("check", "exit code", self.rc, exit_code)
 
     def findings(self, finding_id=None, device=None):
         return [f for f in self.doc.get("findings", [])
@@ -275,7 +340,7 @@ def compare_machine(ctx):
         ctx.equal(subject, "memory_bytes", n.get("memory_bytes"), int(attrs["memory_kb"]) * 1024)
 
 
-def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx):
+def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx, pairing_disk=None):
     subject = f"{disk}: irq {num} ({truth_irq['actions']})"
     ctx.equal(subject, "actions", irq.get("actions"), truth_irq["actions"])
     # numastor's irq name is the first action (the handler name /proc/interrupts shows).
@@ -310,9 +375,18 @@ def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx):
             if not low <= entry["count"] <= high:
                 ctx.mismatch(subject, f"counts_by_node[node {entry['node']}]", entry["count"],
                              f"{low}..{high}")
-    # The hardware queue a vector serves.
+    # The hardware queue a vector serves: measured where the guest measured it (the queue
+    # whose CPUs' reads completed on this vector; none when no read did), else by its name.
+    measured = ctx.truth.measured(pairing_disk or disk)
     named = named_queue(truth_irq["actions"])
-    if named is not False:
+    if measured:
+        cpus = {cpu for cpu, grew in measured.items() if num in grew}
+        queues = sorted(i for i, q in hctx.items() if cpus & cpuset(q["cpu_list"]))
+        if len(queues) > 1:
+            ctx.fail(f"{subject}: hw_queue: reads of queues {queues} all completed on this vector")
+        else:
+            ctx.equal(subject, "hw_queue (measured)", irq.get("hw_queue"), queues[0] if queues else None)
+    elif named is not False:
         ctx.equal(subject, "hw_queue", irq.get("hw_queue"), named)
     elif irq.get("hw_queue") is not None:
         # the only vector of a function serves its queue whatever its affinity (single-vector
@@ -338,7 +412,7 @@ def named_queue(actions):
     return False
 
 
-def compare_pci(ctx, disk, pci):
+def compare_pci(ctx, disk, pci, pairing_disk=None):
     t = ctx.truth.disks[disk]
     subject = disk
     ctx.equal(subject, "pci.address", pci.get("address"), t["pci"])
@@ -365,14 +439,40 @@ def compare_pci(ctx, disk, pci):
     hctx = ctx.truth.hctx.get(disk, {})
     for num, truth_irq in sorted(truth_irqs.items()):
         if num in irqs:
-            compare_irq(ctx, disk, irqs[num], num, truth_irq, before.get(num, {}), hctx)
+            compare_irq(ctx, disk, irqs[num], num, truth_irq, before.get(num, {}), hctx, pairing_disk)
 
 
-def compare_queue_irq(ctx, disk, index, h):
-    """A hardware queue's vector: the one named for it (nvme, virtio-blk), the only vector of
-    a single-vector function, or (unnamed) a managed vector with the queue's CPUs."""
-    subject = f"{disk}: hw_queue {index}"
+def compare_queue_irq(ctx, disk, index, h, pairing_disk=None, subject=None, numastor_irqs=None):
+    """A hardware queue's vector. Measured where the scenario measured it (vm_measure_pairing):
+    the vector of this disk's function that grew when the queue's CPUs read, and it must be
+    delivered where numastor says it is (effective affinity). Otherwise by the kernel's naming
+    (nvme, virtio-blk), the only vector of a single-vector function, or (unnamed) a managed
+    vector with the queue's CPUs."""
+    subject = subject or f"{disk}: hw_queue {index}"
     irqs = ctx.truth.irqs.get(disk, {})
+    measured = ctx.truth.measured(pairing_disk or disk)
+    if measured:
+        cpus = cpuset(ctx.truth.hctx[disk][index]["cpu_list"])
+        seen = 0
+        for cpu in sorted(cpus):
+            grew = {irq: where for irq, where in measured.get(cpu, {}).items() if irq in irqs}
+            if not grew:
+                continue
+            seen += 1
+            if len(grew) > 1:
+                ctx.fail(f"{subject}: reads from CPU {cpu} completed on {len(grew)} vectors of one "
+                         f"function ({sorted(grew)}): the pairing is not one vector per queue")
+                continue
+            [(irq, where)] = grew.items()
+            ctx.equal(subject, f"irq (measured: reads from CPU {cpu} completed on irq {irq})", h.get("irq"), irq)
+            eff = (numastor_irqs or {}).get(irq, {}).get("effective_affinity")
+            if eff is not None and not set(where) <= cpuset(eff):
+                ctx.mismatch(subject, f"irq {irq} effective_affinity (measured delivery CPUs)", eff, cpulist(where))
+        ctx.measured_pairs += seen
+        if seen or not any(cpu in measured for cpu in cpus):
+            return
+        ctx.fail(f"{subject}: reads from CPUs {cpulist(cpus)} completed on no vector of this disk's function")
+        return
     named = [n for n, t in irqs.items() if isinstance(named_queue(t["actions"]), int)
              and not isinstance(named_queue(t["actions"]), bool) and named_queue(t["actions"]) == index]
     if named:
@@ -406,26 +506,14 @@ def compare_device(ctx, disk, dev):
     ctx.equal(disk, "queue.scheduler", q.get("scheduler"), active.group(1) if active else t["scheduler"])
     ctx.equal(disk, "queue.nr_requests", q.get("nr_requests"), int(t["nr_requests"]))
 
-    # Hardware queues: CPUs, tags, the nodes of those CPUs, and the memory node (that of
-    # the first CPU of the cpu_list).
-    hctx = ctx.truth.hctx.get(disk, {})
+    if ctx.truth.kind(disk) == "nvme-multipath":
+        compare_head(ctx, disk, dev)
+        return
     queues = {h.get("index"): h for h in dev.get("hw_queues", [])}
-    ctx.equal(disk, "hw_queues", sorted(queues, key=str), sorted(hctx))
-    for index, th in sorted(hctx.items()):
-        h = queues.get(index)
-        if h is None:
-            continue
-        subject = f"{disk}: hw_queue {index}"
-        cpus = cpuset(th["cpu_list"])
-        ctx.equal_cpus(subject, "cpus", h.get("cpus"), th["cpu_list"])
-        ctx.equal(subject, "nr_tags", h.get("nr_tags"), int(th["nr_tags"]))
-        ctx.equal(subject, "nodes", h.get("nodes"), sorted({ctx.truth.node_of_cpu(c) for c in cpus}))
-        ctx.equal(subject, "memory_node", h.get("memory_node"), ctx.truth.node_of_cpu(min(cpus)))
-        compare_queue_irq(ctx, disk, index, h)
+    pci0 = ((dev.get("paths") or [{}])[0] or {}).get("pci") or {}
+    compare_queues(ctx, disk, disk, queues, {i.get("irq"): i for i in pci0.get("irqs", [])})
     alloc = dev.get("allocations") or {}
-    memory_nodes = sorted({ctx.truth.node_of_cpu(min(cpuset(th["cpu_list"]))) for th in hctx.values()})
-    if alloc.get("hw_queue_nodes") is not None:
-        ctx.equal(disk, "allocations.hw_queue_nodes", sorted(set(alloc["hw_queue_nodes"])), memory_nodes)
+    compare_memory_nodes(ctx, disk, [disk], alloc)
 
     # The path to the PCI function.
     paths = dev.get("paths") or []
@@ -462,6 +550,83 @@ def compare_device(ctx, disk, dev):
         ctx.mismatch(disk, "node_source", source, "pci, unknown or forced")
 
 
+def compare_queues(ctx, disk, tdisk, queues, numastor_irqs, pairing_disk=None, label=""):
+    """numastor's hardware queues (by index) against ground-truth disk tdisk's: CPUs, tags,
+    the nodes of those CPUs, the memory node where measured, and each queue's vector."""
+    hctx = ctx.truth.hctx.get(tdisk, {})
+    ctx.equal(disk, label + "hw_queues", sorted(queues, key=str), sorted(hctx))
+    for index, th in sorted(hctx.items()):
+        h = queues.get(index)
+        if h is None:
+            continue
+        subject = f"{disk}: {label}hw_queue {index}"
+        cpus = cpuset(th["cpu_list"])
+        ctx.equal_cpus(subject, "cpus", h.get("cpus"), th["cpu_list"])
+        ctx.equal(subject, "nr_tags", h.get("nr_tags"), int(th["nr_tags"]))
+        ctx.equal(subject, "nodes", h.get("nodes"), sorted({ctx.truth.node_of_cpu(c) for c in cpus}))
+        mem = th.get("memory_node", "inferred")
+        if mem == "inferred":
+            ctx.inferred.append(f"{subject}: memory_node")
+        else:
+            ctx.equal(subject, "memory_node", h.get("memory_node"), int(mem))
+        compare_queue_irq(ctx, tdisk, index, h, pairing_disk=pairing_disk, subject=subject,
+                          numastor_irqs=numastor_irqs)
+
+
+def compare_memory_nodes(ctx, disk, tdisks, alloc):
+    """allocations.hw_queue_nodes: only against measured memory nodes (else "inferred");
+    allocations.shared_tags against blk-mq's own hctx flags (debugfs) where the guest read them."""
+    flags = [th.get("flags") for t in tdisks for th in ctx.truth.hctx.get(t, {}).values()]
+    if flags and all(flags):
+        shared = any("TAG_HCTX_SHARED" in f for f in flags)
+        ctx.equal(disk, "allocations.shared_tags", alloc.get("shared_tags"), shared)
+        if alloc.get("shared_tags") is False and alloc.get("tags_nodes") is not None:
+            ctx.equal(disk, "allocations.tags_nodes", alloc["tags_nodes"], alloc.get("hw_queue_nodes"))
+    mems = [th.get("memory_node", "inferred") for t in tdisks for th in ctx.truth.hctx.get(t, {}).values()]
+    if not mems or "inferred" in mems:
+        ctx.inferred.append(f"{disk}: allocations.hw_queue_nodes")
+    elif alloc.get("hw_queue_nodes") is not None:
+        ctx.equal(disk, "allocations.hw_queue_nodes", sorted(set(alloc["hw_queue_nodes"])),
+                  sorted({int(m) for m in mems}))
+
+
+def compare_head(ctx, disk, dev):
+    """An NVMe multipath head: its iopolicy, and one numastor path per ground-truth path disk
+    (found by the bed from the subsystem's controller links and the hidden disks' device
+    links), each with its controller, PCI function (node, vectors) and queues."""
+    t = ctx.truth.disks[disk]
+    ctx.equal(disk, "iopolicy", dev.get("iopolicy"), t.get("iopolicy") or None)
+    tpaths = t.get("paths", "").split()
+    paths = dev.get("paths") or []
+    ctx.equal(disk, "paths (count)", len(paths), len(tpaths))
+    by_ctrl = {p.get("controller"): p for p in paths}
+    numas = []
+    for pd in tpaths:
+        tp = ctx.truth.disks.get(pd, {})
+        ctrl = (tp.get("controllers", "").split() or [None])[0]
+        p = by_ctrl.get(ctrl)
+        if not ctx.expect(p is not None, f"{disk}: paths: numastor has no path through {ctrl} ({pd}); "
+                                         f"it lists {sorted(str(c) for c in by_ctrl)}"):
+            continue
+        ctx.equal(disk, f"path {ctrl}: transport", p.get("transport"), "nvme")
+        if p.get("pci") is None:
+            ctx.mismatch(disk, f"path {ctrl}: pci", None, tp.get("pci"))
+            continue
+        compare_pci(ctx, pd, p["pci"], pairing_disk=disk)
+        numas.append(int(tp["numa_node"]))
+        queues = {h.get("index"): h for h in dev.get("hw_queues", []) if h.get("controller") == ctrl}
+        compare_queues(ctx, disk, pd, queues, {i.get("irq"): i for i in p["pci"].get("irqs", [])},
+                       pairing_disk=disk, label=f"path {ctrl}: ")
+    ctx.equal(disk, "hw_queues (count)", len(dev.get("hw_queues", [])),
+              sum(len(ctx.truth.hctx.get(pd, {})) for pd in tpaths))
+    compare_memory_nodes(ctx, disk, tpaths, dev.get("allocations") or {})
+    # the head's node: the paths' node when they all agree on one, else none
+    if numas and len(set(numas)) == 1 and numas[0] >= 0:
+        ctx.equal(disk, "node", dev.get("node"), numas[0])
+    else:
+        ctx.equal(disk, "node", dev.get("node"), None)
+
+
 def devices_rel(path):
     """A sysfs path from its devices/ component on, so /sys/... and relative forms compare."""
     if path is None:
@@ -473,8 +638,9 @@ def devices_rel(path):
 def compare_all(ctx):
     doc = ctx.doc
     names = [d.get("name") for d in doc.get("devices", [])]
-    ctx.equal("devices", "names", sorted(names), sorted(ctx.truth.disks))
-    for disk in sorted(ctx.truth.disks):
+    disks = ctx.truth_disks()
+    ctx.equal("devices", "names", sorted(names), disks)
+    for disk in disks:
         dev = ctx.device(disk)
         if dev is not None:
             compare_device(ctx, disk, dev)
@@ -483,7 +649,7 @@ def compare_all(ctx):
     ctx.equal("summary", "devices", summary.get("devices"), len(names))
     ctx.equal("summary", "exit_code", summary.get("exit_code"), ctx.rc)
     for f in doc.get("findings", []):
-        if f.get("device") is not None and f["device"] not in ctx.truth.disks:
+        if f.get("device") is not None and f["device"] not in disks:
             ctx.fail(f"finding {f.get('id')}: names device {f['device']!r}, which is no disk")
 
 
@@ -556,6 +722,11 @@ def main(argv):
 
     for message in dict.fromkeys(ctx.failures):
         print(message)
+    # what the comparison stood on, for the run's log (not failures)
+    with open(os.path.join(result_dir, "compare-basis.txt"), "w", encoding="utf-8") as f:
+        f.write(f"pairing measured: {ctx.measured_pairs} queue/CPU pairs\n")
+        f.write(f"inferred, not compared: {len(ctx.inferred)}\n")
+        f.writelines(f"  {x}\n" for x in ctx.inferred)
     return 1 if ctx.failures else 0
 
 

@@ -17,6 +17,13 @@
 # @DISKS@/NAME.img in them is a fresh 256 MiB sparse image in the temporary directory (room
 # for a btrfs). The two scsi-hd disks have ids mega-hd and vscsi-hd, so that a scenario can
 # set their properties: "-set device.mega-hd.wwn=0x5000c500aa000001".
+#
+# A scenario with a file scenarios/SCENARIO/nvme-subsys gets the bed's NVMe subsystem too:
+# qemu's nvme-subsys with two nvme controllers of one serial (NSMPATH0001) sharing namespace 1,
+# one on the root bus pcie.0 and one behind the node-1 expander (a third root port); on 6.1
+# the namespace is a multipath head nvmeSnH with hidden path disks nvmeScCnH. (Not every
+# scenario has it: with the pre-fix nvme the root-bus controller is forced too, which the fix
+# and module-swap scenarios' expectations do not count.)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -50,6 +57,18 @@ for d in nvme-pxb nvme-root mega vscsi vblk; do
 	[[ -e "$disks/$d.img" ]] || truncate -s 64M "$disks/$d.img"
 done
 drive() { echo "file=$disks/$1.img,if=none,id=$1,format=raw,cache=unsafe"; }
+mpath_args=()
+if [[ -f "$VM_DIR/scenarios/$scenario/nvme-subsys" ]]; then
+	[[ -e "$disks/nvme-mp.img" ]] || truncate -s 256M "$disks/nvme-mp.img"
+	# shellcheck disable=SC2054 # the commas belong to qemu option values
+	mpath_args=(
+		-device nvme-subsys,id=mpsubsys,nqn=nqn.2026-12.numastor:mpath
+		-device nvme,id=mpctrl1,serial=NSMPATH0001,subsys=mpsubsys,bus=pcie.0
+		-device pcie-root-port,id=rp3,bus=pxb1,chassis=3
+		-device nvme,id=mpctrl2,serial=NSMPATH0001,subsys=mpsubsys,bus=rp3
+		-drive "$(drive nvme-mp)" -device nvme-ns,drive=nvme-mp,nsid=1,shared=on,bus=mpctrl1
+	)
+fi
 extra_args=()
 extra_file="$VM_DIR/scenarios/$scenario/qemu-args"
 if [[ -f "$extra_file" ]]; then
@@ -86,6 +105,7 @@ qemu_args=(
 	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0
 	-drive "$(drive vscsi)" -device scsi-hd,id=vscsi-hd,drive=vscsi,bus=vscsi0.0
 	-drive "$(drive vblk)" -device virtio-blk-pci,drive=vblk,bus=pcie.0
+	"${mpath_args[@]}"
 	"${extra_args[@]}"
 	"${extra[@]}"
 )

@@ -3,6 +3,7 @@
 
 VM_OUT=/tmp/out
 VM_DISKS=5            # nvme (pxb), nvme (root bus), megasas sd, virtio-scsi sd, virtio-blk
+VM_MPATHS=0           # hidden NVMe path disks (a scenario with the bed's nvme-subsys: 2, and VM_DISKS=6)
 VM_USER=nsuser        # uid 1000
 
 # Send $VM_OUT over the second serial port between marker lines.
@@ -38,19 +39,27 @@ vm_disks() {
 	done
 }
 
-# Wait until $VM_DISKS disks exist, each with its blk-mq queues (at most $1 seconds).
+# Wait until $VM_DISKS disks exist, each with its blk-mq queues or (a multipath head, which has
+# none) under nvme-subsystem, and $VM_MPATHS hidden path disks with theirs (at most $1 seconds).
 vm_wait_disks() {
-	local _left=$((${1:-60} * 10)) _n=0 _d
+	local _left=$((${1:-60} * 10)) _n=0 _p=0 _d
 	while [ "$_left" -gt 0 ]; do
-		_n=0
+		_n=0 _p=0
 		for _d in $(vm_disks); do
-			[ -e "/sys/block/$_d/mq/0/cpu_list" ] && _n=$((_n + 1))
+			_resolve "/sys/block/$_d"
+			case $_v in
+			*/nvme-subsystem/*) _n=$((_n + 1)) ;;
+			*) [ -e "/sys/block/$_d/mq/0/cpu_list" ] && _n=$((_n + 1)) ;;
+			esac
 		done
-		[ "$_n" -ge "$VM_DISKS" ] && return 0
+		for _d in /sys/block/nvme*c*n*; do
+			[ -e "$_d/mq/0/cpu_list" ] && _p=$((_p + 1))
+		done
+		[ "$_n" -ge "$VM_DISKS" ] && [ "$_p" -ge "$VM_MPATHS" ] && return 0
 		sleep 0.1
 		_left=$((_left - 1))
 	done
-	echo "only $_n of $VM_DISKS disks appeared: $(vm_disks | tr '\n' ' ')" >&2
+	echo "only $_n of $VM_DISKS disks and $_p of $VM_MPATHS NVMe paths appeared: $(vm_disks | tr '\n' ' ')" >&2
 	return 1
 }
 
@@ -197,17 +206,18 @@ vm_truth_disk() { # disk
 		[ -d "$_q" ] || continue
 		_tf "$_q/cpu_list" hctx "$1" "${_q##*/}" cpu_list
 		_tf "$_q/nr_tags" hctx "$1" "${_q##*/}" nr_tags
+		# Where the hctx's memory lives is recorded nowhere the bed can read for one queue
+		# (alloc_traces merge identical stacks): not measured, so not counted as truth.
+		_t hctx "$1" "${_q##*/}" memory_node inferred
+		# blk-mq's own flags (debugfs): TAG_HCTX_SHARED = one tag set for all the queues
+		_tf "/sys/kernel/debug/block/$1/hctx${_q##*/}/flags" hctx "$1" "${_q##*/}" flags
 	done
-	# An NVMe multipath head: the per-path devices stand for it.
+	_resolve "$_b"
+	case $_v in
+	*/nvme-subsystem/*) vm_truth_head "$1" "$_v"; return 0 ;;
+	esac
 	_resolve "$_b/device"
 	_dev=$_v
-	if [ -d "$_b/multipath" ]; then
-		for _m in "$_b"/multipath/*; do
-			_resolve "$_m/device"
-			_dev=$_v
-			break
-		done
-	fi
 	_pci_walk "$_dev" || { _t disk "$1" pci none; return 0; }
 	_f=$_pcidev
 	_t disk "$1" controllers "${_ctl# }"
@@ -253,12 +263,139 @@ vm_truth_disk() { # disk
 	done
 }
 
+# An NVMe multipath head $1 at sysfs directory $2 (.../nvme-subsystem/nvme-subsysS/$1): its
+# subsystem and iopolicy, and its paths as the kernel links them: every hidden disk in
+# /sys/block whose device link is a controller the subsystem directory links, with the head's
+# wwid and nsid; where the head has a multipath/ directory (newer kernels) its entries too.
+# Each path disk then gets its own records (vm_truth_disk: controller, PCI function, node,
+# vectors, queues) under its own name.
+vm_truth_head() { # head syspath
+	local _sd="${2%/*}" _c _ctrls='' _p _paths='' _w _wid _nsid _mp=''
+	_t disk "$1" subsystem "${_sd##*/}"
+	_tf "$_sd/iopolicy" disk "$1" iopolicy
+	_tf "$_sd/subsysnqn" disk "$1" subsysnqn
+	_t disk "$1" pci none
+	for _c in "$_sd"/nvme*; do
+		[ -L "$_c" ] || continue
+		_resolve "$_c"
+		_ctrls="$_ctrls $_v"
+	done
+	_t disk "$1" subsystem_controllers "$(for _c in $_ctrls; do printf '%s ' "${_c##*/}"; done)"
+	_rd "/sys/block/$1/wwid"
+	_wid=$_v
+	_rd "/sys/block/$1/nsid"
+	_nsid=$_v
+	for _p in /sys/block/*; do
+		_rd "$_p/hidden"
+		[ "$_v" = 1 ] || continue
+		_resolve "$_p/device"
+		_w=$_v
+		case " $_ctrls " in
+		*" $_w "*) ;;
+		*) continue ;;
+		esac
+		_rd "$_p/wwid"
+		[ "$_v" = "$_wid" ] || continue
+		_rd "$_p/nsid"
+		[ "$_v" = "$_nsid" ] || continue
+		_paths="$_paths ${_p##*/}"
+	done
+	_t disk "$1" paths "${_paths# }"
+	if [ -d "/sys/block/$1/multipath" ]; then
+		for _p in "/sys/block/$1"/multipath/*; do
+			[ -e "$_p" ] && _mp="$_mp ${_p##*/}"
+		done
+		_t disk "$1" multipath_dir "${_mp# }"
+	else
+		_t disk "$1" multipath_dir absent
+	fi
+	for _p in $_paths; do
+		vm_truth_disk "$_p"
+	done
+}
+
 # All ground truth, on stdout.
 vm_truth() {
 	local _d
 	vm_truth_machine
 	for _d in $(vm_disks); do
 		vm_truth_disk "$_d"
+	done
+}
+
+# --- pairing, measured ----------------------------------------------------------------
+
+# The vectors of PCI function directory $1, appended to $_irqs.
+_fn_irqs() {
+	local _q
+	if [ -d "$1/msi_irqs" ]; then
+		for _q in "$1"/msi_irqs/*; do
+			[ -e "$_q" ] && _irqs="$_irqs ${_q##*/}"
+		done
+	else
+		_rd "$1/irq"
+		_irqs="$_irqs $_v"
+	fi
+}
+
+# Which vector completes the I/O a CPU submits, measured: for every disk and every online CPU,
+# $VM_PAIR_READS O_DIRECT 4 KiB reads issued from that CPU (taskset), with every vector of the
+# disk's PCI functions (each path's for a multipath head) read before and after. One line per
+# vector and CPU:  pair <disk> <cpu> <irq> <per_cpu_count before> <per_cpu_count after>
+# (compare.py takes the vector that grew as the queue's, the CPUs it grew on as where it
+# completes). Nothing else does I/O meanwhile.
+VM_PAIR_READS=64
+vm_measure_pairing() {
+	local _d _c _cpu _irqs _i _p _b _pol _sd
+	for _d in $(vm_disks); do
+		[ -b "/dev/$_d" ] || continue
+		_irqs='' _sd=''
+		_resolve "/sys/block/$_d"
+		case $_v in
+		*/nvme-subsystem/*)
+			_sd=${_v%/*}
+			for _p in /sys/block/*; do
+				case ${_p##*/} in
+				"${_d%n*}"c*n"${_d##*n}") ;;
+				*) continue ;;
+				esac
+				_resolve "$_p/device"
+				_pci_walk "$_v" && _fn_irqs "$_pcidev"
+			done
+			;;
+		*)
+			_resolve "/sys/block/$_d/device"
+			_pci_walk "$_v" && _fn_irqs "$_pcidev"
+			;;
+		esac
+		[ -n "$_irqs" ] || continue
+		# a head's I/O goes down one path per node under iopolicy numa; round-robin sends
+		# every CPU's reads down each path in turn, so that every path's queues are measured
+		_pol=''
+		if [ -n "$_sd" ]; then
+			_rd "$_sd/iopolicy"
+			_pol=$_v
+			echo round-robin > "$_sd/iopolicy"
+		fi
+		for _c in /sys/devices/system/cpu/cpu[0-9]*; do
+			_cpu=${_c##*cpu}
+			_rd "$_c/online"
+			[ "$_v" = 0 ] && continue
+			_b=
+			for _i in $_irqs; do
+				_rd "/sys/kernel/irq/$_i/per_cpu_count"
+				_b="$_b $_v"
+			done
+			taskset -c "$_cpu" dd if="/dev/$_d" of=/dev/null bs=4096 count="$VM_PAIR_READS" iflag=direct 2>/dev/null
+			# shellcheck disable=SC2086 # one word per vector
+			set -- $_b
+			for _i in $_irqs; do
+				_rd "/sys/kernel/irq/$_i/per_cpu_count"
+				_t pair "$_d" "$_cpu" "$_i" "$1" "$_v"
+				shift
+			done
+		done
+		[ -z "$_pol" ] || echo "$_pol" > "$_sd/iopolicy"
 	done
 }
 

@@ -57,6 +57,9 @@ attempt() { # step
 	vm_swap_state "$1" "$MODULES" ""
 }
 
+# the usual five disks and the head (which vm_wait_disks counts), with both of its paths
+# shellcheck disable=SC2034 # read by guest/lib.sh (vm_wait_disks)
+VM_DISKS=6 VM_MPATHS=2
 vm_load_storage
 vm_wait_disks 60
 modprobe -a ext4 btrfs dm_mod
@@ -127,6 +130,12 @@ nvme_dir
 # shellcheck disable=SC2217 # holding the disk open is the point
 sleep 600 < "/dev/$head" &
 reader=$!
+# the child opens the head after the fork: wait for it (under load the parent reads first)
+i=0
+while [ "$(readlink "/proc/$reader/fd/0")" != "/dev/$head" ] && [ "$i" -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 vm_fact reader.pid "$reader"
 vm_fact reader.fd0 "$(readlink "/proc/$reader/fd/0")"
 vm_fact reader.nvme_refcnt "$(cat /sys/module/nvme/refcnt)"

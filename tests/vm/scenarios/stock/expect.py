@@ -1,9 +1,26 @@
 """stock: every disk agrees with ground truth (compare.py), and the two NVMe controllers
 read as the kernel places them: the one behind the node-1 expander on node 1, the one on
-the root bus (no node from firmware) as unknown."""
+the root bus (no node from firmware) as unknown. The bed's NVMe subsystem (nvme-subsys) makes
+a multipath head whose two paths the kernel links (6.1: no multipath/ directory): numastor
+reports the head with both, each with its controller, PCI function, node and vectors, and the
+subsystem's iopolicy; the queue -> vector pairing of every disk is the measured one."""
+
+
+# The exact findings of the stock machine and check's exit code (pinned after merging the
+# severity rules of issue 10; device by role, see compare.py's Context.roles).
+FINDINGS = [
+    ("node-unknown", "nvme-root", "info"),
+    ("node-unknown", "vscsi", "info"),
+    ("node-unknown", "vblk", "info"),
+    ("vector-serves-all-nodes", "mega", "warning"),
+    ("alloc-remote", "mega", "warning"),
+    ("alloc-remote", "mega", "info"),
+]
+EXIT_CODE = 1
 
 
 def check(ctx):
+    ctx.pin_findings(FINDINGS, EXIT_CODE)
     pxb = ctx.truth_disks(kind="nvme", root_bus=False)
     root = ctx.truth_disks(kind="nvme", root_bus=True)
     if not ctx.expect(len(pxb) == 1 and len(root) == 1,
@@ -21,3 +38,37 @@ def check(ctx):
         ctx.equal(disk, "node_source", dev.get("node_source"), source)
         ctx.equal(disk, "pci.node_forced", pci.get("node_forced"), False)
     ctx.expect(ctx.doc.get("privileged") is True, "privileged: numastor=false as root")
+    check_head(ctx)
+    # every queue of every disk held to measured I/O (6 disks' queues, both paths' included)
+    ctx.expect(ctx.measured_pairs >= 16, f"pairing: only {ctx.measured_pairs} queue/CPU pairs measured")
+
+
+def check_head(ctx):
+    heads = ctx.truth_disks(kind="nvme-multipath")
+    if not ctx.expect(len(heads) == 1, f"test bed: expected one multipath head, ground truth has {heads}"):
+        return
+    head = heads[0]
+    t = ctx.truth.disks[head]
+    tpaths = t["paths"].split()
+    ctx.expect(len(tpaths) == 2, f"test bed: {head}: the kernel links {tpaths}, not two paths")
+    ctx.expect(t.get("multipath_dir") == "absent",
+               f"test bed: {head}: 6.1 has no multipath/ directory, the guest found {t.get('multipath_dir')!r}")
+    numas = sorted(ctx.truth.disks[p]["numa_node"] for p in tpaths)
+    ctx.expect(numas == ["-1", "1"], f"test bed: {head}: path numa_nodes {numas}, expected one root-bus (-1) and one node-1")
+    dev = ctx.device(head)
+    if not ctx.expect(dev is not None, f"{head}: numastor does not report the head"):
+        return
+    ctx.equal(head, "kind", dev.get("kind"), "nvme-multipath")
+    ctx.equal(head, "iopolicy", dev.get("iopolicy"), t["iopolicy"])
+    ctx.equal(head, "node_source", dev.get("node_source"), "paths-disagree")
+    got = sorted((p.get("controller"), (p.get("pci") or {}).get("address"), (p.get("pci") or {}).get("numa_node"),
+                  sorted(i.get("irq") for i in (p.get("pci") or {}).get("irqs", [])))
+                 for p in dev.get("paths") or [])
+    want = sorted((ctx.truth.disks[p]["controllers"].split()[0], ctx.truth.disks[p]["pci"],
+                   int(ctx.truth.disks[p]["numa_node"]), sorted(ctx.truth.irqs.get(p, {})))
+                  for p in tpaths)
+    ctx.equal(head, "paths (controller, function, node, vectors)", got, want)
+    # with iopolicy numa each node already takes its nearest path: no paths-on-different-nodes
+    if t["iopolicy"] == "numa":
+        ctx.expect(not ctx.findings("paths-on-different-nodes", head),
+                   f"{head}: paths-on-different-nodes raised with iopolicy numa")
