@@ -453,16 +453,26 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 		if (h->memory_node < 0 || h->memory_node == d->node || ns_cpuset_count(&h->nodes) < 2 ||
 		    !ns_cpuset_test(&h->nodes, (unsigned)d->node))
 			continue;
+		/* one tag set shared by the host's queues lives on the device's node: the tags and
+		 * requests are local, only the small hctx structure is not */
+		if (d->alloc.shared_tags == 1 && ns_cpuset_test(&d->alloc.tags_nodes, (unsigned)d->node))
+			continue;
 		ev = json_object_new_object();
 		json_object_object_add(ev, "hw_queue", json_object_new_int(h->index));
 		json_object_object_add(ev, "queue_cpus", ns_cpuset_json(&h->cpus));
 		json_object_object_add(ev, "memory_node", json_object_new_int(h->memory_node));
 		json_object_object_add(ev, "device_node", json_object_new_int(d->node));
+		json_object_object_add(ev, "shared_tags",
+				       d->alloc.shared_tags < 0 ? NULL : json_object_new_boolean(d->alloc.shared_tags));
 		r = add(f, "alloc-remote", NS_SEV_WARNING, d->name, ev,
-			ns_fmt("Hardware queue %d of %s, its tags and its requests live on node %d (the node of the "
-			       "first "
-			       "CPU it serves) while the device sits on node %d.",
-			       h->index, d->name, h->memory_node, d->node),
+			d->alloc.shared_tags == 0
+				? ns_fmt("Hardware queue %d of %s, its tags and its requests live on node %d (the node "
+					 "of the first CPU it serves) while the device sits on node %d.",
+					 h->index, d->name, h->memory_node, d->node)
+				: ns_fmt("Hardware queue %d of %s lives on node %d (the node of the first CPU it "
+					 "serves) while the device sits on node %d; so do its tags and requests unless "
+					 "the host shares one tag set (host_tagset), which only debugfs tells.",
+					 h->index, d->name, h->memory_node, d->node),
 			NULL,
 			ns_fmt("blk-mq places a shared queue's memory by its first CPU. More hardware queues (one per "
 			       "node "

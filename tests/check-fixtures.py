@@ -236,6 +236,12 @@ PINNED = {
     "baremetal-2s-4nvme-healthy": (0, set()),
     "hba-megaraid-node1-irq-cpu0": (1, {("irq-fires-remote", "sda", W), ("vector-serves-all-nodes", "sda", W),
                                         ("alloc-remote", "sda", W), ("alloc-remote", "sda", I)}),
+    "hba-megaraid-node1-scan-sync": (1, {("irq-fires-remote", "sda", W), ("vector-serves-all-nodes", "sda", W),
+                                         ("alloc-remote", "sda", W), ("alloc-remote", "sda", I)}),
+    # one tag set shared by the host, on the HBA's node: no hctx alloc-remote warning
+    "hba-megaraid-node1-scan-async": (1, {("irq-fires-remote", "sda", W), ("vector-serves-all-nodes", "sda", W),
+                                          ("alloc-remote", "sda", I)}),
+    "nvme-multipath-2ctrl-2nodes-612": (0, set()),
     "vm-1n-virtio-blk": (0, {("single-node", None, I)}),
     "nvme-multipath-2ctrl-2nodes": (0, set()),
     "broken-inputs": (0, set()),
