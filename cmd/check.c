@@ -7,12 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "json.h"
 #include "numastor.h"
+#include "rates.h"
 #include "snapshot.h"
+#include "testhook.h"
 
 #define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 
@@ -74,6 +77,88 @@ static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const st
 	return 0;
 }
 
+#define INTERVAL_MAX 3600
+
+/* --interval: a plain decimal (digits, optionally a point and more digits), above 0 and at most
+ * INTERVAL_MAX seconds. Nothing else: no sign, exponent, unit, hex, inf or nan. */
+static int parse_interval(const char *s, double *out)
+{
+	const char *p = s;
+	size_t digits = 0;
+
+	while (*p >= '0' && *p <= '9')
+		p++, digits++;
+	if (digits && *p == '.') {
+		size_t frac = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			frac++;
+		digits = frac ? digits + frac : 0;
+	}
+	if (!digits || *p || p - s > 16)
+		return -EINVAL;
+	*out = strtod(s, NULL);
+	return *out > 0 && *out <= INTERVAL_MAX ? 0 : -ERANGE;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Every reported IRQ's per_cpu_count, twice, `seconds` apart: the counts the fire-location
+ * rule then judges are the difference (lib/rates.h). The measured time between the two
+ * samples is the interval reported. */
+static int sample_rates(struct ns_root *root, struct ns_system *sys, double seconds)
+{
+	struct ns_irq **irqs;
+	struct ns_counts *first, *second;
+	struct ns_root *again = NULL;
+	const char *hook = ns_test_hook("NUMASTOR_TEST_SECOND_SAMPLE_ROOT");
+	size_t n = 0, k = 0;
+	double t0, t1;
+	struct timespec ts;
+	int r;
+
+	for (size_t i = 0; i < sys->npcis; i++)
+		n += sys->pcis[i]->nirqs;
+	irqs = calloc(n + 1, sizeof(*irqs));
+	first = calloc(n + 1, sizeof(*first));
+	second = calloc(n + 1, sizeof(*second));
+	r = irqs && first && second ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < sys->npcis; i++)
+		for (size_t q = 0; q < sys->pcis[i]->nirqs; q++)
+			irqs[k++] = &sys->pcis[i]->irqs[q];
+	/* test builds: the second sample from another tree, so a test knows what fired */
+	if (r == 0 && hook)
+		r = ns_root_open(hook, &again);
+	t0 = now_seconds();
+	if (r == 0)
+		r = ns_rates_sample(root, irqs, n, first);
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (r == 0 && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	t1 = now_seconds();
+	if (r == 0)
+		r = ns_rates_sample(again ? again : root, irqs, n, second);
+	if (r == 0) {
+		/* to the millisecond, as reported: rates are count / interval_seconds exactly */
+		sys->interval_seconds = (double)(long long)((t1 - t0) * 1000 + 0.5) / 1000;
+		r = ns_rates_apply(&sys->machine, irqs, n, first, second, sys->interval_seconds, &sys->notes);
+	}
+	for (size_t i = 0; i < n && first && second; i++) {
+		ns_counts_free(&first[i]);
+		ns_counts_free(&second[i]);
+	}
+	free(irqs);
+	free(first);
+	free(second);
+	ns_root_free(again);
+	return r;
+}
+
 static void check_usage(FILE *out)
 {
 	fprintf(out,
@@ -89,12 +174,15 @@ static void check_usage(FILE *out)
 		"  -o, --output FILE    write the report to FILE atomically (temp file, then rename)\n"
 		"  -r, --sysroot DIR    read a captured tree under DIR instead of the live system\n"
 		"  -s, --snapshot FILE  replay a bundle written by `numastor snapshot`\n"
+		"  -i, --interval SECONDS\n"
+		"                       judge interrupt rates: read every IRQ's per_cpu_count twice,\n"
+		"                       SECONDS apart (above 0, at most %d; a fraction such as 0.5 too)\n"
 		"      --color WHEN     colour the text report: auto (default), always, never\n"
 		"  -h, --help           show this help\n"
 		"\n"
 		"Exit status: 0 ok, 1 warning, 2 critical, 3 could not check.\n"
 		"NO_COLOR in the environment turns colour off.\n",
-		NS_SCHEMA_VERSION);
+		NS_SCHEMA_VERSION, INTERVAL_MAX);
 }
 
 int cmd_check(int argc, char **argv)
@@ -106,13 +194,16 @@ int cmd_check(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"sysroot", required_argument, NULL, 'r'},
 		{"snapshot", required_argument, NULL, 's'},
+		{"interval", required_argument, NULL, 'i'},
 		{"color", required_argument, NULL, 'C'},
 		{"colour", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 		// clang-format on
 	};
-	const char *sysroot = NULL, *color = "auto", *format = "text", *output = NULL, *snapshot = NULL;
+	const char *sysroot = NULL, *color = "auto", *format = "text", *output = NULL, *snapshot = NULL,
+		   *interval_arg = NULL;
+	double interval = 0;
 	char *tmpname = NULL, *snapdir = NULL, *why = NULL;
 	FILE *out = stdout;
 	bool json = false, prom = false;
@@ -123,7 +214,7 @@ int cmd_check(int argc, char **argv)
 	int c, r, code;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jf:o:r:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jf:o:r:s:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			format = "json";
@@ -142,6 +233,9 @@ int cmd_check(int argc, char **argv)
 			break;
 		case 'C':
 			color = optarg;
+			break;
+		case 'i':
+			interval_arg = optarg;
 			break;
 		case 'h':
 			check_usage(stdout);
@@ -171,6 +265,17 @@ int cmd_check(int argc, char **argv)
 	topts.color = r && !output;
 	if (sysroot && !*sysroot) {
 		fprintf(stderr, "numastor check: --sysroot needs a directory\n");
+		return NS_EXIT_UNKNOWN;
+	}
+	if (interval_arg && (r = parse_interval(interval_arg, &interval)) < 0) {
+		fprintf(stderr,
+			"numastor check: --interval takes seconds, a plain number above 0 and at most %d (e.g. 2 "
+			"or 0.5), not '%s'\n",
+			INTERVAL_MAX, interval_arg);
+		return NS_EXIT_UNKNOWN;
+	}
+	if (interval_arg && snapshot) {
+		fprintf(stderr, "numastor check: a snapshot's counts do not change: --interval needs a live system\n");
 		return NS_EXIT_UNKNOWN;
 	}
 	if (snapshot && sysroot) {
@@ -213,6 +318,11 @@ int cmd_check(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "numastor check: cannot read the block devices under %s/sys/block: %s\n",
 			sysroot ? sysroot : "", strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (interval > 0 && (r = sample_rates(root, &sys, interval)) < 0) {
+		fprintf(stderr, "numastor check: sampling the interrupt counts: %s\n", strerror(-r));
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}

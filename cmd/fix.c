@@ -229,6 +229,17 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 }
 
+/* Test-only (lib/testhook.h): NUMASTOR_TEST_IRQ_WRITE_ERRNO=EIO|EPERM|EACCES makes every IRQ
+ * affinity write fail so, as a kernel would: how the errno classes are shown without one. */
+static int fake_irq_errno(void)
+{
+	const char *v = ns_test_hook("NUMASTOR_TEST_IRQ_WRITE_ERRNO");
+
+	if (!v)
+		return 0;
+	return strcmp(v, "EIO") == 0 ? EIO : strcmp(v, "EPERM") == 0 ? EPERM : strcmp(v, "EACCES") == 0 ? EACCES : 0;
+}
+
 /* Test-only (lib/testhook.h, absent from release builds): write into a --sysroot tree. */
 static bool sysroot_writes_allowed(void)
 {
@@ -1002,6 +1013,9 @@ int cmd_fix(int argc, char **argv)
 		code = do_modules(root, &sys, &o);
 		goto out;
 	}
+	/* what this kernel answers a write to a vector user space may not set */
+	aopts.refusal_errno = ns_apply_refusal_errno(sys.machine.kver_major, sys.machine.kver_minor);
+	aopts.fake_irq_errno = fake_irq_errno();
 	r = ns_findings_evaluate(&sys, &findings);
 	if (r == 0)
 		r = ns_plan_build(&sys, &findings, &popts, &plan);

@@ -20,6 +20,7 @@
 #include "module.h"
 #include "numastor.h"
 #include "pci.h"
+#include "system.h"
 
 static void policy_usage(FILE *out)
 {
@@ -68,6 +69,12 @@ static int device_forced(struct ns_root *root, const char *devpath)
 		return 0;
 	}
 	if (ns_modules_new(root, &mods) == 0 && ns_pci_read(root, &m, mods, real, &pci, &notes) == 0) {
+		/* whether its driver can force, as check judges it (the module build's manifest) */
+		struct ns_kernel_fix fixes[2] = {{0}};
+		ns_kernel_fixes_read(root, &m, fixes);
+		ns_pci_rejudge(&pci, fixes[0].in_kernel, fixes[0].basis);
+		free(fixes[0].basis);
+		free(fixes[1].basis);
 		forced = pci.forced == 1;
 		ns_pci_free(&pci);
 	}

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "numastor.h"
+#include "rates.h"
 
 /* Label values: backslash, double quote and newline escaped. */
 static void label(FILE *out, const char *name, const char *value, bool first)
@@ -166,6 +167,38 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 			fputs("numastor_device_interrupts_total{", out);
 			label(out, "device", d->name, true);
 			fprintf(out, ",node=\"%d\"} %llu\n", id, sum);
+		}
+	}
+
+	/* The counter the NumastorIrqsFireRemote alert takes rate() of: queue vectors' interrupts
+	 * since boot, split by whether the CPU that took them is on a node the vector's queue serves
+	 * (the device's node for a queue serving every node), as irq-fires-remote judges them. */
+	family(out, "numastor_device_queue_interrupts_total", "counter",
+	       "Interrupts of a device's queue vectors, local when taken on a node their queue serves.");
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		unsigned long long sum[2] = {0, 0};
+		bool any = false;
+		for (size_t q = 0; q < d->nhctx; q++) {
+			const struct ns_irq *irq = d->hctx[q].irq;
+			struct ns_cpuset ref = {0};
+			bool dup = false;
+			for (size_t k = 0; k < q; k++)
+				dup |= d->hctx[k].irq == irq;
+			if (!irq || dup || !irq->per_node ||
+			    !ns_queue_expected_nodes(m, d->node, &d->hctx[q].nodes, &ref)) {
+				ns_cpuset_clear(&ref);
+				continue;
+			}
+			for (size_t n = 0; n < irq->nper_node; n++)
+				sum[ns_cpuset_test(&ref, (unsigned)n) ? 1 : 0] += irq->per_node[n];
+			any = true;
+			ns_cpuset_clear(&ref);
+		}
+		for (int local = 0; any && local < 2; local++) {
+			fputs("numastor_device_queue_interrupts_total{", out);
+			label(out, "device", d->name, true);
+			fprintf(out, ",local=\"%s\"} %llu\n", local ? "true" : "false", sum[local]);
 		}
 	}
 	return ferror(out) ? -1 : 0;

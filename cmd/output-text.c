@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "numastor.h"
+#include "rates.h"
 
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
@@ -135,6 +136,9 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 		fprintf(p->out, " -> node ?");
 	else if (pci->forced == 1)
 		fprintf(p->out, " -> node %d %sFORCED%s", pci->numa_node, col(p, C_RED), col(p, C_RESET));
+	else if (pci->node_set == 1)
+		fprintf(p->out, " -> node %d %sSET%s (not the firmware's)", pci->numa_node, col(p, C_RED),
+			col(p, C_RESET));
 	else
 		fprintf(p->out, " -> node %d", pci->numa_node);
 	fprintf(p->out, ", local CPUs %s\n", lc);
@@ -156,8 +160,13 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		d->scheduler ? d->scheduler : "?", nr);
 	if (!d->nhctx)
 		return;
+	char fires[64];
+	if (sys->interval_seconds > 0)
+		snprintf(fires, sizeof(fires), "fires per second per node (over %.1f s)", sys->interval_seconds);
+	else
+		snprintf(fires, sizeof(fires), "fires per node (since boot)");
 	fprintf(p->out, "    %s%-8s %-12s %-6s %-6s %-12s %-12s %-8s %s%s\n", col(p, C_DIM), "hctx", "cpus", "nodes",
-		"irq", "irq-cpus", "effective", "managed", "fires per node", col(p, C_RESET));
+		"irq", "irq-cpus", "effective", "managed", fires, col(p, C_RESET));
 	for (size_t i = 0; i < d->nhctx; i++) {
 		const struct ns_hctx *h = &d->hctx[i];
 		char *hc = cpus(&h->cpus), *hn = cpus(&h->nodes), irqno[16] = "-";
@@ -174,14 +183,23 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 			snprintf(idx, sizeof(idx), "%d", h->index);
 		fprintf(p->out, "    %-8s %-12s %-6s %-6s %-12s %-12s %-8s ", idx, hc, hn, irqno, aff ? aff : "?",
 			eff ? eff : "?", managed);
-		if (h->irq && h->irq->per_node) {
+		/* what irq-fires-remote judges (lib/rates.h): rates, else since fix, else since boot */
+		enum ns_count_basis basis = h->irq ? ns_irq_count_basis(h->irq) : NS_COUNTS_NONE;
+		unsigned long long total;
+		const unsigned long long *counts = h->irq ? ns_irq_judged_counts(h->irq, &total) : NULL;
+		if (counts && basis == NS_COUNTS_OVER_INTERVAL) {
 			for (size_t n = 0; n < h->irq->nper_node && n < maxnode; n++)
-				fprintf(p->out, "%s%llu", n ? "/" : "", h->irq->per_node[n]);
+				fprintf(p->out, "%s%.1f", n ? "/" : "", (double)counts[n] / h->irq->interval);
+		} else if (counts) {
+			for (size_t n = 0; n < h->irq->nper_node && n < maxnode; n++)
+				fprintf(p->out, "%s%llu", n ? "/" : "", counts[n]);
 		} else {
 			fputc(h->irq ? '?' : '-', p->out);
 		}
 		if (h->irq && h->irq->placed)
-			fputs("  (placed by numastor fix)", p->out);
+			fputs(basis == NS_COUNTS_SINCE_FIX ? "  (placed by numastor fix; counted since)"
+							   : "  (placed by numastor fix)",
+			      p->out);
 		fputc('\n', p->out);
 		free(hc);
 		free(hn);
@@ -205,12 +223,18 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 			if (paired)
 				continue;
 			eff = cpus(ns_irq_target(irq));
-			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, %llu fired\n", irq->irq,
+			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, user-settable %s, ", irq->irq,
 				irq->name ? irq->name : "?", eff,
 				irq->managed == 1   ? "yes"
 				: irq->managed == 0 ? "no"
 						    : "?",
-				irq->total);
+				irq->user_settable == 1	  ? "yes"
+				: irq->user_settable == 0 ? "no"
+							  : "?");
+			if (irq->interval > 0 && irq->in_interval)
+				fprintf(p->out, "%.1f fired per second\n", (double)irq->interval_total / irq->interval);
+			else
+				fprintf(p->out, "%llu fired since boot\n", irq->total);
 			free(eff);
 		}
 	}

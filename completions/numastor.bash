@@ -90,9 +90,13 @@ _numastor() {
 			_filedir
 			return
 			;;
+		--interval | -i)
+			COMPREPLY=($(compgen -W "1 2 5 10" -- "$cur"))
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --format --output --sysroot --snapshot --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --format --output --sysroot --snapshot --interval --color --help" -- "$cur"))
 			return
 		fi
 		local sysroot="" j

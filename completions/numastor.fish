@@ -29,6 +29,7 @@ complete -c numastor -n '__fish_seen_subcommand_from fix' -l install -d 'install
 complete -c numastor -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'text json prometheus' -d 'output format'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s o -l output -r -F -d 'write the report to a file atomically'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s s -l snapshot -r -F -d 'replay a snapshot bundle'
+complete -c numastor -n '__fish_seen_subcommand_from check' -s i -l interval -x -a '1 2 5 10' -d 'judge interrupt rates over SECONDS'
 complete -c numastor -n __fish_use_subcommand -a snapshot -d 'capture what check reads'
 complete -c numastor -n '__fish_seen_subcommand_from snapshot' -s o -l output -r -F -d 'where to write the bundle'
 complete -c numastor -n '__fish_seen_subcommand_from snapshot' -s r -l sysroot -r -F -d 'capture a captured tree'

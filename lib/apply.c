@@ -13,6 +13,7 @@
 #include "irq.h"
 #include "diskid.h"
 #include "journal.h"
+#include "rates.h"
 #include "util.h"
 
 const char *ns_apply_status_name(enum ns_apply_status s)
@@ -131,12 +132,21 @@ void ns_lock_release(int fd)
 	}
 }
 
-static const char *classify(int err)
+int ns_apply_refusal_errno(int kver_major, int kver_minor)
 {
-	switch (-err) {
-	case EIO:
-	case EPERM:
+	if (kver_major <= 0)
+		return 0;
+	return kver_major > 6 || (kver_major == 6 && kver_minor >= 12) ? EPERM : EIO;
+}
+
+const char *ns_apply_classify(int err, int refusal_errno)
+{
+	if (refusal_errno && -err == refusal_errno)
 		return "managed";
+	switch (-err) {
+	case EPERM:
+	case EACCES:
+		return "permission";
 	case EAGAIN:
 	case EBUSY:
 	case ENOMEM:
@@ -167,23 +177,24 @@ static void write_irq(struct ns_root *root, int irq, const struct ns_cpuset *tar
 	if (ns_cpuset_format(target, &text) < 0) {
 		res->status = NS_APPLY_FAILED;
 		res->err = -ENOMEM;
-		res->err_class = classify(-ENOMEM);
+		res->err_class = "transient";
 		return;
 	}
 	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", irq);
 	for (;;) {
 		res->attempts++;
-		r = ns_write_str(root, path, text);
+		r = opts->fake_irq_errno ? -opts->fake_irq_errno : ns_write_str(root, path, text);
 		(*nwrites)++;
 		if (opts->after_write)
 			opts->after_write(opts->data, *nwrites);
-		if (r == 0 || strcmp(classify(r), "transient") != 0 || res->attempts > opts->retries)
+		if (r == 0 || strcmp(ns_apply_classify(r, opts->refusal_errno), "transient") != 0 ||
+		    res->attempts > opts->retries)
 			break;
 		sleep_ms(opts->retry_delay_ms);
 	}
 	free(text);
 	res->err = r;
-	res->err_class = r ? classify(r) : NULL;
+	res->err_class = r ? ns_apply_classify(r, opts->refusal_errno) : NULL;
 	read_list(root, path, &res->after);
 	snprintf(path, sizeof(path), "proc/irq/%d/effective_affinity_list", irq);
 	read_list(root, path, &res->after_effective);
@@ -232,7 +243,8 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 	/* previous values first, read now (not from the model, which may be seconds old) */
 	for (size_t i = 0; i < plan->nirqs; i++) {
 		const struct ns_plan_irq *e = &plan->irqs[i];
-		char path[64], *prev = NULL, *placed = NULL;
+		char path[64], *prev = NULL, *placed = NULL, *raw = NULL;
+		struct ns_counts cnt;
 		if (e->action != NS_PLAN_MOVE)
 			continue;
 		if (!e->name || !e->pci) {
@@ -259,6 +271,14 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		}
 		free(prev);
 		free(placed);
+		/* the counts at placement: check judges the interrupts since (lib/rates.h); unreadable,
+		 * none (an earlier placement's would count from the wrong moment) */
+		if (ns_counts_read(root, e->irq, &cnt, &raw) == 0)
+			ns_counts_free(&cnt);
+		r = ns_journal_set_irq_counts(&j, e->pci, e->name, raw);
+		free(raw);
+		if (r < 0)
+			goto out;
 		any = true;
 	}
 	for (size_t i = 0; i < plan->nrqs; i++) {
@@ -334,7 +354,7 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		if (opts->after_write)
 			opts->after_write(opts->data, nwrites);
 		res->err = r;
-		res->err_class = r ? classify(r) : NULL;
+		res->err_class = r ? ns_apply_classify(r, 0) : NULL;
 		res->status = r == 0 && ns_read_long(root, path, &back, NULL) == 0 && back == e->target
 				      ? NS_APPLY_APPLIED
 				      : NS_APPLY_FAILED;
@@ -408,7 +428,7 @@ static int restore_irq(struct ns_root *root, int irq, const char *previous, cons
 		(*nwrites)++;
 		if (opts && opts->after_write)
 			opts->after_write(opts->data, *nwrites);
-		if (r == 0 || strcmp(classify(r), "transient") != 0 || !opts || a >= opts->retries)
+		if (r == 0 || strcmp(ns_apply_classify(r, 0), "transient") != 0 || !opts || a >= opts->retries)
 			break;
 		sleep_ms(opts->retry_delay_ms);
 	}
@@ -570,9 +590,12 @@ int ns_revert(struct ns_root *root, const struct ns_apply_opts *opts, struct ns_
 		revert_irq(root, &j.irqs[i], rep->other_boot, opts, &nwrites, &it);
 		/* still pending: kept for a later revert; what can never apply is dropped */
 		r = 0;
-		if (it.status == NS_REVERT_FAILED)
+		if (it.status == NS_REVERT_FAILED) {
 			r = ns_journal_put_irq(&left, j.irqs[i].pci, j.irqs[i].name, j.irqs[i].irq, j.irqs[i].previous,
 					       j.irqs[i].placed);
+			if (r == 0)
+				r = ns_journal_set_irq_counts(&left, j.irqs[i].pci, j.irqs[i].name, j.irqs[i].counts);
+		}
 		if (r < 0 || add_item(rep, &it) < 0) {
 			item_free(&it);
 			r = -ENOMEM;

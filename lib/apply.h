@@ -24,13 +24,17 @@ enum ns_apply_status {
 struct ns_apply_result {
 	enum ns_apply_status status;
 	int err;	       /* negative errno of the last attempt, 0 */
-	const char *err_class; /* "managed", "transient", "vector-space-full", "other", NULL */
+	const char *err_class; /* "managed", "permission", "transient", "vector-space-full", "other", NULL */
 	unsigned attempts;
 	struct ns_cpuset after, after_effective;
 };
 
 struct ns_apply_opts {
-	unsigned retries; /* extra attempts for transient errors */
+	/* the errno this kernel refuses a write to a vector user space may not set with:
+	 * ns_apply_refusal_errno(); 0 when unknown (then neither EIO nor EPERM means managed) */
+	int refusal_errno;
+	int fake_irq_errno; /* test-only (NUMASTOR_TEST_IRQ_WRITE_ERRNO): every IRQ write fails so */
+	unsigned retries;   /* extra attempts for transient errors */
 	unsigned retry_delay_ms;
 	/* called after each write; the test-only stop-after-N-writes hook lives here */
 	void (*after_write)(void *data, unsigned nwrites);
@@ -65,6 +69,16 @@ void ns_lock_release(int fd);
  * version, -ESTALE from another boot (never added to), or the write's error. An rq_affinity
  * move of a disk without a known identity is skipped (err -ENOENT): it could not be reverted
  * by identity. */
+/* EIO below 6.12 (measured on 5.10 and 6.1), EPERM from 6.12; 0 when the version is unknown. */
+int ns_apply_refusal_errno(int kver_major, int kver_minor);
+/*
+ * The class of a failed IRQ affinity write (err negative): "managed" only for the kernel's own
+ * refusal errno, "permission" for an EPERM/EACCES that is not it (a real permission error,
+ * failed, never skipped), "transient" (EAGAIN, EBUSY, ENOMEM: retried), "vector-space-full"
+ * (ENOSPC), else "other".
+ */
+const char *ns_apply_classify(int err, int refusal_errno);
+
 int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct ns_apply_opts *opts,
 		  struct ns_apply_result *irq_results, struct ns_apply_result *rq_results);
 const char *ns_apply_status_name(enum ns_apply_status s);

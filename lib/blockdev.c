@@ -52,7 +52,8 @@ const char *ns_node_source_name(enum ns_node_source s)
 					    [NS_NODE_SRC_PCI] = "pci",
 					    [NS_NODE_SRC_FORCED] = "forced",
 					    [NS_NODE_SRC_UNKNOWN] = "unknown",
-					    [NS_NODE_SRC_PATHS_DISAGREE] = "paths-disagree"};
+					    [NS_NODE_SRC_PATHS_DISAGREE] = "paths-disagree",
+					    [NS_NODE_SRC_SET] = "set"};
 	return names[s];
 }
 

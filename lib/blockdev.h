@@ -37,7 +37,8 @@ enum ns_node_source {
 	NS_NODE_SRC_PCI,
 	NS_NODE_SRC_FORCED,
 	NS_NODE_SRC_UNKNOWN,
-	NS_NODE_SRC_PATHS_DISAGREE
+	NS_NODE_SRC_PATHS_DISAGREE,
+	NS_NODE_SRC_SET, /* set by someone other than the firmware and a forcing driver (by hand: taint I) */
 };
 
 struct ns_path {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rates.h"
 #include "util.h"
 
 const char *ns_severity_name(enum ns_severity s)
@@ -100,19 +101,21 @@ static size_t queue_vectors(const struct ns_disk *d, const struct ns_irq **out, 
  * a kernel-managed one refuses the write, and one whose managed-ness the kernel does not
  * tell (no debugfs, no driver knowledge) is not a candidate for `numastor fix` either.
  */
-enum vec_class { VEC_MOVABLE, VEC_KERNEL, VEC_UNKNOWN };
+enum vec_class { VEC_MOVABLE, VEC_KERNEL, VEC_UNSETTABLE, VEC_UNKNOWN };
 
 static enum vec_class vector_class(const struct ns_irq *irq)
 {
 	if (irq->managed == 1)
 		return VEC_KERNEL;
+	if (irq->user_settable == 0)
+		return VEC_UNSETTABLE; /* read-only smp_affinity: no-balancing, or a chip without set_affinity */
 	if (irq->managed != 0)
 		return VEC_UNKNOWN;
 	return VEC_MOVABLE;
 }
 
 struct vec_counts {
-	size_t n, movable, kernel, unknown;
+	size_t n, movable, kernel, unsettable, unknown;
 };
 
 static void count_vector(struct vec_counts *vc, const struct ns_irq *irq)
@@ -121,6 +124,7 @@ static void count_vector(struct vec_counts *vc, const struct ns_irq *irq)
 	vc->n++;
 	vc->movable += k == VEC_MOVABLE;
 	vc->kernel += k == VEC_KERNEL;
+	vc->unsettable += k == VEC_UNSETTABLE;
 	vc->unknown += k == VEC_UNKNOWN;
 }
 
@@ -139,11 +143,16 @@ static char *not_movable_text(const struct vec_counts *vc, const char *managed_a
 			"IRQD_AFFINITY_MANAGED in debugfs, no known driver behaviour), so `numastor fix` leaves "
 			"them alone; look at the driver's interrupt options (managed affinity, queue count), and %s",
 			managed_advice);
-	if (vc->kernel && !vc->unknown && !vc->movable)
+	if (vc->kernel == vc->n)
 		return ns_fmt("These vectors are kernel-managed: user space cannot move them; %s", managed_advice);
-	return ns_fmt("%zu of these %zu vectors are known to be movable, %zu are kernel-managed and %zu of unknown "
-		      "managed-ness: `numastor fix` moves only the movable ones; for the others %s",
-		      vc->movable, vc->n, vc->kernel, vc->unknown, managed_advice);
+	if (vc->unsettable == vc->n)
+		return ns_fmt("User space may not set these vectors' affinity (smp_affinity is read-only: a "
+			      "no-balancing interrupt, or a chip that cannot move it); %s",
+			      managed_advice);
+	return ns_fmt("%zu of these %zu vectors are known to be movable, %zu are kernel-managed, %zu may not be set "
+		      "from user space and %zu are of unknown managed-ness: `numastor fix` moves only the movable "
+		      "ones; for the others %s",
+		      vc->movable, vc->n, vc->kernel, vc->unsettable, vc->unknown, managed_advice);
 }
 
 static void node_set_of(const struct ns_system *sys, const struct ns_cpuset *cpus, struct ns_cpuset *nodes)
@@ -199,6 +208,44 @@ static int rule_forced(struct ns_findings *f, struct disk_ctx *c)
 				      "re-spreads "
 				      "the vectors user space may move.",
 				      pci->driver ? pci->driver : "the driver", pci->address));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* node-set: a node nothing above the function gives, which no forcing driver set (evidence). */
+static int rule_node_set(struct ns_findings *f, struct disk_ctx *c)
+{
+	for (size_t p = 0; p < c->d->npaths; p++) {
+		const struct ns_pci *pci = c->d->paths[p].pci;
+		const struct ns_machine *m = &c->sys->machine;
+		bool hand = m->tainted >= 0 && (m->tainted & NS_TAINT_FIRMWARE_WORKAROUND);
+		struct json_object *ev;
+		int r;
+		if (!pci || pci->node_set != 1)
+			continue;
+		ev = json_object_new_object();
+		json_object_object_add(ev, "pci", json_object_new_string(pci->address));
+		json_object_object_add(ev, "numa_node", json_object_new_int(pci->numa_node));
+		json_object_object_add(ev, "bus_node", pci->bus_node >= -1 ? json_object_new_int(pci->bus_node) : NULL);
+		json_object_object_add(ev, "driver", pci->driver ? json_object_new_string(pci->driver) : NULL);
+		json_object_object_add(ev, "tainted", m->tainted >= 0 ? json_object_new_int64(m->tainted) : NULL);
+		json_object_object_add(ev, "detail",
+				       pci->node_set_evidence ? json_object_new_string(pci->node_set_evidence) : NULL);
+		r = add(f, "node-set", NS_SEV_WARNING, c->d->name, ev,
+			ns_fmt("%s sits on PCI function %s, whose NUMA node %d is not the firmware's%s: tools that "
+			       "trust numa_node (irqbalance, the kernel's own allocations) follow the node that was "
+			       "set.",
+			       c->d->name, pci->address, pci->numa_node,
+			       hand ? " (the kernel is tainted I: it was written by hand)"
+				    : " and no driver that forces one set it"),
+			NULL,
+			ns_fmt("If the override is not deliberate, remove it: echo 1 > /sys/bus/pci/devices/%s/remove; "
+			       "echo 1 > /sys/bus/pci/rescan (the node is read again from the bus), or reboot. A node "
+			       "written by hand applies only to allocations made after it: rebind the driver if it is "
+			       "meant.",
+			       pci->address));
 		if (r < 0)
 			return r;
 	}
@@ -316,10 +363,12 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		const struct ns_hctx *h = &c->d->hctx[i];
 		const struct ns_irq *irq = h->irq;
 		struct ns_cpuset ref = {0};
-		unsigned long long off = 0;
+		unsigned long long off = 0, total = 0;
+		const unsigned long long *counts = irq ? ns_irq_judged_counts(irq, &total) : NULL;
 		bool dup = false;
 
-		if (!irq || !irq->per_node || irq->total == 0)
+		/* rates over check --interval, else since numastor fix placed it, else since boot */
+		if (!counts || total == 0)
 			continue;
 		for (size_t k = 0; k < i; k++)
 			dup |= c->d->hctx[k].irq == irq;
@@ -337,9 +386,9 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		checked++;
 		for (size_t n = 0; n < irq->nper_node; n++)
 			if (!ns_cpuset_test(&ref, (unsigned)n))
-				off += irq->per_node[n];
-		if (off * 2 > irq->total) {
-			struct json_object *e = json_object_new_object(), *counts = json_object_new_object();
+				off += counts[n];
+		if (off * 2 > total) {
+			struct json_object *e = json_object_new_object(), *by_node = json_object_new_object();
 			remote++;
 			count_vector(&vc, irq);
 			json_object_object_add(e, "irq", json_object_new_int(irq->irq));
@@ -348,9 +397,11 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 			for (size_t n = 0; n < irq->nper_node; n++) {
 				char k[32];
 				snprintf(k, sizeof(k), "node%zu", n);
-				json_object_object_add(counts, k, json_object_new_int64((int64_t)irq->per_node[n]));
+				json_object_object_add(by_node, k, json_object_new_int64((int64_t)counts[n]));
 			}
-			json_object_object_add(e, "counts_by_node", counts);
+			json_object_object_add(e, "counts_by_node", by_node);
+			json_object_object_add(e, "count_basis",
+					       json_object_new_string(ns_count_basis_name(ns_irq_count_basis(irq))));
 			json_object_array_add(list, e);
 		}
 		ns_cpuset_clear(&ref);
@@ -615,6 +666,8 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 		c.nqv = queue_vectors(d, qv, sizeof(qv) / sizeof(qv[0]));
 		for (size_t k = 0; k < c.nqv; k++)
 			count_vector(&c.vc, qv[k]);
+		if ((r = rule_node_set(out, &c)) < 0)
+			return r;
 		if ((r = rule_forced(out, &c)) < 0 || (r = rule_unknown(out, &c)) < 0 ||
 		    (r = rule_confined(out, &c)) < 0 || (r = rule_fires_remote(out, &c)) < 0 ||
 		    (r = rule_mismatch(out, &c)) < 0 || (r = rule_all_nodes(out, &c)) < 0 ||

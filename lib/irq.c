@@ -21,6 +21,20 @@ const char *ns_managed_source_name(enum ns_managed_source s)
 	}
 }
 
+const char *ns_settable_source_name(enum ns_settable_source s)
+{
+	switch (s) {
+	case NS_SETTABLE_FILE_MODE:
+		return "file-mode";
+	case NS_SETTABLE_DEBUGFS:
+		return "debugfs";
+	case NS_SETTABLE_MANAGED:
+		return "managed";
+	default:
+		return "unknown";
+	}
+}
+
 static void read_list(struct ns_root *root, const char *path, struct ns_cpuset *s, struct ns_notes *notes,
 		      const char *subj, const char *field, bool hex, mode_t *mode)
 {
@@ -119,14 +133,24 @@ static void read_managed(struct ns_root *root, const struct ns_machine *m, struc
 		if (ns_read_str(root, path, &txt) == 0) {
 			irq->managed = strstr(txt, "IRQD_AFFINITY_MANAGED") ? 1 : 0;
 			irq->managed_source = NS_MANAGED_DEBUGFS;
+			irq->user_settable = !irq->managed && !strstr(txt, "IRQD_NO_BALANCING");
+			irq->user_settable_source = NS_SETTABLE_DEBUGFS;
 			free(txt);
-			return;
 		}
 	}
-	/* since 6.12 the affinity files of IRQs user space may not set are read-only */
+	/*
+	 * Since 6.12 the affinity files of IRQs user space may not set are read-only
+	 * (!irq_can_set_affinity_usr): managed vectors, but also IRQF_NOBALANCING ones and chips
+	 * without irq_set_affinity. 0444 says "not user-settable", not "managed"; 0644 does say
+	 * "not managed", as a managed vector is never user-settable.
+	 */
 	if (ns_machine_kernel_at_least(m, 6, 12) && mode) {
-		irq->managed = (mode & 0200) ? 0 : 1;
-		irq->managed_source = NS_MANAGED_FILE_MODE;
+		irq->user_settable = (mode & 0222) ? 1 : 0;
+		irq->user_settable_source = NS_SETTABLE_FILE_MODE;
+		if (irq->user_settable == 1 && irq->managed < 0) {
+			irq->managed = 0;
+			irq->managed_source = NS_MANAGED_FILE_MODE;
+		}
 	}
 }
 
@@ -143,6 +167,7 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	irq->msi = msi;
 	irq->node = -2;
 	irq->managed = -1;
+	irq->user_settable = -1;
 	irq->hw_queue = -1;
 	irq->queue_of_ctl = -1;
 	snprintf(subj, sizeof(subj), "irq %d", n);
@@ -193,8 +218,10 @@ void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvect
 	const char *name = irq->name ? irq->name : "";
 	bool xen = irq->chip && strncmp(irq->chip, "xen", 3) == 0;
 
-	if (irq->managed >= 0)
+	if (irq->managed >= 0) {
+		ns_irq_settle(irq);
 		return;
+	}
 	if (!irq->msi) {
 		irq->managed = 0; /* INTx lines are never kernel-managed */
 	} else if (xen) {
@@ -211,9 +238,20 @@ void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvect
 		const char *vq = strchr(name, '-') + 1;
 		irq->managed = strncmp(vq, "req", 3) == 0 || strncmp(vq, "request", 7) == 0;
 	} else {
+		ns_irq_settle(irq);
 		return;
 	}
 	irq->managed_source = NS_MANAGED_DRIVER;
+	ns_irq_settle(irq);
+}
+
+void ns_irq_settle(struct ns_irq *irq)
+{
+	/* a managed vector is never user-settable; the storage vectors known unmanaged are */
+	if (irq->user_settable < 0 && irq->managed >= 0) {
+		irq->user_settable = !irq->managed;
+		irq->user_settable_source = NS_SETTABLE_MANAGED;
+	}
 }
 
 void ns_irq_free(struct ns_irq *irq)
@@ -225,6 +263,8 @@ void ns_irq_free(struct ns_irq *irq)
 	ns_cpuset_clear(&irq->effective);
 	ns_cpuset_clear(&irq->hint);
 	free(irq->per_node);
+	free(irq->since_fix);
+	free(irq->in_interval);
 	memset(irq, 0, sizeof(*irq));
 }
 

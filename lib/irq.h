@@ -10,11 +10,25 @@
 #include "notes.h"
 #include "root.h"
 
+/*
+ * Two different facts, each with how it was known:
+ *   managed       the kernel placed the vector itself (IRQD_AFFINITY_MANAGED) and refuses writes
+ *   user_settable user space may set its affinity at all (!irq_can_set_affinity_usr: not managed,
+ *                 not IRQF_NOBALANCING, a chip with irq_set_affinity)
+ * A managed vector is never user-settable; a vector user space may not set need not be managed.
+ */
 enum ns_managed_source {
 	NS_MANAGED_UNKNOWN = 0,
-	NS_MANAGED_FILE_MODE, /* smp_affinity is 0444 on kernels >= 6.12 */
+	NS_MANAGED_FILE_MODE, /* >= 6.12: smp_affinity 0644 (user-settable), so not managed */
 	NS_MANAGED_DEBUGFS,   /* IRQD_AFFINITY_MANAGED in /sys/kernel/debug/irq/irqs/N */
-	NS_MANAGED_DRIVER,    /* what the driver is known to do */
+	NS_MANAGED_DRIVER,    /* what the driver is known to do (measured) */
+};
+
+enum ns_settable_source {
+	NS_SETTABLE_UNKNOWN = 0,
+	NS_SETTABLE_FILE_MODE, /* >= 6.12: smp_affinity 0444 = may not, 0644 = may */
+	NS_SETTABLE_DEBUGFS,   /* IRQD_AFFINITY_MANAGED / IRQD_NO_BALANCING in debugfs */
+	NS_SETTABLE_MANAGED,   /* follows from the managed-ness known otherwise */
 };
 
 struct ns_irq {
@@ -27,6 +41,8 @@ struct ns_irq {
 	int node;    /* /proc/irq/N/node, -2 unknown */
 	int managed; /* 1, 0, -1 unknown */
 	enum ns_managed_source managed_source;
+	int user_settable; /* 1, 0, -1 unknown */
+	enum ns_settable_source user_settable_source;
 	bool counts_known; /* per_cpu_count was read */
 	size_t ncpu;
 	unsigned long long total;
@@ -35,6 +51,12 @@ struct ns_irq {
 	int hw_queue;	  /* hctx index this vector serves, -1 none/unknown */
 	int queue_of_ctl; /* for nvme: the N of nvmeXqN, -1 */
 	bool placed;	  /* numastor fix placed it (the journal says so) */
+	/* lib/rates.h: counts on other bases than since boot, per node (nper_node entries) */
+	unsigned long long *since_fix; /* since numastor fix placed it; NULL when not placed or no usable baseline */
+	unsigned long long since_fix_total;
+	double interval;		 /* check --interval: seconds between its two samples; 0 without */
+	unsigned long long *in_interval; /* fired during the interval; NULL without one or when a sample failed */
+	unsigned long long interval_total;
 };
 
 /* Read IRQ n. -ENOENT when it vanished (no /proc/irq/N and no /sys/kernel/irq/N). */
@@ -47,6 +69,10 @@ void ns_irq_free(struct ns_irq *irq);
 /* The set of CPUs the IRQ is really delivered to: effective affinity when known, else affinity. */
 const struct ns_cpuset *ns_irq_target(const struct ns_irq *irq);
 const char *ns_managed_source_name(enum ns_managed_source s);
+const char *ns_settable_source_name(enum ns_settable_source s);
+/* From the managed-ness (and smp_affinity's mode) as read, decide what is still unknown of
+ * managed and user_settable; ns_irq_guess_managed calls it last. */
+void ns_irq_settle(struct ns_irq *irq);
 /* IRQ n's first action ("nvme0q1") as the kernel names it now; NULL when it is gone. An IRQ
  * number is only trusted together with this name: numbers change from boot to boot. */
 char *ns_irq_first_action(struct ns_root *root, int n);

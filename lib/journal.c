@@ -71,6 +71,10 @@ int ns_journal_load(struct ns_root *root, struct ns_journal *j)
 			get_int(e, "irq", &n);
 			r = ns_journal_put_irq(j, get_str(e, "pci"), get_str(e, "name"), n, get_str(e, "previous"),
 					       get_str(e, "placed"));
+			/* optional (older journals lack it): without it, check counts since boot */
+			if (r == 0 && get_str(e, "counts"))
+				r = ns_journal_set_irq_counts(j, get_str(e, "pci"), get_str(e, "name"),
+							      get_str(e, "counts"));
 			if (r < 0)
 				goto bad;
 		}
@@ -117,6 +121,8 @@ int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
 		json_object_object_add(e, "irq", x->irq >= 0 ? json_object_new_int(x->irq) : NULL);
 		json_object_object_add(e, "previous", json_object_new_string(x->previous));
 		json_object_object_add(e, "placed", json_object_new_string(x->placed));
+		if (x->counts)
+			json_object_object_add(e, "counts", json_object_new_string(x->counts));
 		json_object_array_add(irqs, e);
 	}
 	json_object_object_add(doc, "irqs", irqs);
@@ -152,6 +158,7 @@ void ns_journal_free(struct ns_journal *j)
 		free(j->irqs[i].name);
 		free(j->irqs[i].previous);
 		free(j->irqs[i].placed);
+		free(j->irqs[i].counts);
 	}
 	free(j->irqs);
 	for (size_t i = 0; i < j->nrqs; i++) {
@@ -344,6 +351,7 @@ int ns_journal_put_irq(struct ns_journal *j, const char *pci, const char *name, 
 	e->irq = irq;
 	e->previous = strdup(previous);
 	e->placed = strdup(placed);
+	e->counts = NULL;
 	if (!e->pci || !e->name || !e->previous || !e->placed) {
 		free(e->pci);
 		free(e->name);
@@ -353,6 +361,22 @@ int ns_journal_put_irq(struct ns_journal *j, const char *pci, const char *name, 
 	}
 	j->nirqs++;
 	return 0;
+}
+
+int ns_journal_set_irq_counts(struct ns_journal *j, const char *pci, const char *name, const char *counts)
+{
+	for (size_t i = 0; i < j->nirqs; i++) {
+		struct ns_journal_irq *e = &j->irqs[i];
+		if (strcmp(e->pci, pci) == 0 && strcmp(e->name, name) == 0) {
+			char *c = counts ? strdup(counts) : NULL;
+			if (counts && !c)
+				return -ENOMEM;
+			free(e->counts);
+			e->counts = c;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 int ns_journal_put_rq(struct ns_journal *j, const char *disk, const char *device, int previous, int placed)

@@ -35,6 +35,7 @@ struct ns_journal_irq {
 	int irq;	/* its number when journaled: reports only, never used to find it again */
 	char *previous; /* smp_affinity_list before numastor */
 	char *placed;	/* what numastor wrote (or will write) */
+	char *counts;	/* its per_cpu_count when placed ("12,0,3"), so check counts since; NULL unknown */
 };
 
 struct ns_journal_rq {
@@ -82,6 +83,8 @@ bool ns_journal_irq_placed(const struct ns_journal_irq *e, const struct ns_cpuse
  * previous value. */
 int ns_journal_put_irq(struct ns_journal *j, const char *pci, const char *name, int irq, const char *previous,
 		       const char *placed);
+/* Record the per_cpu_count of entry (pci, name) at its latest placement. -ENOENT no such entry. */
+int ns_journal_set_irq_counts(struct ns_journal *j, const char *pci, const char *name, const char *counts);
 int ns_journal_put_rq(struct ns_journal *j, const char *disk, const char *device, int previous, int placed);
 
 #endif

@@ -2,8 +2,11 @@
 #define _GNU_SOURCE
 #include "json.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rates.h"
 
 /* NULL-safe helpers: a NULL value becomes JSON null. */
 static struct json_object *jstr(const char *s)
@@ -44,6 +47,7 @@ static struct json_object *machine_json(const struct ns_machine *m)
 	struct json_object *o = json_object_new_object(), *nodes = json_object_new_array(), *ib;
 
 	add(o, "kernel_release", jstr(m->kernel_release));
+	add(o, "tainted", m->tainted >= 0 ? json_object_new_int64(m->tainted) : NULL);
 	add(o, "multi_node", json_object_new_boolean(ns_machine_multi_node(m)));
 	add(o, "online_cpus", ns_cpuset_json(&m->online));
 	add(o, "possible_cpus", ns_cpuset_json(&m->possible));
@@ -74,6 +78,32 @@ static struct json_object *machine_json(const struct ns_machine *m)
 	return o;
 }
 
+/* [{"node": N, "count": C}, ...], the shape of counts_by_node */
+static struct json_object *counts_json(const struct ns_irq *irq, const unsigned long long *v)
+{
+	struct json_object *a = json_object_new_array();
+	for (size_t n = 0; n < irq->nper_node; n++) {
+		struct json_object *c = json_object_new_object();
+		add(c, "node", json_object_new_int((int)n));
+		add(c, "count", json_object_new_int64((int64_t)v[n]));
+		json_object_array_add(a, c);
+	}
+	return a;
+}
+
+/* counts_by_node's shape, over the interval: the count in it and the rate (per second) */
+static struct json_object *rates_json(const struct ns_irq *irq)
+{
+	struct json_object *a = counts_json(irq, irq->in_interval);
+	for (size_t n = 0; n < irq->nper_node; n++) {
+		char txt[32];
+		double rate = (double)irq->in_interval[n] / irq->interval;
+		snprintf(txt, sizeof(txt), "%.3f", rate);
+		add(json_object_array_get_idx(a, n), "rate", json_object_new_double_s(strtod(txt, NULL), txt));
+	}
+	return a;
+}
+
 static struct json_object *irq_json(const struct ns_irq *irq)
 {
 	struct json_object *o = json_object_new_object(), *counts = NULL;
@@ -89,6 +119,8 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 	add(o, "node", irq->node >= -1 ? json_object_new_int(irq->node) : NULL);
 	add(o, "managed", jtri(irq->managed));
 	add(o, "managed_source", json_object_new_string(ns_managed_source_name(irq->managed_source)));
+	add(o, "user_settable", jtri(irq->user_settable));
+	add(o, "user_settable_source", json_object_new_string(ns_settable_source_name(irq->user_settable_source)));
 	add(o, "placed_by_numastor", json_object_new_boolean(irq->placed));
 	add(o, "hw_queue", irq->hw_queue >= 0 ? json_object_new_int(irq->hw_queue) : NULL);
 	add(o, "total_count", irq->counts_known ? json_object_new_int64((int64_t)irq->total) : NULL);
@@ -102,6 +134,9 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 		}
 	}
 	add(o, "counts_by_node", counts);
+	add(o, "count_basis", json_object_new_string(ns_count_basis_name(ns_irq_count_basis(irq))));
+	add(o, "counts_since_fix_by_node", irq->since_fix ? counts_json(irq, irq->since_fix) : NULL);
+	add(o, "rates_by_node", irq->interval > 0 && irq->in_interval ? rates_json(irq) : NULL);
 	return o;
 }
 
@@ -138,6 +173,8 @@ static struct json_object *pci_json(const struct ns_pci *pci)
 	add(o, "numa_node", pci->numa_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->numa_node));
 	add(o, "node_forced", jtri(pci->forced));
 	add(o, "forced_evidence", jstr(pci->forced_evidence));
+	add(o, "node_set", jtri(pci->node_set));
+	add(o, "node_set_evidence", jstr(pci->node_set_evidence));
 	add(o, "local_cpus", ns_cpuset_json(&pci->local_cpus));
 	add(o, "bus_node", pci->bus_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->bus_node));
 	bridges = json_object_new_array();
@@ -243,6 +280,13 @@ struct json_object *ns_json_head(const struct ns_system *sys, const char *versio
 	add(doc, "tool", tool);
 	add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
 	add(doc, "privileged", json_object_new_boolean(sys->privileged));
+	if (sys->interval_seconds > 0) {
+		char txt[32];
+		snprintf(txt, sizeof(txt), "%.3f", sys->interval_seconds);
+		add(doc, "interval_seconds", json_object_new_double_s(strtod(txt, NULL), txt));
+	} else {
+		add(doc, "interval_seconds", NULL);
+	}
 	machine = machine_json(&sys->machine);
 	fixes = json_object_new_array();
 	for (int i = 0; i < 2; i++) {

@@ -45,6 +45,28 @@ static void parse_kernel_version(struct ns_machine *m)
 		m->kver_major = m->kver_minor = 0;
 }
 
+/* The node's cpuN links: every CPU registered under it, online or not. */
+static void read_node_links(struct ns_root *root, const char *node, struct ns_cpuset *present)
+{
+	char path[256], **names;
+	size_t n;
+
+	snprintf(path, sizeof(path), NODE_DIR "/%s", node);
+	if (ns_list_dir(root, path, &names, &n) < 0)
+		return;
+	present->known = true;
+	for (size_t i = 0; i < n; i++) {
+		char *end;
+		long c;
+		if (strncmp(names[i], "cpu", 3) != 0 || !isdigit((unsigned char)names[i][3]))
+			continue;
+		c = strtol(names[i] + 3, &end, 10);
+		if (!*end && c >= 0 && c < 65536)
+			ns_cpuset_set(present, (unsigned)c);
+	}
+	ns_strv_free(names, n);
+}
+
 static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
 {
 	char **names;
@@ -81,6 +103,7 @@ static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_note
 		node->memory_bytes = -1;
 		snprintf(path, sizeof(path), NODE_DIR "/%s/cpulist", names[i]);
 		read_cpuset(root, path, &node->cpus, notes, "nodes.cpus", false);
+		read_node_links(root, names[i], &node->present);
 		snprintf(path, sizeof(path), NODE_DIR "/%s/meminfo", names[i]);
 		if ((r = ns_read_str(root, path, &txt)) == 0) {
 			char *p = strstr(txt, "MemTotal:");
@@ -172,10 +195,14 @@ static int build_cpu_node_map(struct ns_machine *m)
 {
 	int max = -1;
 
-	for (size_t i = 0; i < m->nnodes; i++)
+	for (size_t i = 0; i < m->nnodes; i++) {
 		ns_cpuset_foreach (c, &m->nodes[i].cpus)
 			if (c > max)
 				max = c;
+		ns_cpuset_foreach (c, &m->nodes[i].present)
+			if (c > max)
+				max = c;
+	}
 	ns_cpuset_foreach (c, &m->possible)
 		if (c > max)
 			max = c;
@@ -291,6 +318,17 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 	if (r < 0)
 		ns_note_read(notes, "machine", "kernel_release", "proc/sys/kernel/osrelease", r, NULL);
 	parse_kernel_version(m);
+	{
+		long long t;
+		char *raw = NULL;
+		m->tainted = -1;
+		r = ns_read_str(root, "proc/sys/kernel/tainted", &raw);
+		if (r == 0 && sscanf(raw, "%lld", &t) == 1 && t >= 0)
+			m->tainted = t;
+		else
+			ns_note_read(notes, "machine", "tainted", "proc/sys/kernel/tainted", r < 0 ? r : -EINVAL, raw);
+		free(raw);
+	}
 	read_cpuset(root, CPU_DIR "/online", &m->online, notes, "online_cpus", false);
 	read_cpuset(root, CPU_DIR "/possible", &m->possible, notes, "possible_cpus", false);
 	if (!m->possible.known && m->online.known)
@@ -314,6 +352,7 @@ void ns_machine_free(struct ns_machine *m)
 {
 	for (size_t i = 0; i < m->nnodes; i++) {
 		ns_cpuset_clear(&m->nodes[i].cpus);
+		ns_cpuset_clear(&m->nodes[i].present);
 		free(m->nodes[i].distances);
 	}
 	free(m->nodes);
@@ -354,9 +393,22 @@ bool ns_machine_multi_node(const struct ns_machine *m)
 {
 	size_t with_cpus = 0;
 	for (size_t i = 0; i < m->nnodes; i++)
-		if (ns_cpuset_count(&m->nodes[i].cpus) > 0)
+		if (ns_cpuset_count(&m->nodes[i].cpus) > 0 || ns_cpuset_count(&m->nodes[i].present) > 0)
 			with_cpus++;
 	return with_cpus > 1;
+}
+
+bool ns_machine_offline_elsewhere(const struct ns_machine *m, const struct ns_cpuset *nodes)
+{
+	for (size_t i = 0; i < m->nnodes; i++) {
+		const struct ns_node *n = &m->nodes[i];
+		if (ns_cpuset_test(nodes, (unsigned)n->id))
+			continue;
+		ns_cpuset_foreach (c, &n->present)
+			if (!ns_cpuset_test(&m->online, (unsigned)c))
+				return true;
+	}
+	return false;
 }
 
 bool ns_machine_spans_all_nodes(const struct ns_machine *m, const struct ns_cpuset *nodes)

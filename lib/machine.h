@@ -12,9 +12,10 @@
 
 struct ns_node {
 	int id;
-	struct ns_cpuset cpus;
-	long long memory_bytes; /* -1 unknown */
-	int *distances;		/* one per node in ns_machine.nodes order; NULL unknown */
+	struct ns_cpuset cpus;	  /* online CPUs (the node's cpulist) */
+	struct ns_cpuset present; /* its cpuN links: also the CPUs that are offline now */
+	long long memory_bytes;	  /* -1 unknown */
+	int *distances;		  /* one per node in ns_machine.nodes order; NULL unknown */
 	size_t ndistances;
 };
 
@@ -34,8 +35,12 @@ struct ns_machine {
 	int *cpu_node; /* node of each CPU, -1 unknown; ncpu_node entries */
 	size_t ncpu_node;
 	int first_memory_node; /* -1 unknown */
+	long long tainted;     /* proc/sys/kernel/tainted, -1 unknown */
 	struct ns_irqbalance irqbalance;
 };
+
+/* TAINT_FIRMWARE_WORKAROUND ('I'): among others, a PCI device's numa_node written by hand */
+#define NS_TAINT_FIRMWARE_WORKAROUND (1LL << 11)
 
 int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes);
 void ns_machine_free(struct ns_machine *m);
@@ -44,7 +49,11 @@ void ns_machine_free(struct ns_machine *m);
 int ns_machine_cpu_node(const struct ns_machine *m, int cpu);
 /* The set of nodes the CPUs of s sit on, as a node bitmap (reuses ns_cpuset for node ids). */
 int ns_machine_nodes_of(const struct ns_machine *m, const struct ns_cpuset *s, struct ns_cpuset *nodes);
+/* More than one node has CPUs (online or, by the node's cpuN links, offline). */
 bool ns_machine_multi_node(const struct ns_machine *m);
+/* Are some CPUs of a node other than those in nodes offline? (A node-less root bus then shows
+ * only the online CPUs in its cpulistaffinity, which may all sit on one node.) */
+bool ns_machine_offline_elsewhere(const struct ns_machine *m, const struct ns_cpuset *nodes);
 /* Does the node set (as ns_machine_nodes_of gives it) hold every node that has CPUs? */
 bool ns_machine_spans_all_nodes(const struct ns_machine *m, const struct ns_cpuset *nodes);
 const struct ns_node *ns_machine_node(const struct ns_machine *m, int id);

@@ -269,6 +269,21 @@ static int insertion_order(const struct ns_swap_plan *p, char **order, size_t n)
 	return 0;
 }
 
+/*
+ * An nvme function whose node a driver put there: forced now, or left by a pre-fix driver
+ * swapped out since (a forced node survives a swap: the running nvme cannot force, so it reads
+ * as set; nothing above gives the node and no hand wrote one, the kernel not being tainted I).
+ * Only a remove + rescan drops it.
+ */
+static bool node_to_rescan(const struct ns_system *sys, const struct ns_pci *pci)
+{
+	bool hand = sys->machine.tainted >= 0 && (sys->machine.tainted & NS_TAINT_FIRMWARE_WORKAROUND);
+
+	if (!pci->driver || strcmp(pci->driver, "nvme") != 0)
+		return false;
+	return pci->forced == 1 || (pci->node_set == 1 && pci->bus_node == -1 && !hand);
+}
+
 static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, const char *group)
 {
 	const char *top = strcmp(group, "nvme") == 0 ? "nvme" : "scsi_mod";
@@ -318,7 +333,7 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 		/* a forced node survives the swap: remove and rescan those functions */
 		for (size_t i = 0; i < sys->npcis && r == 0; i++) {
 			const struct ns_pci *pci = sys->pcis[i];
-			if (pci->forced == 1 && pci->driver && strcmp(pci->driver, "nvme") == 0)
+			if (node_to_rescan(sys, pci))
 				r = ns_strv_add(&p->rescan, &p->nrescan, pci->address);
 		}
 	}
@@ -356,8 +371,7 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 		bool nvme_forced = false;
 		char *nvme_stock = NULL;
 		for (size_t i = 0; i < sys->npcis; i++)
-			nvme_forced |= sys->pcis[i]->forced == 1 && sys->pcis[i]->driver &&
-				       strcmp(sys->pcis[i]->driver, "nvme") == 0;
+			nvme_forced |= node_to_rescan(sys, sys->pcis[i]);
 		r = 0;
 		/* nvme: the patched module, or (the fix being upstream) the stock one in place of a
 		 * loaded pre-fix build, or only a rescan of forced functions */

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 bool ns_pci_is_function(struct ns_root *root, const char *path)
 {
 	char p[4096], *sub;
@@ -60,10 +62,16 @@ static char *read_opt(struct ns_root *root, const char *dir, const char *file, s
 	return r < 0 ? NULL : v;
 }
 
-/* The root bus node: the node all CPUs in its cpulistaffinity belong to, -1 when they span nodes. */
-static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const char *syspath)
+/*
+ * The root bus node: the node all CPUs in its cpulistaffinity belong to, -1 when they span
+ * nodes. A node-less bus shows the online CPUs: when those sit on one node while other nodes'
+ * CPUs are offline, NS_BUS_ONLINE_ONLY (the functions on it decide). An empty list is a bus on
+ * a node without CPUs: that node when the function reads a CPU-less node, else unknown.
+ */
+static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const struct ns_pci *pci, int *online_node)
 {
 	char p[4096], bus[64], *txt;
+	const char *syspath = pci->syspath;
 	const char *top = strstr(syspath, "/pci");
 	struct ns_cpuset cpus = {0}, nodes = {0};
 	int r, node = NS_NODE_UNREAD;
@@ -72,11 +80,24 @@ static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const
 		return NS_NODE_UNREAD;
 	snprintf(p, sizeof(p), "%.*s/pci%s/pci_bus/%s/cpulistaffinity", (int)(top - syspath), syspath, bus, bus);
 	r = ns_read_str(root, p, &txt);
-	if (r < 0)
+	if (r == -ENODATA)
+		txt = strdup("");
+	else if (r < 0)
 		return NS_NODE_UNREAD;
-	if (ns_cpuset_parse_list(&cpus, txt) == 0 && ns_machine_nodes_of(m, &cpus, &nodes) == 0) {
+	if (txt && ns_cpuset_parse_list(&cpus, txt) == 0 && ns_machine_nodes_of(m, &cpus, &nodes) == 0) {
 		unsigned n = ns_cpuset_count(&nodes);
-		node = n == 1 ? ns_cpuset_first(&nodes) : -1;
+		if (ns_cpuset_count(&cpus) == 0) {
+			const struct ns_node *own = pci->numa_node >= 0 ? ns_machine_node(m, pci->numa_node) : NULL;
+			node = own && ns_cpuset_count(&own->cpus) == 0 ? own->id : NS_NODE_UNREAD;
+		} else if (n == 1) {
+			node = ns_cpuset_first(&nodes);
+			if (ns_cpuset_equal(&cpus, &m->online) && ns_machine_offline_elsewhere(m, &nodes)) {
+				*online_node = node;
+				node = NS_BUS_ONLINE_ONLY;
+			}
+		} else {
+			node = -1;
+		}
 	}
 	free(txt);
 	ns_cpuset_clear(&cpus);
@@ -119,74 +140,224 @@ static void read_bridges(struct ns_root *root, struct ns_pci *pci)
 	}
 }
 
-/*
- * The seed-000 pattern: the function reads the first memory node while nothing above it has a
- * node (root bus spans nodes, bridges read -1) and no other function on that root bus reads a
- * node: a driver called set_dev_node() (nvme-pci before v6.6 / 6.1.56 does).
- */
-static void detect_forced(struct ns_root *root, const struct ns_machine *m, struct ns_pci *pci)
+int ns_pci_driver_forces(const char *driver, const struct ns_module *mod, int fix_in_kernel, const char *fix_basis,
+			 char **basis)
 {
-	char busdir[4096];
-	const char *top = strstr(pci->syspath, "/pci");
-	const char *end;
-	char **names = NULL;
-	size_t n = 0;
-	unsigned siblings_without = 0;
+	int r;
 
-	if (pci->numa_node == NS_NODE_UNREAD || !ns_machine_multi_node(m)) {
-		pci->forced = -1;
-		if (pci->numa_node == -1)
-			pci->forced = 0;
+	if (!driver) {
+		r = 0;
+		*basis = ns_fmt("no driver is bound");
+	} else if (strcmp(driver, "nvme") != 0) {
+		r = 0;
+		*basis = ns_fmt("driver %s does not set the node (only nvme-pci before dad651b2a44e forces the first "
+				"memory node)",
+				driver);
+	} else if (mod && mod->patched == 1) {
+		r = 0;
+		*basis = ns_fmt("the running nvme carries numastor's fix (modinfo numastor=)");
+	} else if (mod && mod->out_of_tree == 1) {
+		r = 1;
+		*basis = ns_fmt("the running nvme is out of tree (taint O) without numastor's fix marker: it may be a "
+				"pre-fix build");
+	} else if (fix_in_kernel == 1) {
+		r = 0;
+		*basis = ns_fmt("the in-tree nvme has the fix: %s", fix_basis ? fix_basis : "?");
+	} else if (fix_in_kernel == 0) {
+		r = 1;
+		*basis = ns_fmt("this kernel lacks the fix: %s", fix_basis ? fix_basis : "?");
+	} else {
+		r = -1;
+		*basis = ns_fmt("whether this kernel's nvme has the fix is not known (%s): it may force",
+				fix_basis ? fix_basis : "?");
+	}
+	return r;
+}
+
+static char *taint_text(long long tainted)
+{
+	return tainted < 0 ? ns_fmt("the kernel's taint is unknown")
+			   : ns_fmt("the kernel is not tainted I (tainted %lld)", tainted);
+}
+
+void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int *bus_node, char **evidence)
+{
+	int bus = f->bus_node;
+	char *t = NULL;
+
+	*forced = -1;
+	*set = -1;
+	*evidence = NULL;
+	if (f->numa_node == -1) {
+		*forced = *set = 0;
+		*bus_node = bus == NS_BUS_ONLINE_ONLY ? -1 : bus;
 		return;
 	}
-	if (pci->numa_node < 0 || pci->numa_node != m->first_memory_node) {
-		pci->forced = 0;
+	if (bus == NS_BUS_ONLINE_ONLY) {
+		/* a node-less bus shows the online CPUs: the functions on it say which it is */
+		bool above_without = f->siblings_without > 0;
+		for (size_t i = 0; i < f->nbridges; i++)
+			above_without |= f->bridge_nodes[i] == -1;
+		bus = above_without ? -1 : f->bus_online_node;
+	}
+	*bus_node = bus;
+	if (f->numa_node == NS_NODE_UNREAD || !f->multi_node)
+		return;
+	if (bus == NS_NODE_UNREAD) {
+		*evidence = ns_fmt("root bus %s's cpulistaffinity could not be read", f->bus ? f->bus : "?");
 		return;
 	}
-	if (pci->bus_node != -1) {
-		/* the bus says where it is (or we could not read it) */
-		pci->forced = pci->bus_node == NS_NODE_UNREAD ? -1 : 0;
+	/* the firmware describes the bus: the function has the bus's node (or one set since) */
+	if (bus >= 0) {
+		*forced = 0;
+		*set = f->numa_node != bus;
+		if (*set)
+			*evidence = ns_fmt("numa_node reads %d while root bus %s sits on node %d: set since the PCI "
+					   "core gave it the bus's node",
+					   f->numa_node, f->bus ? f->bus : "?", bus);
 		return;
 	}
-	for (size_t i = 0; i < pci->nbridges; i++)
-		if (pci->bridge_nodes[i] != -1) {
-			pci->forced = 0;
+	for (size_t i = 0; i < f->nbridges; i++)
+		if (f->bridge_nodes[i] != -1) {
+			*forced = 0;
+			*set = f->bridge_nodes[i] >= 0 && f->bridge_nodes[i] != f->numa_node;
+			if (*set)
+				*evidence = ns_fmt("numa_node reads %d while a bridge above it reads %d", f->numa_node,
+						   f->bridge_nodes[i]);
 			return;
 		}
-	/* other functions directly on the root bus: do any of them have a node? */
-	end = top ? strchr(top + 1, '/') : NULL;
-	if (!end) {
-		pci->forced = -1;
+	/* nothing above the function has a node: it was set after the PCI core gave it -1 */
+	*forced = 0;
+	*set = 1;
+	if (f->tainted >= 0 && (f->tainted & NS_TAINT_FIRMWARE_WORKAROUND)) {
+		*evidence = ns_fmt("numa_node reads %d while nothing above it has a node, and the kernel is tainted I "
+				   "(TAINT_FIRMWARE_WORKAROUND, tainted %lld), as a write to numa_node leaves it: set "
+				   "by hand, not by driver %s",
+				   f->numa_node, f->tainted, f->driver ? f->driver : "(none)");
 		return;
 	}
-	snprintf(busdir, sizeof(busdir), "%.*s", (int)(end - pci->syspath), pci->syspath);
-	if (ns_list_dir(root, busdir, &names, &n) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			char dir[4096];
-			int node;
-			if (!is_bdf(names[i]) || strcmp(names[i], pci->address) == 0)
-				continue;
-			snprintf(dir, sizeof(dir), "%s/%s", busdir, names[i]);
-			node = read_node(root, dir, NULL, NULL, NULL);
-			if (node >= 0 && node != pci->numa_node) {
-				/* a sibling on another node: the firmware does describe this bus */
-				pci->forced = 0;
-				ns_strv_free(names, n);
-				return;
-			} else if (node == -1) {
-				siblings_without++;
-			}
-		}
-		ns_strv_free(names, n);
+	if (f->numa_node != f->first_memory_node) {
+		*evidence = ns_fmt("numa_node reads %d while nothing above it has a node; a forcing driver sets the "
+				   "first memory node (%d), not this one",
+				   f->numa_node, f->first_memory_node);
+		return;
 	}
-	pci->forced = 1;
-	if (asprintf(&pci->forced_evidence,
-		     "numa_node reads %d (the first memory node) while root bus %.*s spans every node, "
-		     "%zu bridge(s) above read -1 and %u other function(s) on the bus read -1; "
-		     "driver %s set the node",
-		     pci->numa_node, (int)(end - top - 4), top + 4, pci->nbridges, siblings_without,
-		     pci->driver ? pci->driver : "(none)") < 0)
-		pci->forced_evidence = NULL;
+	if (f->siblings_vouching) {
+		*evidence = ns_fmt("numa_node reads %d while nothing above it has a node, and %u other function(s) "
+				   "on root bus %s not bound to %s read %d too: not that driver's doing",
+				   f->numa_node, f->siblings_vouching, f->bus ? f->bus : "?",
+				   f->driver ? f->driver : "(none)", f->numa_node);
+		return;
+	}
+	if (f->driver_forces == 0) {
+		*evidence = ns_fmt("numa_node reads %d (the first memory node) while nothing above it has a node, "
+				   "but %s: set by someone else (by hand, the hypervisor's bus driver, or a driver "
+				   "swapped out since: a forced node survives a driver swap)",
+				   f->numa_node, f->driver_basis ? f->driver_basis : "its driver cannot force it");
+		return;
+	}
+	*forced = 1;
+	*set = 0;
+	t = taint_text(f->tainted);
+	*evidence = ns_fmt("numa_node reads %d (the first memory node) while root bus %s spans every node, %zu "
+			   "bridge(s) above read -1, %u other function(s) on the bus read -1 and %u of driver %s read "
+			   "%d too (%u on other nodes, set by something else, have no bearing); %s; %s",
+			   f->numa_node, f->bus ? f->bus : "?", f->nbridges, f->siblings_without,
+			   f->siblings_same_driver, f->driver ? f->driver : "(none)", f->numa_node,
+			   f->siblings_elsewhere, t ? t : "?", f->driver_basis ? f->driver_basis : "?");
+	free(t);
+}
+
+/* The other functions directly on the root bus: which node each reads, and whose they are. */
+static void read_siblings(struct ns_root *root, struct ns_pci *pci)
+{
+	const char *top = strstr(pci->syspath, "/pci");
+	const char *end = top ? strchr(top + 1, '/') : NULL;
+	char busdir[4096], **names = NULL;
+	size_t n = 0;
+
+	if (!end)
+		return;
+	snprintf(busdir, sizeof(busdir), "%.*s", (int)(end - pci->syspath), pci->syspath);
+	if (ns_list_dir(root, busdir, &names, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char dir[4096], *drv = NULL;
+		int node;
+		if (!is_bdf(names[i]) || strcmp(names[i], pci->address) == 0)
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", busdir, names[i]);
+		node = read_node(root, dir, NULL, NULL, NULL);
+		if (node == -1) {
+			pci->facts.siblings_without++;
+		} else if (node >= 0 && node == pci->numa_node) {
+			snprintf(dir, sizeof(dir), "%s/%s/driver", busdir, names[i]);
+			if (ns_readlink_base(root, dir, &drv) < 0)
+				drv = NULL;
+			if (drv && pci->driver && strcmp(drv, pci->driver) == 0)
+				pci->facts.siblings_same_driver++;
+			else
+				pci->facts.siblings_vouching++;
+			free(drv);
+		} else if (node >= 0) {
+			pci->facts.siblings_elsewhere++;
+		}
+	}
+	ns_strv_free(names, n);
+}
+
+static void judge(struct ns_pci *pci)
+{
+	char *ev = NULL;
+
+	free(pci->forced_evidence);
+	free(pci->node_set_evidence);
+	pci->forced_evidence = pci->node_set_evidence = NULL;
+	pci->facts.bridge_nodes = pci->bridge_nodes;
+	pci->facts.nbridges = pci->nbridges;
+	pci->facts.driver = pci->driver;
+	pci->facts.driver_basis = pci->driver_basis;
+	ns_pci_judge_node(&pci->facts, &pci->forced, &pci->node_set, &pci->bus_node, &ev);
+	if (pci->forced == 1)
+		pci->forced_evidence = ev;
+	else if (pci->node_set == 1)
+		pci->node_set_evidence = ev;
+	else
+		free(ev);
+}
+
+void ns_pci_rejudge(struct ns_pci *pci, int fix_in_kernel, const char *fix_basis)
+{
+	free(pci->driver_basis);
+	pci->driver_basis = NULL;
+	pci->facts.driver_forces =
+		ns_pci_driver_forces(pci->driver, pci->module, fix_in_kernel, fix_basis, &pci->driver_basis);
+	judge(pci);
+}
+
+static void detect_forced(struct ns_root *root, const struct ns_machine *m, struct ns_pci *pci)
+{
+	const char *top = strstr(pci->syspath, "/pci");
+	char bus[64];
+
+	bus[0] = '\0';
+	if (top)
+		sscanf(top + 4, "%63[0-9a-fA-F:]", bus);
+	pci->facts.numa_node = pci->numa_node;
+	pci->facts.first_memory_node = m->first_memory_node;
+	pci->facts.multi_node = ns_machine_multi_node(m);
+	pci->facts.tainted = m->tainted;
+	pci->facts.bus = NULL;
+	pci->facts.bus_online_node = -1;
+	pci->facts.bus_node = read_bus_node(root, m, pci, &pci->facts.bus_online_node);
+	read_siblings(root, pci);
+	pci->bus_name = strdup(bus);
+	pci->facts.bus = pci->bus_name;
+	/* by the kernel version alone; the system knows better from the module build's manifest */
+	ns_pci_rejudge(pci, ns_machine_kernel_at_least(m, 6, 6) ? 1 : -1,
+		       ns_machine_kernel_at_least(m, 6, 6)
+			       ? "upstream since v6.6 (dad651b2a44e)"
+			       : "before v6.6 it depends on the stable backport (6.1.56, 5.10.y)");
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -323,10 +494,13 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 		if (ns_cpuset_parse_list(&pci->local_cpus, txt) < 0)
 			ns_note_read(notes, pci->address, "pci.local_cpus", p, -EINVAL, txt);
 		free(txt);
+	} else if (r == -ENODATA) {
+		/* a function on a node without CPUs (cpumask_of_node is empty) */
+		ns_cpuset_clear(&pci->local_cpus);
+		pci->local_cpus.known = true;
 	} else {
 		ns_note_read(notes, pci->address, "pci.local_cpus", p, r, NULL);
 	}
-	pci->bus_node = read_bus_node(root, m, syspath);
 	read_bridges(root, pci);
 	detect_forced(root, m, pci);
 	read_irqs(root, m, pci, notes);
@@ -344,6 +518,9 @@ void ns_pci_free(struct ns_pci *pci)
 	ns_cpuset_clear(&pci->local_cpus);
 	free(pci->bridge_nodes);
 	free(pci->forced_evidence);
+	free(pci->node_set_evidence);
+	free(pci->driver_basis);
+	free(pci->bus_name);
 	for (size_t i = 0; i < pci->nirqs; i++)
 		ns_irq_free(&pci->irqs[i]);
 	free(pci->irqs);

@@ -12,6 +12,7 @@
 #include "identity.h"
 #include "journal.h"
 #include "manifest.h"
+#include "rates.h"
 
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
 {
@@ -36,6 +37,9 @@ int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **ou
 		free(pci);
 		return r;
 	}
+	/* whether nvme can force a node: the manifest knows the kernel's fix better than its version */
+	if (sys->fixes[0].series)
+		ns_pci_rejudge(pci, sys->fixes[0].in_kernel, sys->fixes[0].basis);
 	sys->pcis[sys->npcis++] = pci;
 	*out = pci;
 	return 0;
@@ -65,6 +69,13 @@ static void resolve_node(struct ns_disk *d)
 		}
 		if (pci->forced == 1) {
 			d->node_source = NS_NODE_SRC_FORCED;
+			return;
+		}
+		if (pci->node_set == 1) {
+			/* not the firmware's: the bus's node when it has one, else none */
+			d->node_source = NS_NODE_SRC_SET;
+			if (d->npaths == 1 && pci->bus_node >= 0)
+				d->node = pci->bus_node;
 			return;
 		}
 		n = pci->numa_node >= 0 ? pci->numa_node : -1;
@@ -126,6 +137,12 @@ static void mark_placed(struct ns_system *sys)
 				const struct ns_journal_irq *e =
 					ns_journal_find_irq(&j, sys->pcis[i]->address, irq->name);
 				irq->placed = ns_journal_irq_placed(e, &irq->affinity);
+				if (irq->placed) {
+					/* counted since it was placed, not since boot */
+					char subj[32];
+					snprintf(subj, sizeof(subj), "irq %d", irq->irq);
+					ns_rates_since_fix(sys->root, &sys->machine, irq, e->counts, &sys->notes, subj);
+				}
 			}
 	}
 	free(boot);
@@ -136,19 +153,18 @@ static void mark_placed(struct ns_system *sys)
  * Does the running kernel contain each fix? The module build's manifest knows (it tried each
  * patch against the kernel's source); without one, the version says what it can.
  */
-static void read_kernel_fixes(struct ns_system *sys)
+void ns_kernel_fixes_read(struct ns_root *root, const struct ns_machine *m, struct ns_kernel_fix fixes[2])
 {
 	static const char *const series[2] = {"nvme-no-forced-node", "scsi-numa-local-alloc"};
-	const struct ns_machine *m = &sys->machine;
 	struct ns_manifest man;
 	char dir[512];
 	bool have = false;
 
 	snprintf(dir, sizeof(dir), NS_MODULE_DIR "/%s", m->kernel_release ? m->kernel_release : "unknown");
-	if (m->kernel_release && ns_manifest_load(sys->root, dir, &man) == 0)
+	if (m->kernel_release && ns_manifest_load(root, dir, &man) == 0)
 		have = true;
 	for (int i = 0; i < 2; i++) {
-		struct ns_kernel_fix *f = &sys->fixes[i];
+		struct ns_kernel_fix *f = &fixes[i];
 		bool built = false;
 		f->series = series[i];
 		f->in_kernel = -1;
@@ -181,6 +197,11 @@ static void read_kernel_fixes(struct ns_system *sys)
 	}
 	if (have)
 		ns_manifest_free(&man);
+}
+
+static void read_kernel_fixes(struct ns_system *sys)
+{
+	ns_kernel_fixes_read(sys->root, &sys->machine, sys->fixes);
 }
 
 static bool wanted(const char *name, const char *const *only, size_t nonly, bool *seen)
@@ -226,6 +247,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	r = ns_modules_new(root, &sys->modules);
 	if (r < 0)
 		return r;
+	read_kernel_fixes(sys); /* before the PCI functions: it tells whether nvme can force a node */
 	sys->udev = ns_identity_open(root);
 	r = ns_list_dir(root, "sys/block", &names, &n);
 	if (r < 0)
@@ -265,7 +287,6 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		sys->ndisks++;
 	}
 	mark_placed(sys);
-	read_kernel_fixes(sys);
 	for (size_t i = 0; i < nonly; i++)
 		if (!seen[i]) {
 			r = -ENODEV;

@@ -36,12 +36,17 @@ struct ns_system {
 	struct ns_notes notes;
 	void *udev; /* struct udev *, live root only */
 	struct ns_kernel_fix fixes[2];
+	double interval_seconds; /* check --interval: measured time between its two samples; 0 without */
 };
 
 /*
  * Discover every disk (or only those named in only[], nonly > 0). -ENOENT when the root has no
  * sys/block (nothing to check); -ENODEV when a name in only[] is not a disk.
  */
+/* Whether the running kernel contains each of numastor's series (fixes[0] nvme-no-forced-node,
+ * fixes[1] scsi-numa-local-alloc): the module build's manifest, else the version. Free each basis. */
+void ns_kernel_fixes_read(struct ns_root *root, const struct ns_machine *m, struct ns_kernel_fix fixes[2]);
+
 int ns_system_discover(struct ns_root *root, const char *const *only, size_t nonly, struct ns_system *sys);
 void ns_system_free(struct ns_system *sys);
 /* The cached PCI function at syspath, reading it on first use. */

@@ -36,6 +36,20 @@ expect 3 "Not a directory" "$numastor" check --sysroot "$tmp/file"
 mkdir -p "$tmp/empty"
 expect 3 "cannot read the block devices under $tmp/empty/sys/block" "$numastor" check --sysroot "$tmp/empty"
 expect 3 "no block device named nosuchdisk" "$numastor" check nosuchdisk
+# --interval: a plain number of seconds, above 0 and at most 3600; anything else is refused before any work
+for bad in "" 0 0.0 -1 +2 abc 0.2s 1e-1 3601 3600.5 inf nan . 1. .5 " 2" 0x10 "2 " 1,5; do
+	expect 3 "--interval takes seconds, a plain number above 0 and at most 3600" "$numastor" check --interval "$bad"
+done
+expect 3 "--interval takes seconds" "$numastor" check --interval=-1
+expect 3 "--interval needs a live system" "$numastor" check --snapshot "$tmp/file" --interval 1
+expect 3 "Usage: numastor check" "$numastor" check --interval
+# this machine, live: the interval is waited and reported
+out=$("$numastor" check --json --interval 0.2 2>&1)
+rc=$?
+if [ "$rc" -gt 2 ] || ! grep -qE '^  "interval_seconds": 0\.(19[5-9]|[2-9])' <<<"$out"; then
+	echo "FAIL: 'check --json --interval 0.2' exited $rc or reports no interval of 0.2 s: ${out:0:300}"
+	fails=$((fails + 1))
+fi
 # colour: never when asked, or when NO_COLOR is set; always when asked
 out=$(NO_COLOR=1 "$numastor" check --color auto 2>&1)
 if grep -q $'\033\[' <<<"$out"; then echo "FAIL: colour with NO_COLOR set"; fails=$((fails + 1)); fi

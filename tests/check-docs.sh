@@ -65,6 +65,10 @@ got=$(complete_words numastor check --js)
 [ "$got" = --json ] || fail "bash completion of 'numastor check --js' gave '$got'"
 got=$(complete_words numastor check --color al | tr '\n' ' ')
 [ "$got" = "always " ] || fail "bash completion of '--color al' gave '$got'"
+got=$(complete_words numastor check --inter)
+[ "$got" = --interval ] || fail "bash completion of 'numastor check --inter' gave '$got'"
+got=$(complete_words numastor check --interval "" | tr '\n' ' ')
+[ "$got" = "1 2 5 10 " ] || fail "bash completion of '--interval' gave '$got'"
 tmp=$(mktemp -d)
 mkdir -p "$tmp/sys/block/nvme7n1" "$tmp/sys/block/sdq"
 got=$(complete_words numastor check --sysroot "$tmp" nvm)

@@ -425,6 +425,15 @@ out=$("$numastor" fix --sysroot "$tmp/t" --revert)
 grep -q "no disk is wwid:eui.0025388a01000000 now" <<<"$out" || fail "rq gone: note: $out"
 fixture=cloud-2n64c-8nvme-forced-node0
 
+# irqbalance-policy judges a node as check does: with the module build's manifest saying the
+# kernel has the nvme fix, a first-memory-node NVMe on a node-less bus was set, not forced,
+# and gets no numa_node=-1; without the manifest (5.10: it may force) it does
+python3 "$here/fixtures/gen-fixtures.py" "$tmp/gen" node-set-manifest-upstream forced-sibling-other-node >/dev/null
+out=$("$numastor" irqbalance-policy --sysroot "$tmp/gen/node-set-manifest-upstream" /sys/devices/pci0000:00/0000:00:04.0 99)
+grep -q "numa_node=-1" <<<"$out" && fail "irqbalance-policy: numa_node=-1 for a node the manifest says nvme cannot force: $out"
+out=$("$numastor" irqbalance-policy --sysroot "$tmp/gen/forced-sibling-other-node" /sys/devices/pci0000:00/0000:00:04.0 99)
+grep -qx "numa_node=-1" <<<"$out" || fail "irqbalance-policy: no numa_node=-1 for the forced NVMe beside a NIC on node 1: $out"
+
 # without the test switch a captured tree is never written
 fresh
 before=$(affinities "$tmp/t")

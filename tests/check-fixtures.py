@@ -190,6 +190,147 @@ def plan_twin_managed(plan, doc):
         if e["managed"]:
             assert e["action"] == "skip" and "kernel-managed" in e["reason"], e
 
+# -- evidence: managed / user_settable, and whose node it is ---------------------------------
+
+def irqs_of(doc, name):
+    return [i for p in device(doc, name)["paths"] for i in p["pci"]["irqs"]]
+
+
+def pci_of(doc, name):
+    return device(doc, name)["paths"][0]["pci"]
+
+
+def invariants(doc):
+    """What holds on every fixture: a managed vector is never user-settable; a known fact
+    names its source, an unknown one none; a node is forced or set, never both."""
+    for d in doc["devices"]:
+        for p in d["paths"]:
+            pci = p["pci"]
+            if not pci:
+                continue
+            assert not (pci["node_forced"] and pci["node_set"]), (d["name"], pci["address"])
+            assert (pci["forced_evidence"] is not None) == (pci["node_forced"] is True), pci["address"]
+            assert (pci["node_set_evidence"] is not None) == (pci["node_set"] is True), pci["address"]
+            for i in pci["irqs"]:
+                assert not (i["managed"] is True and i["user_settable"] is True), i
+                assert (i["managed"] is None) == (i["managed_source"] == "unknown"), i
+                assert (i["user_settable"] is None) == (i["user_settable_source"] == "unknown"), i
+        if d["node_source"] == "forced":
+            assert any(p["pci"] and p["pci"]["node_forced"] for p in d["paths"]), d["name"]
+    for f in doc["findings"]:
+        if f["id"] == "node-forced":
+            assert device(doc, f["device"])["node_source"] == "forced", f["device"]
+        if f["id"] == "node-set":
+            assert device(doc, f["device"])["node_source"] == "set", f["device"]
+
+
+def facts_mpt3sas_61(doc, code):
+    """6.1 without debugfs, a driver nothing is measured of: both facts unknown."""
+    for i in irqs_of(doc, "sda"):
+        assert i["managed"] is None and i["managed_source"] == "unknown", i
+        assert i["user_settable"] is None and i["user_settable_source"] == "unknown", i
+
+
+def plan_mpt3sas_61(plan, doc):
+    """Unknown managed-ness on a kernel that refuses with EIO: fix probes by the write."""
+    assert [e["action"] for e in plan["irqs"]] == ["move"] * 4, [e["action"] for e in plan["irqs"]]
+    for e in plan["irqs"]:
+        assert e["managed"] is None and "the write itself tells" in e["reason"], e
+
+
+def plan_mpt3sas_unknown_kernel(plan, doc):
+    """Unknown managed-ness and no kernel version to say how it refuses: never moved."""
+    assert plan["irqs"] and plan["summary"]["move"] == 0, plan["summary"]
+    for e in plan["irqs"]:
+        assert e["action"] == "skip" and "never moved on a guess" in e["reason"], e
+
+
+def facts_mpt3sas_612(doc, code):
+    """6.12: 0444 says not user-settable (managed unknown), 0644 says settable and not managed."""
+    for i in irqs_of(doc, "sda"):
+        assert i["managed"] is None and i["managed_source"] == "unknown", i
+        assert i["user_settable"] is False and i["user_settable_source"] == "file-mode", i
+    for i in irqs_of(doc, "sdb"):
+        assert i["managed"] is False and i["managed_source"] == "file-mode", i
+        assert i["user_settable"] is True and i["user_settable_source"] == "file-mode", i
+
+
+def plan_mpt3sas_612(plan, doc):
+    sda = [e for e in plan["irqs"] if e["device"] == "sda"]
+    sdb = [e for e in plan["irqs"] if e["device"] == "sdb"]
+    assert len(sda) == 4 and len(sdb) == 4, plan["irqs"]
+    for e in sda:
+        assert e["action"] == "skip" and "user space may not set" in e["reason"], e
+    for e in sdb:
+        assert e["action"] == "move", e
+
+
+def facts_forced_sibling(doc, code):
+    """A NIC reading node 1 on the bus does not clear the two forced NVMe."""
+    for name in ("nvme0n1", "nvme1n1"):
+        d = device(doc, name)
+        assert d["node_source"] == "forced" and pci_of(doc, name)["node_forced"] is True, (name, d["node_source"])
+        assert "node-forced" in finding_ids(doc, name), finding_ids(doc, name)
+    assert "node-set" not in finding_ids(doc)
+
+
+def facts_set_taint(doc, code):
+    """Taint I: the first-memory-node NVMe on the node-less bus was set by hand, not forced."""
+    d, pci = device(doc, "nvme0n1"), pci_of(doc, "nvme0n1")
+    assert d["node_source"] == "set" and pci["node_set"] is True and pci["node_forced"] is False, (d, pci)
+    assert "tainted I" in pci["node_set_evidence"], pci["node_set_evidence"]
+    sev = {(f["id"], f["device"]): f["severity"] for f in doc["findings"]}
+    assert sev.get(("node-set", "nvme0n1")) == "warning", sev
+    assert "node-forced" not in finding_ids(doc), sev
+    twin = device(doc, "nvme1n1")
+    assert twin["node"] == 1 and twin["node_source"] == "pci", twin["node_source"]
+    assert not finding_ids(doc, "nvme1n1") & {"node-set", "node-forced", "node-unknown"}, finding_ids(doc, "nvme1n1")
+
+
+def facts_set_fixed_612(doc, code):
+    """6.12's nvme has the fix: a first-memory-node NVMe on a node-less bus is set, not forced."""
+    d, pci = device(doc, "nvme0n1"), pci_of(doc, "nvme0n1")
+    assert d["node_source"] == "set" and pci["node_forced"] is False, (d["node_source"], pci["node_forced"])
+    assert "has the fix" in pci["node_set_evidence"], pci["node_set_evidence"]
+    assert finding_ids(doc, "nvme0n1") >= {"node-set"} and "node-forced" not in finding_ids(doc)
+    twin = device(doc, "nvme1n1")
+    assert twin["node_source"] == "unknown" and "node-set" not in finding_ids(doc, "nvme1n1")
+
+
+def facts_set_manifest(doc, code):
+    """The manifest says this kernel has the nvme fix: its NVMe cannot have forced a node."""
+    fix = [f for f in doc["machine"]["kernel_fixes"] if f["series"] == "nvme-no-forced-node"]
+    assert fix and fix[0]["in_kernel"] is True, fix
+    for name in ("nvme0n1", "nvme1n1"):
+        d, pci = device(doc, name), pci_of(doc, name)
+        assert d["node_source"] == "set" and pci["node_forced"] is False, (name, d["node_source"])
+        assert "has the fix" in pci["node_set_evidence"], pci["node_set_evidence"]
+    assert "node-forced" not in finding_ids(doc), finding_ids(doc)
+
+
+def facts_offline(doc, code):
+    """Node 1's CPUs offline: the node-less bus shows only node 0's CPUs; its host bridge's -1
+    still says it spans. The bus that really is on node 0 stays the firmware's."""
+    pci = pci_of(doc, "nvme0n1")
+    assert pci["bus_node"] == -1 and pci["node_forced"] is True, (pci["bus_node"], pci["node_forced"])
+    assert device(doc, "nvme0n1")["node_source"] == "forced"
+    twin = pci_of(doc, "nvme1n1")
+    assert twin["bus_node"] == 0 and twin["node_forced"] is False and twin["node_set"] is False, twin
+    assert device(doc, "nvme1n1")["node"] == 0 and device(doc, "nvme1n1")["node_source"] == "pci"
+    assert not [f for f in doc["findings"] if f["device"] == "nvme1n1" and f["severity"] == "critical"], \
+        doc["findings"]
+
+
+def facts_cpuless(doc, code):
+    """An empty cpulistaffinity is a bus on a node without CPUs, not one spanning every node."""
+    d, pci = device(doc, "nvme1n1"), pci_of(doc, "nvme1n1")
+    assert pci["bus_node"] == 2 and d["node"] == 2 and d["node_source"] == "pci", (pci["bus_node"], d["node"])
+    assert pci["node_forced"] is False and pci["node_set"] is False, pci
+    assert pci["local_cpus"] == "", pci["local_cpus"]
+    assert not finding_ids(doc, "nvme1n1") & {"node-set", "node-forced", "node-unknown"}
+    assert device(doc, "nvme0n1")["node_source"] == "unknown"
+    assert not [n for n in doc["notes"] if n["field"] == "pci.local_cpus"], doc["notes"]
+
 
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
@@ -198,6 +339,9 @@ PLAN_FACTS = {
     "baremetal-2s-4nvme-healthy": plan_empty,
     "hba-megaraid-node1-irq-cpu0": plan_hba,
     "vm-1n-virtio-blk": plan_empty,
+    "hba-mpt3sas-61-managed-unknown": plan_mpt3sas_61,
+    "hba-mpt3sas-612-unsettable": plan_mpt3sas_612,
+    "hba-mpt3sas-unknown-kernel": plan_mpt3sas_unknown_kernel,
 }
 
 
@@ -216,6 +360,15 @@ FACTS = {
     "twin-2n-hba-managed-unknown": facts_twin,
     "twin-612-2n-managed-mismatch": facts_twin,
     "twin-510-2n-forced-vs-described": facts_twin,
+    "hba-mpt3sas-61-managed-unknown": facts_mpt3sas_61,
+    "hba-mpt3sas-612-unsettable": facts_mpt3sas_612,
+    "hba-mpt3sas-unknown-kernel": facts_mpt3sas_61,
+    "forced-sibling-other-node": facts_forced_sibling,
+    "node-set-by-hand-taint-i": facts_set_taint,
+    "node-set-fixed-nvme-612": facts_set_fixed_612,
+    "node-set-manifest-upstream": facts_set_manifest,
+    "forced-offline-node1-cpus": facts_offline,
+    "cpuless-node-bus": facts_cpuless,
 }
 
 
@@ -244,7 +397,19 @@ PINNED = {
     "nvme-multipath-2ctrl-2nodes-612": (0, set()),
     "vm-1n-virtio-blk": (0, {("single-node", None, I)}),
     "nvme-multipath-2ctrl-2nodes": (0, set()),
-    "broken-inputs": (0, set()),
+    # nvme1 (reads 1) and nvme2 (reads 0) on the node-less bus of a 6.12, whose nvme cannot force
+    "broken-inputs": (1, {("node-set", "nvme1n1", W), ("node-set", "nvme2n1", W)}),
+    # evidence's fixtures (issue 10 item 2 and 3), from their descriptions
+    "hba-mpt3sas-61-managed-unknown": (2, {("irq-confined", "sda", C), ("alloc-remote", "sda", I)}),
+    "hba-mpt3sas-unknown-kernel": (2, {("irq-confined", "sda", C), ("alloc-remote", "sda", I)}),
+    "hba-mpt3sas-612-unsettable": (2, {("irq-confined", "sda", C), ("alloc-remote", "sda", I),
+                                       ("irq-confined", "sdb", C), ("alloc-remote", "sdb", I)}),
+    "forced-sibling-other-node": (2, {("node-forced", "nvme0n1", C), ("node-forced", "nvme1n1", C)}),
+    "forced-offline-node1-cpus": (2, {("node-forced", "nvme0n1", C)}),
+    "node-set-by-hand-taint-i": (1, {("node-set", "nvme0n1", W)}),
+    "node-set-fixed-nvme-612": (1, {("node-set", "nvme0n1", W), ("node-unknown", "nvme1n1", I)}),
+    "node-set-manifest-upstream": (1, {("node-set", "nvme0n1", W), ("node-set", "nvme1n1", W)}),
+    "cpuless-node-bus": (0, {("node-unknown", "nvme0n1", I)}),
     "twin-xen-2n-5nvme-confined": (2, {
         ("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W),
         ("irq-confined", "nvme1n1", W), ("irq-fires-remote", "nvme1n1", W), ("rq-affinity-remote", "nvme1n1", W),
@@ -265,7 +430,7 @@ PINNED = {
 
 # The correctly placed twins: devices whose placement no rule may fault (no finding at all
 # about where their node, interrupts or queues are), and never a critical one.
-PLACEMENT = {"node-forced", "node-unknown", "irq-confined", "irq-fires-remote", "queue-affinity-mismatch",
+PLACEMENT = {"node-forced", "node-set", "node-unknown", "irq-confined", "irq-fires-remote", "queue-affinity-mismatch",
              "vector-serves-all-nodes", "irqbalance-confines", "rq-affinity-remote", "alloc-remote"}
 CORRECT = {
     "baremetal-2s-4nvme-healthy": ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"],
@@ -273,6 +438,9 @@ CORRECT = {
     "twin-2n-hba-managed-unknown": ["sdb"],
     "twin-612-2n-managed-mismatch": ["nvme0n1"],
     "twin-510-2n-forced-vs-described": ["nvme1n1"],
+    "node-set-by-hand-taint-i": ["nvme1n1"],
+    "forced-offline-node1-cpus": ["nvme1n1"],
+    "cpuless-node-bus": ["nvme1n1"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {
@@ -357,9 +525,11 @@ def parse_text(text):
             if m and not line.startswith("numastor:"):
                 cur = devices.setdefault(m.group(1), {"kind": m.group(2), "paths": [], "node": None})
                 continue
-            m = re.match(r"^  path .* -> PCI (\S+) \[.*?\] driver .* -> node (-?\d+|\?)( FORCED)?, local CPUs", line)
+            m = re.match(r"^  path .* -> PCI (\S+) \[.*?\] driver .* -> node (-?\d+|\?)( FORCED| SET \(not the "
+                         r"firmware's\))?, local CPUs", line)
             if m and cur is not None:
-                cur["paths"].append((m.group(1), None if m.group(2) == "?" else int(m.group(2)), bool(m.group(3))))
+                cur["paths"].append((m.group(1), None if m.group(2) == "?" else int(m.group(2)),
+                                     (m.group(3) or "").split(" (")[0].strip() or None))
                 continue
             m = re.match(r"^  node: (\S+)(?: (\d+))?$", line)
             if m and cur is not None:
@@ -397,12 +567,14 @@ def check_text(name, text, doc, code):
             continue
         t = devices.get(d["name"])
         assert t is not None, f"{d['name']} has no block in the text report"
-        want_paths = [(p["pci"]["address"], p["pci"]["numa_node"], p["pci"]["node_forced"] is True)
+        want_paths = [(p["pci"]["address"], p["pci"]["numa_node"],
+                       "FORCED" if p["pci"]["node_forced"] is True else "SET" if p["pci"].get("node_set") is True else None)
                       for p in d["paths"] if p.get("pci")]
         assert t["paths"] == want_paths, f"{d['name']}: text path lines {t['paths']}, JSON {want_paths}"
         assert t["node"] == (d["node_source"], d["node"]), f"{d['name']}: text node {t['node']}, JSON {d['node_source']} {d['node']}"
         # the FORCED marker appears exactly where the node was forced
-        assert any(f for _, _, f in t["paths"]) == (d["node_source"] == "forced"), (d["name"], t["paths"])
+        assert any(f == "FORCED" for _, _, f in t["paths"]) == (d["node_source"] == "forced"), (d["name"], t["paths"])
+        assert any(f == "SET" for _, _, f in t["paths"]) == (d["node_source"] == "set"), (d["name"], t["paths"])
 
 
 def parse_plan_text(ptext):
@@ -439,7 +611,8 @@ def check_plan_text(name, ptext, plan):
 # Known gaps, printed on every run: remove the entry when the gap is closed.
 PLAN_DEFERRED = {
     ("twin-2n-hba-managed-unknown", "sdb"):
-        "lib/plan.c still moves vectors of unknown managed-ness (issue 10 item 2, evidence's change)",
+        "lib/plan.c moves its correctly spread vectors of unknown managed-ness to the device's node, on "
+        "irqbalance-confines alone, probing managed-ness by the write (6.1 refuses with EIO)",
 }
 
 
@@ -498,6 +671,7 @@ def main():
                 doc = json.loads(out)
                 jsonschema.validate(doc, SCHEMA)
                 assert doc["summary"]["exit_code"] == code, (doc["summary"]["exit_code"], code)
+                invariants(doc)
                 FACTS[name](doc, code)
                 check_pinned(name, doc, code)
                 check_remedies(doc)

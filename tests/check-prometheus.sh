@@ -30,6 +30,12 @@ grep -q '^numastor_device_node_forced{device="nvme0n1"} 1$' "$tmp/cloud.prom" ||
 grep -q '^numastor_finding{id="irq-confined",severity="critical",device="nvme0n1"} 1$' "$tmp/cloud.prom" ||
 	fail "cloud: irq-confined finding metric"
 
+# the counter NumastorIrqsFireRemote takes rate() of: sda's one vector fired on node 0, sda is on node 1
+"$numastor" check --sysroot "$tmp/fx/hba-megaraid-node1-irq-cpu0" -f prometheus >"$tmp/hba.prom"
+grep -q '^numastor_device_queue_interrupts_total{device="sda",local="false"} 18233602$' "$tmp/hba.prom" &&
+	grep -q '^numastor_device_queue_interrupts_total{device="sda",local="true"} 0$' "$tmp/hba.prom" ||
+	fail "hba: queue interrupts by locality: $(grep queue_interrupts "$tmp/hba.prom")"
+
 # --output: atomic replace, no temp file left, errors are exit 3
 echo "old" >"$tmp/numastor.prom"
 "$numastor" check --sysroot "$tmp/fx/baremetal-2s-4nvme-healthy" -f prometheus -o "$tmp/numastor.prom" >"$tmp/stdout"

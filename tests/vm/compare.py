@@ -546,8 +546,13 @@ def compare_device(ctx, disk, dev):
         ctx.equal(disk, "node", dev.get("node"), None)
         ctx.expect(pci.get("node_forced") is True,
                    f"{disk}: node_source is forced but pci.node_forced is {fmt(pci.get('node_forced'))}")
+    elif source == "set":
+        # a node nothing above the function gives (the scenarios that set one check why)
+        ctx.expect(numa >= 0, f"{disk}: node_source: numastor=set while ground-truth numa_node={numa}")
+        ctx.expect(pci.get("node_set") is True,
+                   f"{disk}: node_source is set but pci.node_set is {fmt(pci.get('node_set'))}")
     else:
-        ctx.mismatch(disk, "node_source", source, "pci, unknown or forced")
+        ctx.mismatch(disk, "node_source", source, "pci, unknown, forced or set")
 
 
 def compare_queues(ctx, disk, tdisk, queues, numastor_irqs, pairing_disk=None, label=""):

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* lib/rates.c: per_cpu_count parsing, per-CPU differences (wraps and counters that went
+ * backwards), folding onto nodes, and which counts the fire-location rule judges. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "rates.h"
+#include "tap.h"
+
+int main(void)
+{
+	struct ns_counts a = {0}, b = {0}, d = {0};
+	/* nodes 0 and 2 (ids need not be dense); CPU 2 on no node; CPU 3 on node 2 */
+	struct ns_node nodes[2] = {{.id = 0}, {.id = 2}};
+	int cpu_node[4] = {0, 0, -1, 2};
+	struct ns_machine m = {.nodes = nodes, .nnodes = 2, .cpu_node = cpu_node, .ncpu_node = 4};
+	unsigned long long *pn = NULL, total = 0;
+	size_t npn = 0;
+
+	/* the file's format, with or without its newline */
+	CHECK(ns_counts_parse("1,2,3,4\n", &a) == 0);
+	CHECK(a.n == 4 && a.v[0] == 1 && a.v[3] == 4);
+	ns_counts_free(&a);
+	CHECK(ns_counts_parse("4294967295", &a) == 0 && a.n == 1 && a.v[0] == 4294967295ULL);
+	ns_counts_free(&a);
+	/* 32-bit counters: anything larger is not a count; nor is an empty field or a sign */
+	CHECK(ns_counts_parse("4294967296", &a) == -EINVAL && a.n == 0 && !a.v);
+	CHECK(ns_counts_parse("", &a) == -EINVAL);
+	CHECK(ns_counts_parse("1,,2", &a) == -EINVAL);
+	CHECK(ns_counts_parse("1,2,", &a) == -EINVAL);
+	CHECK(ns_counts_parse("-1,2", &a) == -EINVAL);
+	CHECK(ns_counts_parse("1 2", &a) == -EINVAL);
+	CHECK(ns_counts_parse("1\n2", &a) == -EINVAL);
+
+	/* differences: per CPU; a lower value is a wrap only when wrapping is allowed */
+	CHECK(ns_counts_parse("10,20,30,4294967290", &a) == 0);
+	CHECK(ns_counts_parse("15,20,31,4", &b) == 0);
+	CHECK(ns_counts_delta(&a, &b, false, &d) == -ERANGE && !d.v);
+	CHECK(ns_counts_delta(&a, &b, true, &d) == 0);
+	CHECK(d.n == 4 && d.v[0] == 5 && d.v[1] == 0 && d.v[2] == 1 && d.v[3] == 10);
+
+	/* folding: by each CPU's node, the total over every CPU */
+	CHECK(ns_counts_fold(&m, &d, &pn, &npn, &total) == 0);
+	CHECK(npn == 3 && pn[0] == 5 && pn[1] == 0 && pn[2] == 10 && total == 16);
+	free(pn);
+	ns_counts_free(&d);
+	ns_counts_free(&b);
+	/* another number of CPUs: no difference */
+	CHECK(ns_counts_parse("15,20,31", &b) == 0);
+	CHECK(ns_counts_delta(&a, &b, true, &d) == -EINVAL && !d.v);
+	ns_counts_free(&b);
+	ns_counts_free(&a);
+
+	/* the judged counts: interval, else since fix, else since boot */
+	{
+		unsigned long long boot[3] = {9, 0, 1}, fix[3] = {0, 0, 1}, iv[3] = {2, 0, 0}, t;
+		struct ns_irq irq = {.per_node = boot, .nper_node = 3, .total = 10};
+		CHECK(ns_irq_count_basis(&irq) == NS_COUNTS_SINCE_BOOT);
+		CHECK(ns_irq_judged_counts(&irq, &t) == boot && t == 10);
+		irq.since_fix = fix;
+		irq.since_fix_total = 1;
+		CHECK(ns_irq_count_basis(&irq) == NS_COUNTS_SINCE_FIX);
+		CHECK(ns_irq_judged_counts(&irq, &t) == fix && t == 1);
+		irq.interval = 2.0;
+		CHECK(ns_irq_count_basis(&irq) == NS_COUNTS_NONE); /* asked for rates, had none */
+		CHECK(ns_irq_judged_counts(&irq, &t) == NULL && t == 0);
+		irq.in_interval = iv;
+		irq.interval_total = 2;
+		CHECK(ns_irq_count_basis(&irq) == NS_COUNTS_OVER_INTERVAL);
+		CHECK(ns_irq_judged_counts(&irq, &t) == iv && t == 2);
+		CHECK_STR(ns_count_basis_name(ns_irq_count_basis(&irq)), "interval");
+	}
+	return tap_done("rates");
+}
