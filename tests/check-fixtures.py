@@ -609,11 +609,7 @@ def check_plan_text(name, ptext, plan):
 
 
 # Known gaps, printed on every run: remove the entry when the gap is closed.
-PLAN_DEFERRED = {
-    ("twin-2n-hba-managed-unknown", "sdb"):
-        "lib/plan.c moves its correctly spread vectors of unknown managed-ness to the device's node, on "
-        "irqbalance-confines alone, probing managed-ness by the write (6.1 refuses with EIO)",
-}
+PLAN_DEFERRED = {}
 
 
 def quad_moves(dev, admin_target, action="move"):
