@@ -96,6 +96,65 @@ static size_t queue_vectors(const struct ns_disk *d, const struct ns_irq **out, 
 	return n;
 }
 
+/*
+ * What user space may do with a vector. Only a vector known to be unmanaged may be moved:
+ * a kernel-managed one refuses the write, and one whose managed-ness the kernel does not
+ * tell (no debugfs, no driver knowledge) is not a candidate for `numastor fix` either.
+ */
+enum vec_class { VEC_MOVABLE, VEC_KERNEL, VEC_UNSETTABLE, VEC_UNKNOWN };
+
+static enum vec_class vector_class(const struct ns_irq *irq)
+{
+	if (irq->managed == 1)
+		return VEC_KERNEL;
+	if (irq->user_settable == 0)
+		return VEC_UNSETTABLE; /* read-only smp_affinity: no-balancing, or a chip without set_affinity */
+	if (irq->managed != 0)
+		return VEC_UNKNOWN;
+	return VEC_MOVABLE;
+}
+
+struct vec_counts {
+	size_t n, movable, kernel, unsettable, unknown;
+};
+
+static void count_vector(struct vec_counts *vc, const struct ns_irq *irq)
+{
+	enum vec_class k = vector_class(irq);
+	vc->n++;
+	vc->movable += k == VEC_MOVABLE;
+	vc->kernel += k == VEC_KERNEL;
+	vc->unsettable += k == VEC_UNSETTABLE;
+	vc->unknown += k == VEC_UNKNOWN;
+}
+
+/* `numastor fix` is the remedy only when it can move every vector the finding is about. */
+static bool all_movable(const struct vec_counts *vc)
+{
+	return vc->n > 0 && vc->movable == vc->n;
+}
+
+/* The remedy text for vectors numastor may not move (vc has some kernel or unknown ones). */
+static char *not_movable_text(const struct vec_counts *vc, const char *managed_advice)
+{
+	if (vc->unknown && !vc->kernel && !vc->movable)
+		return ns_fmt(
+			"The kernel does not tell whether these vectors are kernel-managed (no "
+			"IRQD_AFFINITY_MANAGED in debugfs, no known driver behaviour), so `numastor fix` leaves "
+			"them alone; look at the driver's interrupt options (managed affinity, queue count), and %s",
+			managed_advice);
+	if (vc->kernel == vc->n)
+		return ns_fmt("These vectors are kernel-managed: user space cannot move them; %s", managed_advice);
+	if (vc->unsettable == vc->n)
+		return ns_fmt("User space may not set these vectors' affinity (smp_affinity is read-only: a "
+			      "no-balancing interrupt, or a chip that cannot move it); %s",
+			      managed_advice);
+	return ns_fmt("%zu of these %zu vectors are known to be movable, %zu are kernel-managed, %zu may not be set "
+		      "from user space and %zu are of unknown managed-ness: `numastor fix` moves only the movable "
+		      "ones; for the others %s",
+		      vc->movable, vc->n, vc->kernel, vc->unsettable, vc->unknown, managed_advice);
+}
+
 static void node_set_of(const struct ns_system *sys, const struct ns_cpuset *cpus, struct ns_cpuset *nodes)
 {
 	ns_machine_nodes_of(&sys->machine, cpus, nodes);
@@ -108,7 +167,7 @@ struct disk_ctx {
 	size_t nqv;
 	bool remote_completions;
 	bool forced;
-	bool any_unmanaged;
+	struct vec_counts vc; /* the queue vectors by class */
 };
 
 static int rule_forced(struct ns_findings *f, struct disk_ctx *c)
@@ -215,13 +274,19 @@ static int rule_unknown(struct ns_findings *f, struct disk_ctx *c)
 		       "queue's vector on the CPUs its queue serves (`numastor fix` does) rather than on one node."));
 }
 
+/*
+ * Every queue vector on one node while the queues serve several. Critical when that node is
+ * certainly not the device's: the device's node is known and differs, or the node was forced
+ * on it. Confinement to the device's own node is where the x86 vector allocator puts unmanaged
+ * vectors by default: a warning. A device without a node of its own: a warning too.
+ */
 static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 {
 	struct ns_cpuset irq_nodes = {0}, queue_nodes = {0}, tmp = {0};
 	struct json_object *ev, *irqs;
-	bool managed_all = true;
+	bool foreign;
 	int r = 0, node;
-	char *qn;
+	char *qn, *msg;
 
 	if (c->nqv < 2)
 		return 0;
@@ -231,13 +296,13 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 			goto out;
 		node_set_of(c->sys, t, &tmp);
 		ns_cpuset_or(&irq_nodes, &tmp);
-		managed_all &= c->qv[i]->managed == 1;
 	}
 	for (size_t i = 0; i < c->d->nhctx; i++)
 		ns_cpuset_or(&queue_nodes, &c->d->hctx[i].nodes);
 	if (ns_cpuset_count(&irq_nodes) != 1 || ns_cpuset_count(&queue_nodes) < 2)
 		goto out;
 	node = ns_cpuset_first(&irq_nodes);
+	foreign = c->forced || (c->d->node >= 0 && node != c->d->node);
 	c->remote_completions = true;
 	ev = json_object_new_object();
 	irqs = json_object_new_array();
@@ -246,18 +311,38 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 	json_object_object_add(ev, "irqs", irqs);
 	json_object_object_add(ev, "irq_node", json_object_new_int(node));
 	json_object_object_add(ev, "queue_nodes", nodes_json(&queue_nodes));
+	json_object_object_add(ev, "device_node", c->d->node >= 0 ? json_object_new_int(c->d->node) : NULL);
+	json_object_object_add(ev, "node_forced", json_object_new_boolean(c->forced));
 	qn = nodes_text(&queue_nodes);
-	r = add(f, "irq-confined", NS_SEV_CRITICAL, c->d->name, ev,
-		ns_fmt("All %zu queue interrupts of %s are confined to node %d while its hardware queues serve CPUs on "
-		       "nodes %s: completions for submitters on the other nodes cross the interconnect.",
-		       c->nqv, c->d->name, node, qn ? qn : "?"),
-		managed_all ? NULL : "numastor fix",
-		managed_all
-			? ns_fmt("These vectors are kernel-managed: check isolcpus=managed_irq, irqaffinity= and the "
-				 "driver's queue count; user space cannot move them.")
-			: ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor "
-				 "fix`), "
-				 "and keep irqbalance from undoing it (`numastor irqbalance-policy`)."));
+	if (c->forced)
+		msg = ns_fmt(
+			"All %zu queue interrupts of %s are confined to node %d while its hardware queues serve CPUs "
+			"on nodes %s, and its node was forced: completions for submitters on the other nodes "
+			"cross the interconnect.",
+			c->nqv, c->d->name, node, qn ? qn : "?");
+	else if (foreign)
+		msg = ns_fmt(
+			"All %zu queue interrupts of %s are confined to node %d, not the device's node %d, while "
+			"its hardware queues serve CPUs on nodes %s: the interrupts are handled away from the device, "
+			"and completions cross the interconnect even for submitters on the device's node.",
+			c->nqv, c->d->name, node, c->d->node, qn ? qn : "?");
+	else if (c->d->node == node)
+		msg = ns_fmt("All %zu queue interrupts of %s are confined to node %d, the device's own node (where the "
+			     "kernel puts unmanaged vectors by default), while its hardware queues serve CPUs on nodes "
+			     "%s: completions for submitters on the other nodes cross the interconnect.",
+			     c->nqv, c->d->name, node, qn ? qn : "?");
+	else
+		msg = ns_fmt(
+			"All %zu queue interrupts of %s are confined to node %d while its hardware queues serve CPUs "
+			"on nodes %s; the device has no node of its own, so completions for submitters on the "
+			"other nodes cross the interconnect.",
+			c->nqv, c->d->name, node, qn ? qn : "?");
+	r = add(f, "irq-confined", foreign ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev, msg,
+		all_movable(&c->vc) ? "numastor fix" : NULL,
+		all_movable(&c->vc)
+			? ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor "
+				 "fix`), and keep irqbalance from undoing it (`numastor irqbalance-policy`).")
+			: not_movable_text(&c->vc, "check isolcpus=managed_irq and irqaffinity=."));
 	free(qn);
 out:
 	ns_cpuset_clear(&irq_nodes);
@@ -271,6 +356,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 	const struct ns_system *sys = c->sys;
 	struct json_object *list = json_object_new_array();
 	size_t remote = 0, checked = 0, all_node_queues = 0;
+	struct vec_counts vc = {0};
 	int r = 0;
 
 	for (size_t i = 0; i < c->d->nhctx; i++) {
@@ -304,6 +390,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		if (off * 2 > total) {
 			struct json_object *e = json_object_new_object(), *by_node = json_object_new_object();
 			remote++;
+			count_vector(&vc, irq);
 			json_object_object_add(e, "irq", json_object_new_int(irq->irq));
 			json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
 			json_object_object_add(e, "expected_nodes", nodes_json(&ref));
@@ -321,24 +408,22 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 	}
 	if (remote) {
 		struct json_object *ev = json_object_new_object();
-		bool managed_all = true;
-		for (size_t i = 0; i < c->nqv; i++)
-			managed_all &= c->qv[i]->managed == 1;
+		char *advice;
 		c->remote_completions = true;
 		json_object_object_add(ev, "irqs", list);
+		advice = ns_fmt("set rq_affinity=2 on %s so completion work runs on the submitting CPU.", c->d->name);
 		r = add(f, "irq-fires-remote", NS_SEV_WARNING, c->d->name, ev,
 			ns_fmt("%zu of %zu queue interrupts of %s fire mostly on a node other than the CPUs their "
 			       "queue "
 			       "serves.",
 			       remote, checked, c->d->name),
-			managed_all ? NULL : "numastor fix",
-			managed_all
-				? ns_fmt("The vectors are kernel-managed; set rq_affinity=2 on %s so completion work "
-					 "runs on the submitting CPU.",
-					 c->d->name)
-				: ns_fmt("Move each vector to the CPUs its hardware queue serves, or to the device's "
+			all_movable(&vc) ? "numastor fix" : NULL,
+			all_movable(&vc)
+				? ns_fmt("Move each vector to the CPUs its hardware queue serves, or to the device's "
 					 "node "
-					 "for a queue that serves every node (`numastor fix`)."));
+					 "for a queue that serves every node (`numastor fix`).")
+				: not_movable_text(&vc, advice ? advice : "set rq_affinity=2."));
+		free(advice);
 	} else {
 		json_object_put(list);
 	}
@@ -394,10 +479,16 @@ static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
 		ns_fmt("One hardware queue and one interrupt vector serve the CPUs of every node for %s: completions "
 		       "for submitters on all but one node are remote.",
 		       c->d->name),
-		"numastor fix",
-		ns_fmt("Keep the vector on the device's node (`numastor fix`) and set rq_affinity=2 so completion work "
-		       "runs on the submitting CPU; a driver configuration with more vectors (e.g. megaraid_sas "
-		       "smp_affinity_enable, more queues) removes the bottleneck."));
+		all_movable(&c->vc) ? "numastor fix" : NULL,
+		all_movable(&c->vc)
+			? ns_fmt("Keep the vector on the device's node (`numastor fix`) and set rq_affinity=2 so "
+				 "completion work runs on the submitting CPU; a driver configuration with more vectors "
+				 "(e.g. megaraid_sas smp_affinity_enable, more queues) removes the bottleneck.")
+		: c->nqv ? not_movable_text(&c->vc, "set rq_affinity=2 so completion work runs on the submitting CPU; "
+						    "a driver configuration with more vectors removes the bottleneck.")
+			 : ns_fmt("No interrupt vector of it was found: set rq_affinity=2 so completion work runs on "
+				  "the submitting CPU; a driver configuration with more vectors removes the "
+				  "bottleneck."));
 }
 
 static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patched)
@@ -413,16 +504,26 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 		if (h->memory_node < 0 || h->memory_node == d->node || ns_cpuset_count(&h->nodes) < 2 ||
 		    !ns_cpuset_test(&h->nodes, (unsigned)d->node))
 			continue;
+		/* one tag set shared by the host's queues lives on the device's node: the tags and
+		 * requests are local, only the small hctx structure is not */
+		if (d->alloc.shared_tags == 1 && ns_cpuset_test(&d->alloc.tags_nodes, (unsigned)d->node))
+			continue;
 		ev = json_object_new_object();
 		json_object_object_add(ev, "hw_queue", json_object_new_int(h->index));
 		json_object_object_add(ev, "queue_cpus", ns_cpuset_json(&h->cpus));
 		json_object_object_add(ev, "memory_node", json_object_new_int(h->memory_node));
 		json_object_object_add(ev, "device_node", json_object_new_int(d->node));
+		json_object_object_add(ev, "shared_tags",
+				       d->alloc.shared_tags < 0 ? NULL : json_object_new_boolean(d->alloc.shared_tags));
 		r = add(f, "alloc-remote", NS_SEV_WARNING, d->name, ev,
-			ns_fmt("Hardware queue %d of %s, its tags and its requests live on node %d (the node of the "
-			       "first "
-			       "CPU it serves) while the device sits on node %d.",
-			       h->index, d->name, h->memory_node, d->node),
+			d->alloc.shared_tags == 0
+				? ns_fmt("Hardware queue %d of %s, its tags and its requests live on node %d (the node "
+					 "of the first CPU it serves) while the device sits on node %d.",
+					 h->index, d->name, h->memory_node, d->node)
+				: ns_fmt("Hardware queue %d of %s lives on node %d (the node of the first CPU it "
+					 "serves) while the device sits on node %d; so do its tags and requests unless "
+					 "the host shares one tag set (host_tagset), which only debugfs tells.",
+					 h->index, d->name, h->memory_node, d->node),
 			NULL,
 			ns_fmt("blk-mq places a shared queue's memory by its first CPU. More hardware queues (one per "
 			       "node "
@@ -467,33 +568,51 @@ static int rule_rq_affinity(struct ns_findings *f, struct disk_ctx *c)
 			  c->d->name));
 }
 
+/*
+ * irqbalance without numastor's policy script moves the vectors user space may move. Critical
+ * when the device's node was forced and irqbalance can move its vectors (it confines them to
+ * that node); a warning otherwise, and when no vector is known to be movable it may move none.
+ */
 static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 {
 	const struct ns_irqbalance *ib = &c->sys->machine.irqbalance;
 	struct json_object *ev;
+	bool movable = c->vc.movable > 0, critical;
 
-	if (ib->running != 1 || (ib->policyscript && strstr(ib->policyscript, "numastor")) || !c->any_unmanaged)
+	if (ib->running != 1 || (ib->policyscript && strstr(ib->policyscript, "numastor")) ||
+	    !(c->vc.movable || c->vc.unknown))
 		return 0;
 	if (!c->forced && c->d->node < 0)
 		return 0;
+	critical = c->forced && movable;
 	ev = json_object_new_object();
 	json_object_object_add(ev, "irqbalance_pid", json_object_new_int64(ib->pid));
 	json_object_object_add(ev, "policyscript", ib->policyscript ? json_object_new_string(ib->policyscript) : NULL);
 	json_object_object_add(ev, "node_forced", json_object_new_boolean(c->forced));
+	json_object_object_add(ev, "movable_vectors", json_object_new_int64((int64_t)c->vc.movable));
+	json_object_object_add(ev, "unknown_vectors", json_object_new_int64((int64_t)c->vc.unknown));
 	return add(
-		f, "irqbalance-confines", c->forced ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev,
-		c->forced
+		f, "irqbalance-confines", critical ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev,
+		critical
 			? ns_fmt("irqbalance runs and trusts the forced node of %s: it confines the vectors user space "
 				 "may move to that node's CPUs.",
 				 c->d->name)
-			: ns_fmt("irqbalance runs without numastor's policy script: it moves %s's vectors user space "
-				 "may "
-				 "move by its own rules and undoes any placement made for the queues.",
-				 c->d->name),
-		"numastor fix",
-		ns_fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` (IRQBALANCE_ARGS "
-		       "in "
-		       "/etc/default/irqbalance) so it leaves the placed vectors alone, then `numastor fix`."));
+		: movable ? ns_fmt("irqbalance runs without numastor's policy script: it moves %s's vectors user space "
+				   "may "
+				   "move by its own rules and undoes any placement made for the queues.",
+				   c->d->name)
+			  : ns_fmt("irqbalance runs without numastor's policy script, and the kernel does not tell "
+				   "whether "
+				   "%s's queue vectors are kernel-managed: if they are not, irqbalance moves them by "
+				   "its own "
+				   "rules.",
+				   c->d->name),
+		movable ? "numastor fix" : NULL,
+		movable ? ns_fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` "
+				 "(IRQBALANCE_ARGS in /etc/default/irqbalance) so it leaves the placed vectors alone, "
+				 "then `numastor fix`.")
+			: ns_fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` "
+				 "(IRQBALANCE_ARGS in /etc/default/irqbalance) so it leaves these vectors alone."));
 }
 
 static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
@@ -546,7 +665,7 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 			continue;
 		c.nqv = queue_vectors(d, qv, sizeof(qv) / sizeof(qv[0]));
 		for (size_t k = 0; k < c.nqv; k++)
-			c.any_unmanaged |= qv[k]->managed != 1;
+			count_vector(&c.vc, qv[k]);
 		if ((r = rule_node_set(out, &c)) < 0)
 			return r;
 		if ((r = rule_forced(out, &c)) < 0 || (r = rule_unknown(out, &c)) < 0 ||

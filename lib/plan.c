@@ -108,6 +108,31 @@ static bool probe_by_write(const struct ns_machine *m, const struct ns_irq *irq)
 	return irq->msi && m->kver_major > 0 && !ns_machine_kernel_at_least(m, 6, 12);
 }
 
+/* Was any of d's hardware queues paired with a vector? */
+static bool any_paired(const struct ns_disk *d)
+{
+	for (size_t i = 0; i < d->nhctx; i++)
+		if (d->hctx[i].irq)
+			return true;
+	return false;
+}
+
+/* Do pci's vectors, together, fire on CPUs of more than one node? */
+static bool spread_over_nodes(const struct ns_machine *m, const struct ns_pci *pci)
+{
+	struct ns_cpuset nodes = {0}, one = {0};
+	bool spread;
+
+	for (size_t i = 0; i < pci->nirqs; i++) {
+		ns_machine_nodes_of(m, ns_irq_target(&pci->irqs[i]), &one);
+		ns_cpuset_or(&nodes, &one);
+		ns_cpuset_clear(&one);
+	}
+	spread = ns_cpuset_count(&nodes) > 1;
+	ns_cpuset_clear(&nodes);
+	return spread;
+}
+
 static bool planned(const struct ns_plan *plan, int irq)
 {
 	for (size_t i = 0; i < plan->nirqs; i++)
@@ -179,6 +204,16 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 		char *r = ns_fmt("user space may not set its affinity (%s: managed, no-balancing or a chip that "
 				 "cannot move it); %s",
 				 ns_settable_source_name(irq->user_settable_source), e->reason);
+		free(e->reason);
+		e->reason = r;
+		e->action = NS_PLAN_SKIP;
+	} else if (!h && d->nhctx > 1 && !any_paired(d) && spread_over_nodes(m, pci)) {
+		char *r =
+			ns_fmt("%s has %zu hardware queues and its vectors, which cannot be paired with them (driver "
+			       "%s names them by neither nvme's nor virtio's scheme), already fire on more than one "
+			       "node: putting every vector on one node could confine a correctly spread set, so it is "
+			       "left as is; %s",
+			       d->name, d->nhctx, pci->driver ? pci->driver : "(none)", e->reason);
 		free(e->reason);
 		e->reason = r;
 		e->action = NS_PLAN_SKIP;

@@ -9,12 +9,24 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
-for page in "$builddir"/man/*.8; do
+for page in "$builddir"/man/*.8 "$builddir"/man/*.7; do
 	[ -e "$page" ] || { fail "no man pages were built in $builddir/man"; break; }
 	# scdoc 1.11 puts a .P before and after each .SH; mandoc warns about both. That warning is scdoc's, not ours.
 	out=$(mandoc -Tlint -W warning "$page" 2>&1 | grep -v -E 'skipping paragraph macro: PP (empty|after SH)') || true
 	[ -z "$out" ] || fail "mandoc -Tlint $page: $out"
 done
+
+# every rule id the schema knows has its entry in numastor-findings(7), and no other
+ids=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["$defs"]["finding"]["properties"]["id"]["enum"]))' "$src/schema/numastor.schema.json")
+[ -n "$ids" ] || fail "no finding ids in schema/numastor.schema.json"
+for id in $ids; do
+	grep -q "^\*$id\* (" "$src/man/numastor-findings.7.scd" || fail "finding $id has no entry in man/numastor-findings.7.scd"
+done
+for id in $(sed -n 's/^\*\([a-z-]*\)\* (\(critical\|warning\|info\).*/\1/p' "$src/man/numastor-findings.7.scd"); do
+	grep -q "\"$id\"" "$src/schema/numastor.schema.json" || fail "numastor-findings(7) documents $id, which the schema does not know"
+	grep -q "\"$id\"" "$src/lib/findings.c" || fail "numastor-findings(7) documents $id, which lib/findings.c never raises"
+done
+[ -e "$builddir/man/numastor-findings.7" ] || fail "numastor-findings.7 was not built"
 
 commands=$("$numastor" --help | awk '/^Commands:/{on=1; next} on && !NF {exit} on {print $1}')
 [ -n "$commands" ] || fail "numastor --help lists no commands"

@@ -2,7 +2,11 @@
 """Fixture machines: generate each captured tree, run `numastor check` on it, and compare the
 JSON and text reports with the expected ones in tests/fixtures/expected/. Every JSON document is
 validated against schema/numastor.schema.json, and the per-fixture facts below are asserted on
-their own so a regenerated expectation cannot quietly drop them.
+their own so a regenerated expectation cannot quietly drop them: each fixture's exact set of
+(finding id, device, severity) and exit code (PINNED), no placement finding for a correctly
+placed twin and no critical one without certain harm (CORRECT, NOT_CRITICAL), `numastor fix`
+only for vectors known to be movable, and the text and plan reports read on their own (device
+-> node lines, FORCED, findings, summary, the plan's moves: PLAN_MOVES).
 
     check-fixtures.py NUMASTOR [NAME...]
     NUMASTOR_REGENERATE=1 check-fixtures.py NUMASTOR   # rewrite expectations after review
@@ -12,6 +16,10 @@ import os
 import subprocess
 import sys
 import tempfile
+
+# tmpfs where there is one: a fixture tree is thousands of small files, which cost 20 times
+# as much on a loaded disk
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 import jsonschema
 
@@ -176,6 +184,16 @@ def facts_managed(doc, code):
     assert code == 2
 
 
+def facts_twin(doc, code):
+    """The pinned sets say it all (check_pinned); no more facts of their own."""
+
+
+def plan_twin_managed(plan, doc):
+    """Managed vectors are skipped with the reason, never moved."""
+    for e in plan["irqs"]:
+        if e["managed"]:
+            assert e["action"] == "skip" and "kernel-managed" in e["reason"], e
+
 # -- evidence: managed / user_settable, and whose node it is ---------------------------------
 
 def irqs_of(doc, name):
@@ -319,6 +337,7 @@ def facts_cpuless(doc, code):
 
 
 PLAN_FACTS = {
+    "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
     "cloud-2n64c-8nvme-forced-node0": plan_cloud,
     "baremetal-2s-4nvme-healthy": plan_empty,
@@ -341,6 +360,10 @@ FACTS = {
     "nvme-multipath-2ctrl-2nodes": facts_multipath,
     "nvme-multipath-2ctrl-2nodes-612": facts_multipath,
     "broken-inputs": facts_broken,
+    "twin-xen-2n-5nvme-confined": facts_twin,
+    "twin-2n-hba-managed-unknown": facts_twin,
+    "twin-612-2n-managed-mismatch": facts_twin,
+    "twin-510-2n-forced-vs-described": facts_twin,
     "hba-mpt3sas-61-managed-unknown": facts_mpt3sas_61,
     "hba-mpt3sas-612-unsettable": facts_mpt3sas_612,
     "hba-mpt3sas-unknown-kernel": facts_mpt3sas_61,
@@ -350,6 +373,260 @@ FACTS = {
     "node-set-manifest-upstream": facts_set_manifest,
     "forced-offline-node1-cpus": facts_offline,
     "cpuless-node-bus": facts_cpuless,
+}
+
+
+# ---------------------------------------------------------------------------
+# Pinned outcomes: per fixture the exit code and the exact set of (finding id, device,
+# severity), written by hand from each fixture's description (gen-fixtures.py) and the rules
+# (man/numastor-findings.7.scd), not dumped from a run. A regenerated golden cannot move them.
+# ---------------------------------------------------------------------------
+
+C, W, I = "critical", "warning", "info"
+CLOUD = {(rule, "nvme%dn1" % i, sev) for i in range(8)
+         for rule, sev in (("node-forced", C), ("irq-confined", C), ("irq-fires-remote", W),
+                           ("irqbalance-confines", C))}
+PINNED = {
+    "cloud-2n64c-8nvme-forced-node0": (2, CLOUD),
+    "managed-2n-nvme-confined": (2, {("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W),
+                                     ("queue-affinity-mismatch", "nvme0n1", W)}),
+    "baremetal-2s-4nvme-healthy": (0, set()),
+    "hba-megaraid-node1-irq-cpu0": (1, {("irq-fires-remote", "sda", W), ("vector-serves-all-nodes", "sda", W),
+                                        ("alloc-remote", "sda", W), ("alloc-remote", "sda", I)}),
+    "hba-megaraid-node1-scan-sync": (1, {("irq-fires-remote", "sda", W), ("vector-serves-all-nodes", "sda", W),
+                                         ("alloc-remote", "sda", W), ("alloc-remote", "sda", I)}),
+    # one tag set shared by the host, on the HBA's node: no hctx alloc-remote warning
+    "hba-megaraid-node1-scan-async": (1, {("irq-fires-remote", "sda", W), ("vector-serves-all-nodes", "sda", W),
+                                          ("alloc-remote", "sda", I)}),
+    "nvme-multipath-2ctrl-2nodes-612": (0, set()),
+    "vm-1n-virtio-blk": (0, {("single-node", None, I)}),
+    "nvme-multipath-2ctrl-2nodes": (0, set()),
+    # nvme1 (reads 1) and nvme2 (reads 0) on the node-less bus of a 6.12, whose nvme cannot force
+    "broken-inputs": (1, {("node-set", "nvme1n1", W), ("node-set", "nvme2n1", W)}),
+    # evidence's fixtures (issue 10 item 2 and 3), from their descriptions
+    "hba-mpt3sas-61-managed-unknown": (2, {("irq-confined", "sda", C), ("alloc-remote", "sda", I)}),
+    "hba-mpt3sas-unknown-kernel": (2, {("irq-confined", "sda", C), ("alloc-remote", "sda", I)}),
+    "hba-mpt3sas-612-unsettable": (2, {("irq-confined", "sda", C), ("alloc-remote", "sda", I),
+                                       ("irq-confined", "sdb", C), ("alloc-remote", "sdb", I)}),
+    "forced-sibling-other-node": (2, {("node-forced", "nvme0n1", C), ("node-forced", "nvme1n1", C)}),
+    "forced-offline-node1-cpus": (2, {("node-forced", "nvme0n1", C)}),
+    "node-set-by-hand-taint-i": (1, {("node-set", "nvme0n1", W)}),
+    "node-set-fixed-nvme-612": (1, {("node-set", "nvme0n1", W), ("node-unknown", "nvme1n1", I)}),
+    "node-set-manifest-upstream": (1, {("node-set", "nvme0n1", W), ("node-set", "nvme1n1", W)}),
+    "cpuless-node-bus": (0, {("node-unknown", "nvme0n1", I)}),
+    "twin-xen-2n-5nvme-confined": (2, {
+        ("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W),
+        ("irq-confined", "nvme1n1", W), ("irq-fires-remote", "nvme1n1", W), ("rq-affinity-remote", "nvme1n1", W),
+        ("irq-fires-remote", "nvme3n1", W),
+        ("node-unknown", "nvme4n1", I), ("irq-confined", "nvme4n1", W), ("irq-fires-remote", "nvme4n1", W)}),
+    "twin-2n-hba-managed-unknown": (2, {
+        ("irq-confined", "sda", C), ("alloc-remote", "sda", I), ("irqbalance-confines", "sda", W),
+        ("alloc-remote", "sdb", I), ("irqbalance-confines", "sdb", W),
+        ("irq-fires-remote", "sdc", W), ("vector-serves-all-nodes", "sdc", W), ("alloc-remote", "sdc", W),
+        ("alloc-remote", "sdc", I), ("irqbalance-confines", "sdc", W),
+        ("vector-serves-all-nodes", "sdd", W), ("alloc-remote", "sdd", I), ("irqbalance-confines", "sdd", W)}),
+    "twin-612-2n-managed-mismatch": (1, {
+        ("queue-affinity-mismatch", "nvme1n1", W), ("node-unknown", "nvme2n1", I),
+        ("vector-serves-all-nodes", "sda", W), ("alloc-remote", "sda", I), ("irqbalance-confines", "sda", W)}),
+    "twin-510-2n-forced-vs-described": (2, {
+        ("node-forced", "nvme0n1", C), ("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W)}),
+}
+
+# The correctly placed twins: devices whose placement no rule may fault (no finding at all
+# about where their node, interrupts or queues are), and never a critical one.
+PLACEMENT = {"node-forced", "node-set", "node-unknown", "irq-confined", "irq-fires-remote", "queue-affinity-mismatch",
+             "vector-serves-all-nodes", "irqbalance-confines", "rq-affinity-remote", "alloc-remote"}
+CORRECT = {
+    "baremetal-2s-4nvme-healthy": ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"],
+    "twin-xen-2n-5nvme-confined": ["nvme2n1"],
+    "twin-2n-hba-managed-unknown": ["sdb"],
+    "twin-612-2n-managed-mismatch": ["nvme0n1"],
+    "twin-510-2n-forced-vs-described": ["nvme1n1"],
+    "node-set-by-hand-taint-i": ["nvme1n1"],
+    "forced-offline-node1-cpus": ["nvme1n1"],
+    "cpuless-node-bus": ["nvme1n1"],
+}
+# Devices whose every finding must be the given one severity at most (correct but for one fact)
+NOT_CRITICAL = {
+    "twin-612-2n-managed-mismatch": ["nvme1n1", "nvme2n1", "sda"],
+    "twin-xen-2n-5nvme-confined": ["nvme1n1", "nvme3n1", "nvme4n1"],
+    "twin-2n-hba-managed-unknown": ["sdb", "sdc", "sdd"],
+}
+
+
+def triples(doc):
+    out = [(f["id"], f["device"], f["severity"]) for f in doc["findings"]]
+    assert len(out) == len(set(out)), f"a finding is reported twice: {sorted(out)}"
+    return set(out)
+
+
+def check_pinned(name, doc, code):
+    want_code, want = PINNED[name]
+    got = triples(doc)
+    assert got == want, f"findings differ from the pinned set: missing {sorted(want - got, key=str)}, " \
+                        f"unexpected {sorted(got - want, key=str)}"
+    assert code == want_code, f"exit code {code}, pinned {want_code}"
+    for dev in CORRECT.get(name, []):
+        device(doc, dev)
+        # the midlayer's alloc-remote info and irqbalance-confines (irqbalance runs, wherever
+        # the device sits) are about the machine, not this device's placement
+        bad = [f for f in doc["findings"] if f["device"] == dev and f["id"] in PLACEMENT and
+               not (f["id"] == "alloc-remote" and f["severity"] == I) and
+               not (f["id"] == "irqbalance-confines" and f["severity"] == W)]
+        assert not bad, f"{dev} is correctly placed but gets {[(f['id'], f['severity']) for f in bad]}"
+    for dev in CORRECT.get(name, []) + NOT_CRITICAL.get(name, []):
+        crit = [f["id"] for f in doc["findings"] if f["device"] == dev and f["severity"] == C]
+        assert not crit, f"{dev}: a critical finding without certain harm: {crit}"
+
+
+def check_remedies(doc):
+    """`numastor fix` is the remedy only for vectors known to be movable (managed false), never
+    for kernel-managed ones or those whose managed-ness is unknown."""
+    irqs = {}
+    for d in doc["devices"]:
+        for p in d.get("paths") or []:
+            for i in ((p.get("pci") or {}).get("irqs") or []):
+                irqs[i["irq"]] = i
+    for f in doc["findings"]:
+        if f["remedy"]["action"] != "numastor fix":
+            continue
+        ev = f["evidence"]
+        nums = [e if isinstance(e, int) else e["irq"] for e in ev.get("irqs", [])]
+        if isinstance(ev.get("irq"), int):
+            nums.append(ev["irq"])
+        if not nums:  # irqbalance-confines: some vector of the device must be movable
+            dev = device(doc, f["device"])
+            nums = [i["irq"] for p in dev["paths"] for i in p["pci"]["irqs"] if i["managed"] is False]
+            assert nums, f"{f['id']} {f['device']}: `numastor fix` offered but no vector is known to be movable"
+        for n in nums:
+            i = irqs.get(n)
+            assert i is not None and i["managed"] is False and i.get("user_settable") is not False, \
+                f"{f['id']} {f['device']}: `numastor fix` offered for IRQ {n} (managed {i and i['managed']})"
+
+
+def parse_text(text):
+    """The facts of a text report, read from the text alone: per device its path lines
+    (pci, node, forced), its node line, the findings (severity, id, device, action) and the
+    summary counts."""
+    import re
+    devices, findings, summary, cur = {}, [], None, None
+    lines = text.splitlines()
+    section = "devices"
+    for k, line in enumerate(lines):
+        if line == "findings":
+            section = "findings"
+            continue
+        if line == "notes":
+            section = "notes"
+            continue
+        m = re.match(r"^summary: (OK|WARNING|CRITICAL), (\d+) devices?, (\d+) critical, (\d+) warning, "
+                     r"(\d+) info \(exit (\d)\)$", line)
+        if m:
+            summary = (m.group(1),) + tuple(int(x) for x in m.groups()[1:])
+            continue
+        if section == "devices":
+            m = re.match(r"^(\S+)  (\S+)  ", line)
+            if m and not line.startswith("numastor:"):
+                cur = devices.setdefault(m.group(1), {"kind": m.group(2), "paths": [], "node": None})
+                continue
+            m = re.match(r"^  path .* -> PCI (\S+) \[.*?\] driver .* -> node (-?\d+|\?)( FORCED| SET \(not the "
+                         r"firmware's\))?, local CPUs", line)
+            if m and cur is not None:
+                cur["paths"].append((m.group(1), None if m.group(2) == "?" else int(m.group(2)),
+                                     (m.group(3) or "").split(" (")[0].strip() or None))
+                continue
+            m = re.match(r"^  node: (\S+)(?: (\d+))?$", line)
+            if m and cur is not None:
+                cur["node"] = (m.group(1), int(m.group(2)) if m.group(2) else None)
+        elif section == "findings":
+            m = re.match(r"^  (critical|warning|info)\s+(\S+)(?: (\S+))?$", line)
+            if m:
+                rem = lines[k + 2]
+                assert rem.startswith("           remedy: "), (line, rem)
+                rem = rem[len("           remedy: "):]
+                action = None
+                for a in ("numastor fix --modules", "numastor fix --rq-affinity=2", "numastor fix"):
+                    if rem.startswith(a + ": "):
+                        action = a
+                        break
+                findings.append((m.group(2), m.group(3), m.group(1), action))
+    return devices, findings, summary
+
+
+def check_text(name, text, doc, code):
+    devices, findings, summary = parse_text(text)
+    want_code, want = PINNED[name]
+    got = {(i, d, s) for i, d, s, _ in findings}
+    assert len(got) == len(findings) and got == want, \
+        f"text findings differ from the pinned set: missing {sorted(want - got, key=str)}, unexpected {sorted(got - want, key=str)}"
+    actions = {(f["id"], f["device"], f["severity"]): f["remedy"]["action"] for f in doc["findings"]}
+    for i, d, s, a in findings:
+        assert actions[(i, d, s)] == a, f"text remedy of {i} {d}: {a!r}, JSON {actions[(i, d, s)]!r}"
+    assert summary is not None, "no summary line"
+    level = {0: "OK", 1: "WARNING", 2: "CRITICAL"}[want_code]
+    counts = tuple(sum(1 for t in want if t[2] == sev) for sev in (C, W, I))
+    assert summary == (level, len(doc["devices"])) + counts + (want_code,), f"summary {summary}"
+    for d in doc["devices"]:
+        if d["kind"] in ("dm", "md", "loop", "zram") or not d.get("paths"):
+            continue
+        t = devices.get(d["name"])
+        assert t is not None, f"{d['name']} has no block in the text report"
+        want_paths = [(p["pci"]["address"], p["pci"]["numa_node"],
+                       "FORCED" if p["pci"]["node_forced"] is True else "SET" if p["pci"].get("node_set") is True else None)
+                      for p in d["paths"] if p.get("pci")]
+        assert t["paths"] == want_paths, f"{d['name']}: text path lines {t['paths']}, JSON {want_paths}"
+        assert t["node"] == (d["node_source"], d["node"]), f"{d['name']}: text node {t['node']}, JSON {d['node_source']} {d['node']}"
+        # the FORCED marker appears exactly where the node was forced
+        assert any(f == "FORCED" for _, _, f in t["paths"]) == (d["node_source"] == "forced"), (d["name"], t["paths"])
+        assert any(f == "SET" for _, _, f in t["paths"]) == (d["node_source"] == "set"), (d["name"], t["paths"])
+
+
+def parse_plan_text(ptext):
+    import re
+    moves, summary = [], None
+    for line in ptext.splitlines():
+        m = re.match(r"^  irq (\d+) (\S+) \((\S+?)(?: hctx (\d+))?\): (\S*) -> (\S*)  (move|skip|unchanged)$", line)
+        if m:
+            moves.append((int(m.group(1)), m.group(3), None if m.group(4) is None else int(m.group(4)),
+                          m.group(6), m.group(7)))
+        m = re.match(r"^summary: (\d+) to move, (\d+) skipped, (\d+) unchanged$", line)
+        if m:
+            summary = tuple(int(x) for x in m.groups())
+    return moves, summary
+
+
+def check_plan_text(name, ptext, plan):
+    moves, summary = parse_plan_text(ptext)
+    want = [(e["irq"], e["device"], e["hw_queue"], e["target"], e["action"]) for e in plan["irqs"]]
+    assert moves == want, f"plan text lines {moves[:4]}..., JSON {want[:4]}..."
+    acts = [m[4] for m in moves]
+    assert summary == (acts.count("move"), acts.count("skip"), acts.count("unchanged")), f"plan summary {summary}"
+    if name in PLAN_MOVES:
+        got = {(d, q, tgt, a) for _, d, q, tgt, a in moves}
+        exp = PLAN_MOVES[name]
+        assert got == exp, f"plan moves: missing {sorted(exp - got, key=str)}, unexpected {sorted(got - exp, key=str)}"
+    for dev in CORRECT.get(name, []):
+        if (name, dev) in PLAN_DEFERRED:
+            print(f"  {name}: not checked that the plan leaves {dev} alone ({PLAN_DEFERRED[(name, dev)]})")
+            continue
+        assert not [m for m in moves if m[1] == dev and m[4] == "move"], f"the plan moves correctly placed {dev}"
+
+
+# Known gaps, printed on every run: remove the entry when the gap is closed.
+PLAN_DEFERRED = {}
+
+
+def quad_moves(dev, admin_target, action="move"):
+    return {(dev, q, t, action) for q, t in enumerate(("0-3", "4-7", "8-11", "12-15"))} | {(dev, None, admin_target, "move")}
+
+
+# The plan's moves, written from the fixtures' descriptions: (device, hw_queue, target, action).
+PLAN_MOVES = {
+    "twin-xen-2n-5nvme-confined": quad_moves("nvme0n1", "8-15") | quad_moves("nvme1n1", "0-7") |
+    quad_moves("nvme3n1", "8-15", action="unchanged") | quad_moves("nvme4n1", "0-7"),
+    "twin-510-2n-forced-vs-described": quad_moves("nvme0n1", "0-7"),
+    "twin-612-2n-managed-mismatch": {("sda", 0, "0-7", "move")},
+    "hba-megaraid-node1-irq-cpu0": {("sda", 0, "16-31", "move")},
 }
 
 
@@ -384,7 +661,7 @@ def main():
     numastor = os.path.abspath(sys.argv[1])
     names = sys.argv[2:] or sorted(FACTS)
     passed = failed = 0
-    with tempfile.TemporaryDirectory(prefix="numastor-fixtures.") as tmp:
+    with tempfile.TemporaryDirectory(prefix="numastor-fixtures.", dir=SCRATCH) as tmp:
         subprocess.run([sys.executable, GEN, tmp, *names], check=True)
         for name in names:
             root = os.path.join(tmp, name)
@@ -396,6 +673,8 @@ def main():
                 assert doc["summary"]["exit_code"] == code, (doc["summary"]["exit_code"], code)
                 invariants(doc)
                 FACTS[name](doc, code)
+                check_pinned(name, doc, code)
+                check_remedies(doc)
             except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError) as e:
                 print(f"  {name}: {type(e).__name__}: {str(e)[:2000]}")
                 if err:
@@ -405,6 +684,11 @@ def main():
             tcode, text, _ = run(numastor, root)
             if tcode != code:
                 print(f"  {name}: text exit code {tcode} != JSON exit code {code}")
+                ok = False
+            try:
+                check_text(name, text, doc, code)
+            except (AssertionError, KeyError, IndexError, NameError) as e:
+                print(f"  {name}: text: {type(e).__name__}: {str(e)[:2000]}")
                 ok = False
             ok &= compare(name, "text", text, os.path.join(EXPECTED, name + ".txt"))
             # the fix plan for the same machine
@@ -421,6 +705,11 @@ def main():
                 ok = False
             ok &= compare(name, "plan json", pout, os.path.join(EXPECTED, name + ".plan.json"))
             _, ptext, _ = run(numastor, root, cmd="fix")
+            try:
+                check_plan_text(name, ptext, plan)
+            except (AssertionError, KeyError, NameError) as e:
+                print(f"  {name}: plan text: {type(e).__name__}: {str(e)[:2000]}")
+                ok = False
             ok &= compare(name, "plan text", ptext, os.path.join(EXPECTED, name + ".plan.txt"))
             print(("PASS " if ok else "FAIL ") + name)
             passed += ok

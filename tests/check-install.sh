@@ -16,7 +16,8 @@ DESTDIR="$tmp/stage" meson install -C "$builddir" --no-rebuild --quiet >/dev/nul
 root=$tmp/stage$prefix
 for f in sbin/numastor share/numastor/numastor.schema.json share/numastor/numastor-fix.schema.json \
 	share/man/man8/numastor.8 share/man/man8/numastor-check.8 share/man/man8/numastor-fix.8 \
-	share/man/man8/numastor-irqbalance-policy.8 share/man/man8/numastor-snapshot.8 share/bash-completion/completions/numastor \
+	share/man/man8/numastor-irqbalance-policy.8 share/man/man8/numastor-snapshot.8 share/man/man7/numastor-findings.7 \
+	share/bash-completion/completions/numastor \
 	share/zsh/vendor-completions/_numastor share/fish/vendor_completions.d/numastor.fish \
 	lib/systemd/system/numastor-fix.service lib/udev/rules.d/90-numastor.rules \
 	lib/systemd/system/numastor-textfile.service lib/systemd/system/numastor-textfile.timer \

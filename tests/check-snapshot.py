@@ -10,6 +10,10 @@ import sys
 import tarfile
 import tempfile
 
+# tmpfs where there is one: a fixture tree is thousands of small files, which cost 20 times
+# as much on a loaded disk
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+
 from jsondiff import first_difference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -129,7 +133,7 @@ def hostile(numastor, tmp):
 
 def main():
     numastor = os.path.abspath(sys.argv[1])
-    with tempfile.TemporaryDirectory(prefix="numastor-snapshot-test.") as tmp:
+    with tempfile.TemporaryDirectory(prefix="numastor-snapshot-test.", dir=SCRATCH) as tmp:
         os.environ["TMPDIR"] = os.path.join(tmp, "tmpdir")
         os.makedirs(os.environ["TMPDIR"])
         round_trip(numastor, tmp, "live")
