@@ -277,6 +277,19 @@ class Context:
                 return path["pci"]
         return None
 
+    def pci_of_disk(self, disk):
+        """numastor's PCI function of a ground-truth disk: a multipath path disk's is the path
+        of its head (as the kernel links them) on the same function, any other disk's its own."""
+        head = self.truth.head_of(disk)
+        if head is None:
+            dev = self.device(disk)
+            return self.pci_of(dev) if dev else None
+        addr = self.truth.disks[disk].get("pci")
+        for path in (self.device(head) or {}).get("paths") or []:
+            if (path.get("pci") or {}).get("address") == addr:
+                return path["pci"]
+        return None
+
     def truth_disks(self, kind=None, root_bus=None):
         """Ground-truth disk names, by kind and by whether they sit on root bus 0000:00."""
         paths = self.truth.path_disks()

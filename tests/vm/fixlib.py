@@ -63,8 +63,9 @@ def truth(ctx, name):
 
 
 def storage_irqs(t):
-    """{irq: (disk, attrs)} of every storage IRQ in a vm_truth file."""
-    return {num: (disk, attrs) for disk, nums in t.irqs.items() for num, attrs in nums.items()}
+    """{irq: (disk, attrs)} of every storage IRQ in a vm_truth file. A multipath path disk's
+    vectors belong to its head (the disk numastor reports), as the kernel links them."""
+    return {num: (t.head_of(disk) or disk, attrs) for disk, nums in t.irqs.items() for num, attrs in nums.items()}
 
 
 def journal(ctx, name):

@@ -182,3 +182,22 @@ def kernel_fix(doc, series):
         if f.get("series") == series:
             return f
     return {}
+
+
+def nvme_root_bus_pcis(ctx):
+    """The NVMe functions on the bed's root bus 0000:00 (firmware gives it no node: the
+    stock nvme reads numa_node -1 there), from the guest's list of every NVMe controller's
+    function (fact nvme.pcis, vm_nvme_pcis): the root-bus NVMe and the subsystem's root-bus
+    controller, the ones a pre-fix nvme forces."""
+    pcis = (fact(ctx, "nvme.pcis") or "").split()
+    ctx.expect(len(pcis) == 4, f"test bed: {len(pcis)} NVMe functions ({pcis}), expected four "
+               "(two NVMe, the subsystem's two controllers)")
+    return sorted(p for p in pcis if p.startswith("0000:00:"))
+
+
+def nvme_nodes(ctx, what, step, forced, node):
+    """Each NVMe function's numa_node at a step as the kernel reads it: `node` for the
+    root-bus ones (`forced`), 1 for those behind the node-1 expander."""
+    for p in (fact(ctx, "nvme.pcis") or "").split():
+        fixlib.kernel_equal(ctx, what, f"{p} numa_node", fact(ctx, f"pci.{p}.{step}.numa_node"),
+                            node if p in forced else "1")

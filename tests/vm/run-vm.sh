@@ -18,12 +18,11 @@
 # for a btrfs). The two scsi-hd disks have ids mega-hd and vscsi-hd, so that a scenario can
 # set their properties: "-set device.mega-hd.wwn=0x5000c500aa000001".
 #
-# A scenario with a file scenarios/SCENARIO/nvme-subsys gets the bed's NVMe subsystem too:
-# qemu's nvme-subsys with two nvme controllers of one serial (NSMPATH0001) sharing namespace 1,
-# one on the root bus pcie.0 and one behind the node-1 expander (a third root port); on 6.1
-# the namespace is a multipath head nvmeSnH with hidden path disks nvmeScCnH. (Not every
-# scenario has it: with the pre-fix nvme the root-bus controller is forced too, which the fix
-# and module-swap scenarios' expectations do not count.)
+# Every machine has the bed's NVMe subsystem too: qemu's nvme-subsys with two nvme controllers
+# of one serial (NSMPATH0001) sharing namespace 1, one on the root bus pcie.0 and one behind the
+# node-1 expander (a third root port); on 6.1 the namespace is a multipath head nvmeSnH with
+# hidden path disks nvmeScCnH. A scenario that must not have it says why in a file
+# scenarios/SCENARIO/no-nvme-subsys (its content is the reason).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -58,7 +57,7 @@ for d in nvme-pxb nvme-root mega vscsi vblk; do
 done
 drive() { echo "file=$disks/$1.img,if=none,id=$1,format=raw,cache=unsafe"; }
 mpath_args=()
-if [[ -f "$VM_DIR/scenarios/$scenario/nvme-subsys" ]]; then
+if [[ ! -f "$VM_DIR/scenarios/$scenario/no-nvme-subsys" ]]; then
 	[[ -e "$disks/nvme-mp.img" ]] || truncate -s 256M "$disks/nvme-mp.img"
 	# shellcheck disable=SC2054 # the commas belong to qemu option values
 	mpath_args=(

@@ -2,8 +2,8 @@
 # Everything a scenario wants to hand back goes into $VM_OUT.
 
 VM_OUT=/tmp/out
-VM_DISKS=5            # nvme (pxb), nvme (root bus), megasas sd, virtio-scsi sd, virtio-blk
-VM_MPATHS=0           # hidden NVMe path disks (a scenario with the bed's nvme-subsys: 2, and VM_DISKS=6)
+VM_DISKS=6            # nvme (pxb), nvme (root bus), megasas sd, virtio-scsi sd, virtio-blk, the subsystem's head
+VM_MPATHS=2           # the head's hidden NVMe path disks (root bus, node-1 expander)
 VM_USER=nsuser        # uid 1000
 
 # Send $VM_OUT over the second serial port between marker lines.
@@ -501,6 +501,20 @@ vm_disk_pci() { # disk
 	_v=
 	if _pci_walk "$_dev"; then _v=${_pcidev##*/}; fi
 	return 0
+}
+
+# Every NVMe controller's PCI function (the bed's two NVMe and the subsystem's two
+# controllers), sorted and space-separated, into $_v.
+vm_nvme_pcis() {
+	local _c _all=
+	for _c in /sys/class/nvme/nvme*; do
+		[ -e "$_c/device" ] || continue
+		_link_base "$_c/device"
+		_all="$_all $_v"
+	done
+	_v=$(echo "$_all" | tr ' ' '\n' | sort | tr '\n' ' ')
+	_v=${_v# }
+	_v=${_v% }
 }
 
 # What a disk is, whatever its name, into $_v: the NVMe controller's serial; for SCSI the PCI

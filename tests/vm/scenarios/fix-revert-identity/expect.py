@@ -3,10 +3,11 @@ and names changed writes nothing onto the wrong device and reports the stale ent
 
 Booted with irqaffinity=0 and the pre-fix nvme (like fix-irqaffinity0), so `fix` moves each
 NVMe's admin vector and the megasas vector. Then nvme is removed and loaded again with the
-controller that was nvme0 held back (driver_override), so the other controller binds first:
-the two swap names (nvme0 <-> nvme1, their disks and vector names with them) and the IRQ
-numbers freed by one are taken by the other: measured, the forced NVMe's admin vector nvme0q0
-(irq 26, moved by fix) is afterwards irq 26 nvme0q0 of the other controller. The new admin vectors are put on CPU 3 and the
+every controller held back (driver_override) and then bound one at a time, the one that was
+nvme1 first and the one that was nvme0 last (the two NVMe and the NVMe subsystem's two
+controllers): every controller's name changes (their disks and vector names with them) and
+the IRQ numbers freed by one are taken by another: the forced NVMe's admin vector nvme0q0
+(moved by fix) is afterwards, by number, nvme0q0 of another controller. The new admin vectors are put on CPU 3 and the
 new NVMe disks' rq_affinity on 0 (what an operator might do), so any stale write shows.
 
 Ground truth is the guest's reads of the kernel's files: every PCI function's msi_irqs with
@@ -67,8 +68,9 @@ def check(ctx):
     # The test bed: names and numbers really changed, and something to restore.
     nvme_boot = {v[0]: v[2] for v in boot.values() if v[1] == "nvme"}
     nvme_now = {v[0]: v[2] for v in reloaded.values() if v[1] == "nvme"}
-    ctx.expect(len(nvme_boot) == 2 and set(nvme_boot) == set(nvme_now),
-               f"test bed: two NVMe functions before and after the reload: {nvme_boot} -> {nvme_now}")
+    # the two NVMe and the two controllers of the NVMe subsystem
+    ctx.expect(len(nvme_boot) == 4 and set(nvme_boot) == set(nvme_now),
+               f"test bed: four NVMe functions before and after the reload: {nvme_boot} -> {nvme_now}")
     for bdf, ctl in sorted(nvme_boot.items()):
         ctx.expect(nvme_now.get(bdf) not in (None, ctl),
                    f"test bed: {bdf} is {nvme_now.get(bdf)} after the reload, was {ctl}: the names did not change")

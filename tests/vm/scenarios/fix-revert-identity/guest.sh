@@ -1,8 +1,10 @@
 # fix, then the nvme driver reloaded so that IRQ numbers and names change, then --revert.
 # irqaffinity=0 and the pre-fix nvme (like fix-irqaffinity0): the admin vectors and the megasas
-# vector start on CPU 0, so fix moves them. The reload: nvme removed, the controller that was
-# nvme0 held back (driver_override "none") while the driver loads again, so the other one binds
-# first, becomes nvme0 and takes the IRQ numbers just freed; then the first binds as nvme1.
+# vector start on CPU 0, so fix moves them. The reload: nvme removed and loaded again with
+# every controller held back (driver_override "none"), then bound one by one in a rotated
+# order (the one that was nvme1 first, the one that was nvme0 last): every controller (the two
+# NVMe, the NVMe subsystem's two) gets another name and the first takes the IRQ numbers just
+# freed.
 # The new admin vectors are then put on CPU 3 (as an operator or irqbalance would place new
 # vectors), so a stale journal entry written onto them shows in the kernel's files.
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
@@ -51,7 +53,31 @@ rid_nvme_pcis() {
 	return 0
 }
 
+ctl_num() { # bdf: the number of its nvme controller
+	local _c
+	for _c in "/sys/bus/pci/devices/$1"/nvme/nvme*; do [ -e "$_c" ] && echo "${_c##*/nvme}"; done
+	return 0
+}
+# Bind the NVMe functions $1 to nvme one at a time, each live before the next (held back
+# with driver_override "none" until then): each takes the lowest free name and IRQ numbers.
+bind_in_order() { # "bdf..."
+	local _b _i _c
+	for _b in $1; do
+		echo > "/sys/bus/pci/devices/$_b/driver_override"
+		echo "$_b" > /sys/bus/pci/drivers/nvme/bind
+		for _i in $(seq 1 300); do
+			_c=$(ctl_num "$_b")
+			[ -n "$_c" ] && [ "$(cat "/sys/class/nvme/nvme$_c/state" 2> /dev/null)" = live ] && break
+			sleep 0.1
+		done
+	done
+}
+
+# At boot too, one controller at a time in PCI order (the four probe in parallel otherwise,
+# and which of them gets the lowest IRQ numbers varies): c0 = nvme0 holds the lowest ones.
+for bdf in $(rid_nvme_pcis); do echo none > "/sys/bus/pci/devices/$bdf/driver_override"; done
 vm_load_storage /vm/prefix-nvme/nvme.ko
+bind_in_order "$(rid_nvme_pcis | tr '\n' ' ')"
 vm_wait_disks 60
 rid_pci_state boot
 rid_disks boot
@@ -61,21 +87,20 @@ vm_irqs > "$VM_OUT/irqs-fix.txt"
 rid_disks fix
 vm_save_journal journal-fix.json
 
-# the reload, in the other order: the controller that was nvme0 is held back
-held=
-for bdf in $(rid_nvme_pcis); do
-	if [ -e "/sys/bus/pci/devices/$bdf/nvme/nvme0" ]; then held=$bdf; fi
-done
+# the reload, in another order: every controller held back (driver_override "none") while the
+# driver loads again, then bound one at a time, each live before the next, starting with the
+# one that was nvme1 and ending with the one that was nvme0 (c1 c2 c3 c0): each takes the
+# next name (c1 becomes nvme0, ..., c0 nvme3, so every name changes), and c1, bound alone
+# first, takes the lowest IRQ numbers just freed, c0's: its nvme0q0 gets c0's nvme0q0 number.
+byname=$(for bdf in $(rid_nvme_pcis); do echo "$(ctl_num "$bdf") $bdf"; done | sort -n | cut -d' ' -f2)
+held=$(echo "$byname" | head -n 1)
+order="$(echo "$byname" | tail -n +2 | tr '\n' ' ')$held"
 vm_fact reload_held "${held:-none}"
+vm_fact reload_order "$order"
 rmmod nvme
-echo none > "/sys/bus/pci/devices/$held/driver_override"
+for bdf in $order; do echo none > "/sys/bus/pci/devices/$bdf/driver_override"; done
 insmod /vm/prefix-nvme/nvme.ko
-for _i in $(seq 1 300); do
-	if [ -e /sys/block/nvme0n1/mq/0/cpu_list ]; then break; fi
-	sleep 0.1
-done
-echo > "/sys/bus/pci/devices/$held/driver_override"
-echo "$held" > /sys/bus/pci/drivers/nvme/bind
+bind_in_order "$order"
 vm_wait_disks 60
 rid_pci_state reloaded
 while IFS="$(printf '\t')" read -r bdf drv _ n act _; do

@@ -6,8 +6,7 @@ their spread. numastor must report exactly those affinities and managed-ness."""
 def check(ctx):
     unmanaged = 0
     for disk, irqs in sorted(ctx.truth.irqs.items()):
-        dev = ctx.device(disk)
-        pci = (ctx.pci_of(dev) or {}) if dev else {}
+        pci = ctx.pci_of_disk(disk) or {}  # a path disk's vectors: its head's path on that function
         reported = {i.get("irq"): i for i in pci.get("irqs", [])}
         for num, t in sorted(irqs.items()):
             subject = f"{disk}: irq {num} ({t['actions']})"

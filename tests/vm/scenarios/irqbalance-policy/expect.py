@@ -51,10 +51,15 @@ def tree(log):
 
 def check(ctx):
     before = fixlib.truth(ctx, "before.txt")
-    forced = [d for d in ctx.truth_disks(kind="nvme", root_bus=True) if before.disks[d]["numa_node"] == "0"]
-    if not ctx.expect(len(forced) == 1, "test bed: the pre-fix nvme did not force the root-bus NVMe to node 0"):
+    # The NVMe disks on the root bus (no node from firmware) that read numa_node 0: the root-bus
+    # NVMe and the root-bus path (hidden disk) of the NVMe subsystem, each its own function.
+    forced = sorted(d for d in before.disks if before.kind(d) == "nvme" and before.on_root_bus_zero(d)
+                    and before.disks[d]["numa_node"] == "0")
+    if not ctx.expect(len(forced) == 2 and len(set(before.path_disks()) & set(forced)) == 1,
+                      f"test bed: the pre-fix nvme did not force the root-bus NVMe and the subsystem's root-bus "
+                      f"path to node 0 ({forced})"):
         return
-    forced = forced[0]
+    forced_irqs = {n for d in forced for n in before.irqs.get(d, {})}
     node0 = cpuset(before.nodes[0]["cpus"])
 
     # fix sees irqbalance, with and without the policy.
@@ -83,12 +88,12 @@ def check(ctx):
         return
     j1 = fixlib.journal(ctx, "journal-1.json") or {}
     ctx.equal("fix1", "journal irqs", sorted(e["irq"] for e in j1.get("irqs", [])), sorted(placed1))
-    ctx.expect(any(n in {int(k) for k in before.irqs.get(forced, {})} for n in placed1),
+    ctx.expect(any(n in forced_irqs for n in placed1),
                f"test bed: numastor placed no vector of the forced-node {forced}")
     asked = forms = 0
     for disk, nums in sorted(before.irqs.items()):
         for n in sorted(nums):
-            want = (["ban=true"] if n in placed1 else []) + (["numa_node=-1"] if disk == forced else [])
+            want = (["ban=true"] if n in placed1 else []) + (["numa_node=-1"] if disk in forced else [])
             subject = f"irqbalance-policy {disk} ({before.disks[disk]['pci']}) irq {n} ({nums[n]['actions']})"
             out = ctx.read(f"policy-{disk}-{n}.out")
             if not ctx.expect(out is not None, f"{subject}: not asked"):
@@ -112,7 +117,7 @@ def check(ctx):
     ctx.expect(moved, "irqbalance without the policy moved none of the vectors numastor placed "
                f"({placed1}): the policy comparison below proves nothing")
     for n, t in placed1.items():
-        if n in before.irqs.get(forced, {}):
+        if n in forced_irqs:
             got = cpuset(after_plain.get(n, {}).get("affinity"))
             ctx.expect(got and got <= node0, f"test bed: irqbalance without the policy put the forced {forced}'s "
                        f"irq {n} on {after_plain.get(n, {}).get('affinity')}, not within node 0 (its forced node)")
@@ -132,7 +137,7 @@ def check(ctx):
         ctx.expect(f"IRQ {n}: Override ban to true" in log, f"{subject}: irqbalance did not take ban=true")
         ctx.expect(n not in placement, f"{subject}: irqbalance placed it anyway ({placement.get(n)})")
         fixlib.kernel_equal(ctx, subject, "smp_affinity_list", after_policy.get(n, {}).get("affinity"), t)
-    for n in sorted(before.irqs.get(forced, {})):
+    for n in sorted(forced_irqs):
         if n not in placed2:
             ctx.expect(f"IRQ {n}: Override numa_node to -1" in log,
                        f"irqbalance with the policy: irq {n} of the forced {forced}: numa_node=-1 not taken")

@@ -43,7 +43,9 @@ ask() { # tag devpath irq
 	numastor irqbalance-policy "$2" "$3" > "$VM_OUT/policy-$1.out" 2>&1 || _rc=$?
 	echo "$_rc" > "$VM_OUT/policy-$1.rc"
 }
-for _d in $(vm_disks); do
+# every disk on a PCI function: the visible ones and the NVMe subsystem's hidden path disks
+# (its head has no function of its own)
+for _d in $(vm_disks) $(cd /sys/block && ls -d nvme*c*n* 2> /dev/null); do
 	_resolve "/sys/block/$_d/device"
 	_pci_walk "$_v" || continue
 	_bdf=${_pcidev##*/}

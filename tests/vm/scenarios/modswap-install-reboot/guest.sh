@@ -15,9 +15,10 @@
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return; VM_BOOT comes from image-init
 vm_need_kmod
 MODS="scsi_mod sd_mod megaraid_sas virtio_scsi nvme nvme_core virtio_blk"
-# The five disks under test plus the image's own three (root, /boot, payload; virtio-blk).
+# The five disks under test and the NVMe subsystem's head (with its two hidden paths, lib.sh's
+# VM_MPATHS) plus the image's own three (root, /boot, payload; virtio-blk).
 # shellcheck disable=SC2034 # read by guest/lib.sh (vm_wait_disks)
-VM_DISKS=8
+VM_DISKS=9
 b=boot$VM_BOOT
 _rd /proc/sys/kernel/osrelease
 krel=$_v

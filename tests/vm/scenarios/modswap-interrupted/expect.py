@@ -21,12 +21,14 @@ def check(ctx):
     f = lambda key: ms.fact(ctx, key)  # noqa: E731
     ids = (f("ids") or "").split()
     runs = int(f("runs") or 0)
-    if not ctx.expect(len(ids) == 4 and runs > 0, "test bed: no ids / runs facts"):
+    if not ctx.expect(len(ids) == 5 and runs > 0, "test bed: no ids / runs facts"):
         return
     plan = ms.swap_plan(ctx, "plan")
     if plan is not None:
         ctx.equal("plan", "groups", sorted(plan["groups"]), ["nvme", "scsi"])
         ctx.equal("plan", "safe", plan["safe"], True)
+        # both root-bus NVMe functions forced: the NVMe and the subsystem's controller
+        ctx.equal("plan", "rescan", sorted(plan["rescan"]), ms.nvme_root_bus_pcis(ctx))
         changing = len(plan["steps"]) + len(plan["rescan"]) + (1 if plan["rescan"] else 0)
         # A kill after every step of the first plan. Once a revert has rescanned the forced
         # function, the stock nvme (which has the fix) leaves it unforced, and the next plan

@@ -24,6 +24,10 @@ vm_disk_by_serial NSROOT0001
 vm_disk_pci "$_v"
 pci=$_v
 vm_fact nvme.pci "$pci"
+# every NVMe function (the subsystem's root-bus controller is forced too)
+vm_nvme_pcis
+pcis=$_v
+vm_fact nvme.pcis "$pcis"
 vm_scsi_host megaraid_sas
 vm_disk_on_host "$_v"
 vm_disk_id "$_v"
@@ -32,8 +36,8 @@ vm_scsi_host virtio_scsi
 vm_disk_on_host "$_v"
 vm_disk_id "$_v"
 vscsi=$_v
-vm_fact ids "NSROOT0001 NSPXB0001 $mega $vscsi"
-for id in NSROOT0001 NSPXB0001 "$mega" "$vscsi"; do
+vm_fact ids "NSROOT0001 NSPXB0001 NSMPATH0001 $mega $vscsi"
+for id in NSROOT0001 NSPXB0001 NSMPATH0001 "$mega" "$vscsi"; do
 	vm_pattern_write "$id"
 done
 
@@ -44,12 +48,12 @@ options() { # step: the options the revert must restore, as the kernel shows the
 	vm_fact "param.scsi_mod.inq_timeout.$1" "${_v:-absent}"
 }
 patterns() { # step
-	for id in NSROOT0001 NSPXB0001 "$mega" "$vscsi"; do
+	for id in NSROOT0001 NSPXB0001 NSMPATH0001 "$mega" "$vscsi"; do
 		vm_pattern_read "$id" "$1"
 	done
 }
 
-vm_swap_state boot "$MODULES" "$pci"
+vm_swap_state boot "$MODULES" "$pcis"
 options boot
 vm_module_dir $MODS/manifest.json $MODS/scsi_mod.ko $MODS/sd_mod.ko
 vm_numastor plan fix --modules --dry-run --json
@@ -61,23 +65,23 @@ while [ "$k" -le 30 ]; do
 	unset NUMASTOR_TEST_STOP_AFTER_STEP
 	_rd "$VM_OUT/kill$k.rc"
 	rc=$_v
-	vm_swap_state "killed$k" "$MODULES" "$pci"
+	vm_swap_state "killed$k" "$MODULES" "$pcis"
 	vm_save_swap_journal "journal-killed$k.json"
 	if [ "$k" = 1 ]; then
 		# a second swap over a journaled one is refused, and changes nothing
 		vm_numastor again fix --modules
-		vm_swap_state again "$MODULES" "$pci"
+		vm_swap_state again "$MODULES" "$pcis"
 	fi
 	if [ "$rc" = 0 ]; then
 		# the journal of a swap made in another boot: reported, nothing swapped back
 		cp /var/lib/numastor/swap.json /tmp/swap.json
 		sed -i 's/"boot_id":"[^"]*"/"boot_id":"00000000-0000-0000-0000-000000000000"/' /var/lib/numastor/swap.json
 		vm_numastor otherboot fix --revert
-		vm_swap_state otherboot "$MODULES" "$pci"
+		vm_swap_state otherboot "$MODULES" "$pcis"
 		cp /tmp/swap.json /var/lib/numastor/swap.json
 	fi
 	vm_numastor "revert$k" fix --revert
-	vm_swap_state "reverted$k" "$MODULES" "$pci"
+	vm_swap_state "reverted$k" "$MODULES" "$pcis"
 	options "reverted$k"
 	patterns "reverted$k"
 	vm_save_swap_journal "journal-reverted$k.json"

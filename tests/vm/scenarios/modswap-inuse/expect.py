@@ -2,7 +2,7 @@
 names the holder, and changes nothing, for uses that /proc/self/mountinfo and the modules'
 reference counts do not show.
 
-The machine adds an NVMe namespace shared by two controllers of one qemu nvme-subsys: on
+The bed's standard machine has an NVMe namespace shared by two controllers of one qemu nvme-subsys (one on the root bus, one behind the node-1 expander): on
 Debian's 6.1 it is a multipath head (nvmeXnY under nvme-subsystem, no multipath/ directory)
 whose users take no nvme.ko reference (nvme's refcnt stays 0, ground truth). For each case
 the ground truth is the kernel's own files and the tools' output (sys/fs/btrfs, the other

@@ -1,7 +1,8 @@
 # numastor fix --modules with a disk in use in ways that /proc/self/mountinfo and the
-# modules' reference counts do not show. The machine has, besides the usual devices, an NVMe
-# namespace shared by two controllers of one subsystem (qemu-args): on Debian's 6.1 it is a
-# multipath head nvmeXnY whose users take no nvme.ko reference. Each case: the use set up, the
+# modules' reference counts do not show. The bed's standard machine has an NVMe namespace
+# shared by two controllers of one subsystem (run-vm.sh: one on the root bus, one behind the
+# node-1 expander): on Debian's 6.1 it is a multipath head nvmeXnY whose users take no nvme.ko
+# reference. Each case: the use set up, the
 # state (vm_swap_state), `fix --modules --dry-run --json` (the plan and its refusals), `fix
 # --modules` (must be refused, nothing changed), the state again, the use undone:
 #   btrfs      a btrfs on the multipath head, mounted (mountinfo shows an anonymous 0:NN)
@@ -58,8 +59,6 @@ attempt() { # step
 }
 
 # the usual five disks and the head (which vm_wait_disks counts), with both of its paths
-# shellcheck disable=SC2034 # read by guest/lib.sh (vm_wait_disks)
-VM_DISKS=6 VM_MPATHS=2
 vm_load_storage
 vm_wait_disks 60
 modprobe -a ext4 btrfs dm_mod

@@ -33,7 +33,10 @@ def check(ctx):
     if not ctx.expect(pci and stock_src and patched_src, "test bed: missing nvme facts"):
         return
     fixlib.kernel_equal(ctx, "test bed", "marker of the patched nvme.ko", f("patched.nvme.marker"), SERIES)
-    fixlib.kernel_equal(ctx, "test bed: boot", f"{pci} numa_node (pre-fix nvme)", f(f"pci.{pci}.boot.numa_node"), "0")
+    forced = ms.nvme_root_bus_pcis(ctx)
+    ctx.expect(pci in forced and len(forced) == 2,
+               f"test bed: root-bus NVMe functions {forced}: expected the NVMe ({pci}) and the subsystem's controller")
+    ms.nvme_nodes(ctx, "test bed: boot (pre-fix nvme)", "boot", forced, "0")
     ms.module_out_of_tree(ctx, "nvme", "boot")
     ctx.expect(f("module.nvme.boot.srcversion") not in (stock_src, patched_src),
                "test bed: the pre-fix nvme has the stock or the patched srcversion")
@@ -59,7 +62,7 @@ def check(ctx):
         ctx.equal("plan", "steps", [(s, m) for s, m, _ in ms.steps(plan)], [("remove", "nvme"), ("insert", "nvme")])
         ctx.expect(moddir_file and (moddir_file[0] or "").endswith("/nvme.ko"),
                    f"plan: insert nvme: file {moddir_file} is not the module directory's nvme.ko")
-        ctx.equal("plan", "rescan", plan["rescan"], [pci])
+        ctx.equal("plan", "rescan", sorted(plan["rescan"]), forced)
         ctx.equal("plan", "failed checks", ms.failed_checks(plan), [])
         names = " ".join(c["check"] for c in plan["checks"])
         for word in ("sha256", "vermagic", "root-owned", "signature"):
@@ -68,9 +71,10 @@ def check(ctx):
 
     ms.swap_text(ctx, "swap")
     ms.module_out_of_tree(ctx, "nvme", "swapped", patched_src)
-    fixlib.kernel_equal(ctx, "after the swap", f"{pci} numa_node", f(f"pci.{pci}.swapped.numa_node"), "-1")
+    ms.nvme_nodes(ctx, "after the swap", "swapped", forced, "-1")
     ms.disks_back(ctx, "after the swap", "boot", "swapped")
     ms.pattern_intact(ctx, "NSROOT0001", ["swapped"])
+    ms.pattern_intact(ctx, "NSMPATH0001", ["swapped"])
     doc = fixlib.check_json(ctx, "swapped")
     if doc is not None:
         dev = ms.device_by_disk(ctx, doc, f("disk.NSROOT0001.swapped"))
@@ -89,9 +93,10 @@ def check(ctx):
 
     ms.swap_text(ctx, "revert")
     ms.module_stock(ctx, "nvme", "reverted", stock_src)
-    fixlib.kernel_equal(ctx, "after --revert", f"{pci} numa_node", f(f"pci.{pci}.reverted.numa_node"), "-1")
+    ms.nvme_nodes(ctx, "after --revert", "reverted", forced, "-1")
     ms.disks_back(ctx, "after --revert", "boot", "reverted")
     ms.pattern_intact(ctx, "NSROOT0001", ["reverted"])
+    ms.pattern_intact(ctx, "NSMPATH0001", ["reverted"])
     fixlib.kernel_equal(ctx, "after --revert", "journal", f("journal.reverted"), "absent")
 
     # --module-dir, then --revert without it.
@@ -102,5 +107,6 @@ def check(ctx):
     ms.module_stock(ctx, "nvme", "reverted2", stock_src)
     ms.disks_back(ctx, "after --revert of the swap with --module-dir", "boot", "reverted2")
     ms.pattern_intact(ctx, "NSROOT0001", ["reverted2"])
+    ms.pattern_intact(ctx, "NSMPATH0001", ["reverted2"])
     fixlib.kernel_equal(ctx, "after --revert of the swap with --module-dir", "journal",
                         f("journal.reverted2"), "absent")

@@ -12,21 +12,30 @@ vm_disk_by_serial NSROOT0001
 vm_disk_pci "$_v"
 pci=$_v
 vm_fact nvme.pci "$pci"
+# every NVMe function: the subsystem's root-bus controller is forced too, the swap must
+# rescan it and bring the head's paths back
+vm_nvme_pcis
+pcis=$_v
+vm_fact nvme.pcis "$pcis"
 vm_fact stock.nvme.srcversion "$(modinfo -F srcversion nvme)"
 vm_pattern_write NSROOT0001
-vm_swap_state boot nvme "$pci"
+vm_pattern_write NSMPATH0001
+vm_swap_state boot nvme "$pcis"
 vm_module_dir /vm/kmod/nvme-only/manifest.json
 vm_numastor before check --json
 vm_numastor plan fix --modules --dry-run --json
-vm_swap_state planned nvme "$pci"
+vm_swap_state planned nvme "$pcis"
 vm_pattern_read NSROOT0001 planned
+vm_pattern_read NSMPATH0001 planned
 vm_numastor swap fix --modules
 vm_save_swap_journal journal-swap.json
-vm_swap_state swapped nvme "$pci"
+vm_swap_state swapped nvme "$pcis"
 vm_pattern_read NSROOT0001 swapped
+vm_pattern_read NSMPATH0001 swapped
 vm_numastor swapped check --json
 vm_numastor revert fix --revert
 vm_save_swap_journal journal-revert.json
-vm_swap_state reverted nvme "$pci"
+vm_swap_state reverted nvme "$pcis"
 vm_pattern_read NSROOT0001 reverted
+vm_pattern_read NSMPATH0001 reverted
 vm_check_round

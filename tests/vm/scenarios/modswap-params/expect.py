@@ -86,12 +86,14 @@ def check(ctx):
                         f("unknown_param.swapped"), f("unknown_param.boot"))
     ms.disks_back(ctx, "after the swap", "boot", "swapped")
     ms.pattern_intact(ctx, "NSROOT0001", ["swapped"])
+    ms.pattern_intact(ctx, "NSMPATH0001", ["swapped"])
 
     ms.swap_text(ctx, "revert")
     ms.module_stock(ctx, "nvme", "reverted", stock_src)
     same_as_boot(ctx, "reverted", "after --revert")
     ms.disks_back(ctx, "after --revert", "boot", "reverted")
     ms.pattern_intact(ctx, "NSROOT0001", ["reverted"])
+    ms.pattern_intact(ctx, "NSMPATH0001", ["reverted"])
     fixlib.kernel_equal(ctx, "after --revert", "journal", f("journal.reverted"), "absent")
 
     out = (ctx.read("refused.out") or "") + (ctx.read("refused.err") or "")

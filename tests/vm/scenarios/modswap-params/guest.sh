@@ -50,6 +50,7 @@ pci=$_v
 vm_fact stock.nvme.srcversion "$(modinfo -F srcversion nvme)"
 vm_fact patched.nvme.srcversion "$(modinfo -F srcversion /vm/kmod/prefix-modules/nvme.ko)"
 vm_pattern_write NSROOT0001
+vm_pattern_write NSMPATH0001
 vm_swap_state boot nvme "$pci"
 params_state boot
 vm_module_dir /vm/kmod/prefix-modules/manifest.json /vm/kmod/prefix-modules/nvme.ko
@@ -60,10 +61,12 @@ vm_numastor swap fix --modules
 vm_swap_state swapped nvme "$pci"
 params_state swapped
 vm_pattern_read NSROOT0001 swapped
+vm_pattern_read NSMPATH0001 swapped
 vm_numastor revert fix --revert
 vm_swap_state reverted nvme "$pci"
 params_state reverted
 vm_pattern_read NSROOT0001 reverted
+vm_pattern_read NSMPATH0001 reverted
 
 # An install command for nvme in modprobe.d: refused before anything is touched.
 echo "install nvme /sbin/modprobe --ignore-install nvme" >> /etc/modprobe.d/numastor-params.conf

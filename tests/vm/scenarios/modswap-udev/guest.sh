@@ -21,8 +21,9 @@ SCSI_MODULES="scsi_mod sd_mod megaraid_sas virtio_scsi scsi_common"
 udev_state() { # step
 	local _d _id
 	udevadm settle --timeout=60
-	for _d in /sys/block/*; do
-		_d=${_d##*/}
+	# the visible disks (the NVMe subsystem's hidden path disks have no /dev node; their head
+	# does, with the paths' serial)
+	for _d in $(vm_disks); do
 		udevadm info --query=property --name="/dev/$_d" > "$VM_OUT/udev-$1-$_d.txt" 2>&1 || :
 		case $_d in
 		loop*) _id=$_d ;;

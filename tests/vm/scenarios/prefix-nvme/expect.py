@@ -1,7 +1,7 @@
 """prefix-nvme: the pre-fix nvme driver makes the root-bus NVMe read numa_node 0; numastor
 must call that forced (node_forced true, node unknown) and raise a node-forced finding for
 that disk with a remedy. The expander NVMe (a real node 1) is not forced. The bed's NVMe
-subsystem (nvme-subsys): its root-bus path is forced the same way, its expander path is not;
+subsystem: its root-bus path is forced the same way, its expander path is not;
 the head is reported forced with both paths."""
 
 

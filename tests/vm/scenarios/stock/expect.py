@@ -1,6 +1,6 @@
 """stock: every disk agrees with ground truth (compare.py), and the two NVMe controllers
 read as the kernel places them: the one behind the node-1 expander on node 1, the one on
-the root bus (no node from firmware) as unknown. The bed's NVMe subsystem (nvme-subsys) makes
+the root bus (no node from firmware) as unknown. The bed's NVMe subsystem (on every machine) makes
 a multipath head whose two paths the kernel links (6.1: no multipath/ directory): numastor
 reports the head with both, each with its controller, PCI function, node and vectors, and the
 subsystem's iopolicy; the queue -> vector pairing of every disk is the measured one."""

@@ -1,8 +1,6 @@
-# Stock kernel and drivers, with the bed's NVMe subsystem (nvme-subsys): numastor check --json
+# Stock kernel and drivers, with the bed's NVMe subsystem: numastor check --json
 # against ground truth for every disk and every path of the multipath head; the queue -> vector
 # pairing measured first with O_DIRECT reads from each CPU in turn.
-# shellcheck disable=SC2034 # read by guest/lib.sh (vm_wait_disks)
-VM_DISKS=6 VM_MPATHS=2
 vm_load_storage
 vm_wait_disks 60
 vm_measure_pairing > "$VM_OUT/pairing.txt"
