@@ -5,6 +5,7 @@
 # two ground truths) and a `check --json` without an interval (counts since fix). The journal
 # is copied after the fix; ground truth (vm_truth) around each step bounds what numastor says.
 
+# shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
 # Background readers, one per disk, cycling through the online CPUs until /tmp/io.stop.
 io_start() {
 	local _d _c _cpus
