@@ -355,7 +355,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 {
 	const struct ns_system *sys = c->sys;
 	struct json_object *list = json_object_new_array();
-	size_t remote = 0, checked = 0, all_node_queues = 0;
+	size_t remote = 0, checked = 0;
 	struct vec_counts vc = {0};
 	int r = 0;
 
@@ -374,15 +374,9 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 			dup |= c->d->hctx[k].irq == irq;
 		if (dup)
 			continue;
-		if (ns_machine_spans_all_nodes(&sys->machine, &h->nodes)) {
-			/* a queue serving every node: the vector belongs on the device's node */
-			if (c->d->node < 0)
-				continue;
-			ns_cpuset_set(&ref, (unsigned)c->d->node);
-			all_node_queues++;
-		} else {
-			ns_cpuset_copy(&ref, &h->nodes);
-		}
+		/* a queue serving every node: the vector belongs on the device's node (none: skipped) */
+		if (!ns_queue_expected_nodes(&sys->machine, c->d->node, &h->nodes, &ref))
+			continue;
 		checked++;
 		for (size_t n = 0; n < irq->nper_node; n++)
 			if (!ns_cpuset_test(&ref, (unsigned)n))

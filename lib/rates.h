@@ -61,7 +61,7 @@ int ns_rates_sample(struct ns_root *root, struct ns_irq *const *irqs, size_t nir
 int ns_rates_apply(const struct ns_machine *m, struct ns_irq *const *irqs, size_t nirqs, const struct ns_counts *first,
 		   const struct ns_counts *second, double seconds, struct ns_notes *notes);
 
-/* The nodes a queue's vector belongs on, as irq-fires-remote judges it (lib/findings.c): the
+/* The nodes a queue's vector belongs on, for irq-fires-remote (lib/findings.c) and the metrics: the
  * nodes the queue serves, or the device's node for a queue that serves every node. false (ref
  * left empty) when there is none: such a queue on a device whose node is unknown. */
 bool ns_queue_expected_nodes(const struct ns_machine *m, int device_node, const struct ns_cpuset *queue_nodes,
