@@ -51,34 +51,126 @@ static void read_list(struct ns_root *root, const char *path, struct ns_cpuset *
 	free(txt);
 }
 
-/* Parse one count: unsigned decimal below 2^32 (the kernel's counts are 32-bit). */
-static bool parse_count(const char **p, unsigned long long *out)
+int ns_counts_parse(const char *txt, struct ns_counts *c)
 {
-	unsigned long long v = 0;
-	const char *s = *p;
+	const char *s = txt;
+	size_t cap = 0;
 
-	if (*s < '0' || *s > '9')
-		return false;
-	while (*s >= '0' && *s <= '9') {
-		v = v * 10 + (unsigned long long)(*s++ - '0');
-		if (v > 0xffffffffULL)
-			return false;
+	memset(c, 0, sizeof(*c));
+	if (!s || !*s)
+		return -EINVAL;
+	for (;;) {
+		unsigned long long v = 0;
+		if (*s < '0' || *s > '9')
+			goto bad;
+		while (*s >= '0' && *s <= '9') {
+			v = v * 10 + (unsigned long long)(*s++ - '0');
+			if (v > 0xffffffffULL) /* the kernel's per-CPU counts are 32-bit */
+				goto bad;
+		}
+		if (c->n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			unsigned long long *nv = realloc(c->v, ncap * sizeof(*nv));
+			if (!nv) {
+				ns_counts_free(c);
+				return -ENOMEM;
+			}
+			c->v = nv;
+			cap = ncap;
+		}
+		c->v[c->n++] = v;
+		if (!*s || *s == '\n')
+			break;
+		if (*s++ != ',')
+			goto bad;
 	}
-	if (*s && *s != ',')
-		return false;
-	*p = *s ? s + 1 : s;
-	*out = v;
-	return true;
+	if (*s == '\n' && s[1])
+		goto bad;
+	return 0;
+bad:
+	ns_counts_free(c);
+	return -EINVAL;
 }
 
-/* per_cpu_count, folded per node as it is parsed (the per-CPU values are not kept). */
+int ns_counts_read(struct ns_root *root, int irq, struct ns_counts *c, char **raw)
+{
+	char path[64], *txt;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	if (raw)
+		*raw = NULL;
+	snprintf(path, sizeof(path), "sys/kernel/irq/%d/per_cpu_count", irq);
+	r = ns_read_str(root, path, &txt);
+	if (r < 0)
+		return r;
+	r = ns_counts_parse(txt, c);
+	if (r == 0 && raw)
+		*raw = txt;
+	else
+		free(txt);
+	return r;
+}
+
+void ns_counts_free(struct ns_counts *c)
+{
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+}
+
+int ns_counts_delta(const struct ns_counts *earlier, const struct ns_counts *later, bool wrap, struct ns_counts *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (earlier->n != later->n || !later->n)
+		return -EINVAL;
+	out->v = calloc(later->n, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	out->n = later->n;
+	for (size_t i = 0; i < later->n; i++) {
+		if (later->v[i] >= earlier->v[i]) {
+			out->v[i] = later->v[i] - earlier->v[i];
+		} else if (wrap) {
+			out->v[i] = later->v[i] + 0x100000000ULL - earlier->v[i];
+		} else {
+			ns_counts_free(out);
+			return -ERANGE;
+		}
+	}
+	return 0;
+}
+
+int ns_counts_fold(const struct ns_machine *m, const struct ns_counts *c, unsigned long long **per_node,
+		   size_t *nper_node, unsigned long long *total)
+{
+	int maxnode = -1;
+
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (m->nodes[i].id > maxnode)
+			maxnode = m->nodes[i].id;
+	*nper_node = (size_t)(maxnode + 1);
+	*per_node = calloc(*nper_node ? *nper_node : 1, sizeof(**per_node));
+	*total = 0;
+	if (!*per_node)
+		return -ENOMEM;
+	for (size_t cpu = 0; cpu < c->n; cpu++) {
+		int node = ns_machine_cpu_node(m, (int)cpu);
+		*total += c->v[cpu];
+		if (node >= 0 && (size_t)node < *nper_node)
+			(*per_node)[node] += c->v[cpu];
+	}
+	return 0;
+}
+
+/* per_cpu_count, folded per node (the per-CPU values are not kept). */
 static void read_counts(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq, struct ns_notes *notes,
 			const char *subj)
 {
-	char path[96], *txt;
-	const char *p;
-	size_t n = 0;
-	int r, maxnode = -1;
+	char path[96];
+	struct ns_counts c;
+	char *txt;
+	int r;
 
 	snprintf(path, sizeof(path), "sys/kernel/irq/%d/per_cpu_count", irq->irq);
 	r = ns_read_str(root, path, &txt);
@@ -86,41 +178,26 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 		ns_note_read(notes, subj, "total_count", path, r, NULL);
 		return;
 	}
-	for (size_t i = 0; i < m->nnodes; i++)
-		if (m->nodes[i].id > maxnode)
-			maxnode = m->nodes[i].id;
-	irq->nper_node = (size_t)(maxnode + 1);
-	irq->per_node = calloc(irq->nper_node ? irq->nper_node : 1, sizeof(*irq->per_node));
-	if (!irq->per_node)
-		goto bad;
-	for (p = txt; *p; n++) {
-		unsigned long long c;
-		int node;
-		if (!parse_count(&p, &c)) {
-			ns_note_read(notes, subj, "total_count", path, -EINVAL, txt);
-			goto bad;
-		}
-		irq->total += c;
-		node = ns_machine_cpu_node(m, (int)n);
-		if (node >= 0 && (size_t)node < irq->nper_node)
-			irq->per_node[node] += c;
+	r = ns_counts_parse(txt, &c);
+	if (r < 0) {
+		ns_note_read(notes, subj, "total_count", path, r, txt);
+		free(txt);
+		return;
 	}
-	if (m->possible.known && n < (size_t)ns_cpuset_count(&m->possible)) {
+	free(txt);
+	if (m->possible.known && c.n < (size_t)ns_cpuset_count(&m->possible)) {
 		/* a truncated list would put counts on the wrong CPUs: refuse it */
-		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, n,
+		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, c.n,
 			ns_cpuset_count(&m->possible));
-		goto bad;
+	} else if (ns_counts_fold(m, &c, &irq->per_node, &irq->nper_node, &irq->total) == 0) {
+		irq->ncpu = c.n;
+		irq->counts_known = true;
+	} else {
+		irq->per_node = NULL;
+		irq->nper_node = 0;
+		irq->total = 0;
 	}
-	irq->ncpu = n;
-	irq->counts_known = true;
-	free(txt);
-	return;
-bad:
-	free(irq->per_node);
-	irq->per_node = NULL;
-	irq->nper_node = 0;
-	irq->total = 0;
-	free(txt);
+	ns_counts_free(&c);
 }
 
 static void read_managed(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq, mode_t mode,

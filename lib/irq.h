@@ -59,6 +59,27 @@ struct ns_irq {
 	unsigned long long interval_total;
 };
 
+/* One IRQ's per_cpu_count: one value per CPU, in the file's order (CPU 0 first). */
+struct ns_counts {
+	unsigned long long *v;
+	size_t n;
+};
+
+/* "12,0,3" (the file's format: unsigned decimals below 2^32, comma-separated) -> c. -EINVAL
+ * when malformed, -ENOMEM. */
+int ns_counts_parse(const char *txt, struct ns_counts *c);
+/* IRQ irq's sys/kernel/irq/N/per_cpu_count now; *raw (when not NULL) gets the text as read. */
+int ns_counts_read(struct ns_root *root, int irq, struct ns_counts *c, char **raw);
+void ns_counts_free(struct ns_counts *c);
+/* out = later - earlier, CPU by CPU. -EINVAL when the CPU counts differ. A counter that is
+ * lower later went backwards (another boot, a re-created IRQ) or wrapped past 2^32: with wrap,
+ * one wrap is assumed (a short interval); without, -ERANGE. */
+int ns_counts_delta(const struct ns_counts *earlier, const struct ns_counts *later, bool wrap, struct ns_counts *out);
+/* Fold per node: *per_node indexed by node id (max id + 1 entries, as ns_irq's per_node),
+ * *total over every CPU (those on no node too). */
+int ns_counts_fold(const struct ns_machine *m, const struct ns_counts *c, unsigned long long **per_node,
+		   size_t *nper_node, unsigned long long *total);
+
 /* Read IRQ n. -ENOENT when it vanished (no /proc/irq/N and no /sys/kernel/irq/N). */
 /* debugfs: whether sys/kernel/debug/irq/irqs exists (looked up once, not per IRQ). */
 int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool msi, bool debugfs, struct ns_irq *irq,
