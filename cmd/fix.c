@@ -229,6 +229,44 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 }
 
+/* A value read from the machine, quoted, its control and non-ASCII bytes as \xNN (at most 60 bytes). */
+static void print_value(FILE *out, const char *v)
+{
+	size_t i;
+
+	fputc('\'', out);
+	for (i = 0; v[i] && i < 60; i++) {
+		unsigned char c = (unsigned char)v[i];
+		if (c < 0x20 || c >= 0x7f || c == '\\' || c == '\'')
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+	fputs(v[i] ? "'..." : "'", out);
+}
+
+/* Why the plan was refused (-EBADMSG): each exclusion input that did not parse, by file and value. */
+static void print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
+{
+	for (size_t i = 0; i < m->nunparsed; i++) {
+		const struct ns_unparsed *u = &m->unparsed[i];
+		bool banned = strcmp(u->field, "irqbalance.banned_cpus") == 0;
+		fprintf(stderr, "numastor fix: refused: %s/%s ", banned ? "IRQBALANCE_BANNED_CPULIST in " : "",
+			u->path);
+		if (u->raw) {
+			fputs(banned ? "is " : "reads ", stderr);
+			print_value(stderr, u->raw);
+			fprintf(stderr, ", which does not parse as a CPU list (%s)\n", strerror(-u->err));
+		} else {
+			fprintf(stderr, "cannot be read (%s)\n", strerror(-u->err));
+		}
+	}
+	fprintf(stderr,
+		"numastor fix: %s: fix never places IRQs from a partial set of excluded CPUs (offline, "
+		"isolated, nohz_full, banned by irqbalance); correct the value and run fix again\n",
+		o->dry_run ? "nothing was planned" : "nothing was planned or changed");
+}
+
 /* Test-only (lib/testhook.h): NUMASTOR_TEST_IRQ_WRITE_ERRNO=EIO|EPERM|EACCES makes every IRQ
  * affinity write fail so, as a kernel would: how the errno classes are shown without one. */
 static int fake_irq_errno(void)
@@ -1019,6 +1057,11 @@ int cmd_fix(int argc, char **argv)
 	r = ns_findings_evaluate(&sys, &findings);
 	if (r == 0)
 		r = ns_plan_build(&sys, &findings, &popts, &plan);
+	if (r == -EBADMSG) {
+		print_unparsed(&sys.machine, &o);
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
 	if (r < 0) {
 		fprintf(stderr, "numastor fix: building the plan: %s\n", strerror(-r));
 		code = NS_EXIT_UNKNOWN;

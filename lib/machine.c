@@ -39,6 +39,58 @@ static void read_cpuset(struct ns_root *root, const char *path, struct ns_cpuset
 	free(txt);
 }
 
+/* Record an exclusion input that did not parse (raw may be NULL: it could not be read). */
+static int record_unparsed(struct ns_machine *m, const char *field, const char *path, const char *raw, int err)
+{
+	struct ns_unparsed *nv = realloc(m->unparsed, (m->nunparsed + 1) * sizeof(*nv)), *u;
+
+	if (!nv)
+		return -ENOMEM;
+	m->unparsed = nv;
+	u = &nv[m->nunparsed];
+	u->field = strdup(field);
+	u->path = strdup(path);
+	u->raw = raw ? strdup(raw) : NULL;
+	u->err = err;
+	if (!u->field || !u->path || (raw && !u->raw)) {
+		free(u->field);
+		free(u->path);
+		free(u->raw);
+		return -ENOMEM;
+	}
+	m->nunparsed++;
+	return 0;
+}
+
+/*
+ * read_cpuset()'s failures of the CPU sets fix keeps IRQs off: each one unknown is recorded with
+ * the file and the text read again (no CPU is excluded by an unknown set, so fix must refuse).
+ */
+static int record_unknown_exclusions(struct ns_root *root, struct ns_machine *m)
+{
+	const struct {
+		const struct ns_cpuset *s;
+		const char *field, *path;
+	} in[] = {
+		{&m->online, "online_cpus", CPU_DIR "/online"},
+		{&m->isolated, "isolated_cpus", CPU_DIR "/isolated"},
+		{&m->nohz_full, "nohz_full_cpus", CPU_DIR "/nohz_full"},
+	};
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		char *txt = NULL;
+		int r;
+		if (in[i].s->known)
+			continue;
+		r = ns_read_str(root, in[i].path, &txt);
+		r = record_unparsed(m, in[i].field, in[i].path, r == 0 ? txt : NULL, r == 0 ? -EINVAL : r);
+		free(txt);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static void parse_kernel_version(struct ns_machine *m)
 {
 	if (!m->kernel_release || sscanf(m->kernel_release, "%d.%d", &m->kver_major, &m->kver_minor) != 2)
@@ -223,21 +275,25 @@ static int build_cpu_node_map(struct ns_machine *m)
 	return 0;
 }
 
-/* irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs. */
-static void read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
+/*
+ * irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs. A banned
+ * list that does not parse (or a process list that cannot be read) is recorded in m->unparsed.
+ */
+static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
 {
 	struct ns_irqbalance *ib = &m->irqbalance;
 	char **names;
 	size_t n;
 	int r;
-	char *banned = NULL;
+	char *banned = NULL, from[64] = "";
 
 	ib->running = -1;
 	ib->pid = -1;
 	r = ns_list_dir(root, "proc", &names, &n);
 	if (r < 0) {
 		ns_note_read(notes, "machine", "irqbalance.running", "proc", r, NULL);
-		return;
+		/* whether a daemon runs with its own banned list is unknown */
+		return record_unparsed(m, "irqbalance.banned_cpus", "proc", NULL, r);
 	}
 	ib->running = 0;
 	for (size_t i = 0; i < n && ib->running != 1; i++) {
@@ -271,6 +327,7 @@ static void read_irqbalance(struct ns_root *root, struct ns_machine *m, struct n
 				if (p) {
 					p += strlen("IRQBALANCE_BANNED_CPULIST=");
 					banned = strndup(p, strcspn(p, " "));
+					snprintf(from, sizeof(from), "%s", path);
 				}
 				free(env);
 			} else if (r == -EACCES || r == -EPERM) {
@@ -293,20 +350,26 @@ static void read_irqbalance(struct ns_root *root, struct ns_machine *m, struct n
 					p += 26;
 					p += strspn(p, "\"'");
 					banned = strndup(p, strcspn(p, "\"'\n "));
+					snprintf(from, sizeof(from), "%s", files[i]);
 					break;
 				}
 			}
 			free(txt);
 		}
 	}
+	r = 0;
 	if (banned) {
-		if (ns_cpuset_parse_list(&ib->banned_cpus, banned) < 0)
+		int pr = ns_cpuset_parse_list(&ib->banned_cpus, banned);
+		if (pr < 0) {
 			ns_note(notes, "machine", "irqbalance.banned_cpus",
 				"IRQBALANCE_BANNED_CPULIST holds a garbled value '%.40s'", banned);
+			r = record_unparsed(m, "irqbalance.banned_cpus", from, banned, pr);
+		}
 		free(banned);
-	} else if (ib->running >= 0) {
+	} else {
 		ib->banned_cpus.known = true;
 	}
+	return r;
 }
 
 int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
@@ -335,6 +398,9 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 		ns_cpuset_copy(&m->possible, &m->online);
 	read_cpuset(root, CPU_DIR "/isolated", &m->isolated, notes, "isolated_cpus", true);
 	read_cpuset(root, CPU_DIR "/nohz_full", &m->nohz_full, notes, "nohz_full_cpus", true);
+	r = record_unknown_exclusions(root, m);
+	if (r < 0)
+		return r;
 	r = read_nodes(root, m, notes);
 	if (r < 0)
 		return r;
@@ -344,8 +410,7 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 	r = build_cpu_node_map(m);
 	if (r < 0)
 		return r;
-	read_irqbalance(root, m, notes);
-	return 0;
+	return read_irqbalance(root, m, notes);
 }
 
 void ns_machine_free(struct ns_machine *m)
@@ -362,6 +427,12 @@ void ns_machine_free(struct ns_machine *m)
 	ns_cpuset_clear(&m->isolated);
 	ns_cpuset_clear(&m->nohz_full);
 	free(m->cpu_node);
+	for (size_t i = 0; i < m->nunparsed; i++) {
+		free(m->unparsed[i].field);
+		free(m->unparsed[i].path);
+		free(m->unparsed[i].raw);
+	}
+	free(m->unparsed);
 	free(m->irqbalance.policyscript);
 	ns_cpuset_clear(&m->irqbalance.banned_cpus);
 	memset(m, 0, sizeof(*m));
