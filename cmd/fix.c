@@ -290,6 +290,29 @@ static struct json_object *jstr_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+/*
+ * The journal is checked like input before anything acts on it: a malformed one is refused
+ * (said on stderr, -EINVAL) and kept byte for byte. 0 when there is none or it is valid; a
+ * journal of another version is left to the callers' own message (-EPROTO passes as 0 here).
+ */
+static int malformed_journal(struct ns_root *root, const char *who, const struct fix_opts *o)
+{
+	char *why = NULL;
+	int r = ns_journal_check(root, NULL, &why);
+
+	if (r != -EINVAL) {
+		free(why);
+		return 0;
+	}
+	fprintf(stderr,
+		"%s: refused: /%s is malformed (%s): nothing was changed and the file is kept as it is. It is "
+		"not what numastor writes: restore by hand what still applies of it (each entry's previous "
+		"value), then remove it%s\n",
+		who, NS_JOURNAL_PATH, why ? why : "?", o->revert ? "" : " and run fix again");
+	free(why);
+	return -EINVAL;
+}
+
 /* The IRQ and rq_affinity revert. With --json the document is left in *docp (the module
  * revert adds to it, then cmd_fix prints it once). */
 static int do_revert(struct ns_root *root, const struct fix_opts *o, const struct ns_apply_opts *aopts,
@@ -297,7 +320,11 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 {
 	struct ns_revert_report rep;
 	size_t restored = 0, unchanged = 0;
-	int r = ns_revert(root, aopts, &rep);
+	int r;
+
+	if (malformed_journal(root, "numastor fix --revert", o) < 0)
+		return NS_EXIT_UNKNOWN;
+	r = ns_revert(root, aopts, &rep);
 
 	if (r == -ENOENT) {
 		if (o->json) {
@@ -997,6 +1024,28 @@ int cmd_fix(int argc, char **argv)
 		return NS_EXIT_UNKNOWN;
 	}
 	if (!o.dry_run) {
+		/* the journal and the lock only in numastor's own directories: a symlink or a directory
+		 * others may write would send them (and what --revert trusts) elsewhere */
+		char *why = NULL;
+		const char *dir = NS_STATE_DIR;
+		r = ns_state_dir_ensure(root, dir, &why);
+		if (r == 0 && (o.revert || o.modules)) {
+			dir = NS_SWAP_JOURNAL_DIR;
+			r = ns_state_dir_check(root, dir, &why);
+			if (r == -ENOENT)
+				r = 0; /* made (and checked) when a swap first journals */
+		}
+		if (r < 0) {
+			fprintf(stderr,
+				"numastor fix: refused: %s; numastor keeps its journal and lock only in a real "
+				"directory owned by root that no one else may write (/%s): nothing was changed\n",
+				why ? why : strerror(-r), dir);
+			free(why);
+			ns_root_free(root);
+			return NS_EXIT_UNKNOWN;
+		}
+	}
+	if (!o.dry_run) {
 		/* the lock says what this run does, so that a waiter can tell a swap from a fix; the
 		 * plan is built only once the lock is ours, so a fix that waited plans afresh */
 		const char *what = o.revert ? "revert" : o.modules ? "modules" : "irqs";
@@ -1064,6 +1113,10 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (r < 0) {
 		fprintf(stderr, "numastor fix: building the plan: %s\n", strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (!o.dry_run && (r = malformed_journal(root, "numastor fix", &o)) < 0) {
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
