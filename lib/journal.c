@@ -193,11 +193,11 @@ static bool only_keys(struct json_object *o, const char *const *allowed, const c
 	return true;
 }
 
-#define BAD(...)                                   \
-	do {                                       \
-		if (problem)                       \
+#define BAD(...)                                        \
+	do {                                            \
+		if (problem)                            \
 			*problem = ns_fmt(__VA_ARGS__); \
-		return -EINVAL;                    \
+		return -EINVAL;                         \
 	} while (0)
 
 static int check_irq_entry(struct json_object *e, size_t i, char **problem)
