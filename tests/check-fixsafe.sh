@@ -9,7 +9,8 @@
 #   byte for byte, by fix and by --revert (tests/check-journal-schema.py runs the corpus through
 #   the schema too); a previous value that is not a CPU list is never written;
 # - numastor's state directories must be real directories, owned by root, not group- or
-#   world-writable, no symlink; otherwise fix refuses naming why.
+#   world-writable, no symlink; otherwise fix refuses naming why;
+# - a previous value read that is no CPU list is never journaled, and that IRQ never written.
 set -u
 numastor=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -126,6 +127,61 @@ rm "$tmp/t/$cpu/online"
 refused "cpu/online missing" "/$cpu/online cannot be read (No such file or directory)"
 echo "0-61" >"$tmp/t/$cpu/online"
 honoured "cpu/online 0-61 (62, 63 offline)" 62-63 0-61
+
+# --- a previous value that is no CPU list is never journaled, nor that IRQ written ---------
+fresh
+before=$(affinities "$tmp/t")
+echo "zz,," >"$tmp/t/proc/irq/58/smp_affinity_list"
+"$numastor" fix --sysroot "$tmp/t" --json >"$tmp/out.json" 2>"$tmp/err"
+python3 - "$tmp/out.json" "$tmp/t" <<'PY' || fail "an IRQ whose smp_affinity_list reads zz,, was journaled or written"
+import json, sys
+plan, root = json.load(open(sys.argv[1])), sys.argv[2]
+e = [x for x in plan["irqs"] if x["irq"] == 58][0]
+assert e["result"]["status"] == "failed", e["result"]
+assert open(f"{root}/proc/irq/58/smp_affinity_list").read().strip() == "zz,,"
+j = json.load(open(f"{root}/run/numastor/journal.json"))
+assert 58 not in [x["irq"] for x in j["irqs"]], "irq 58 journaled with previous zz,,"
+assert len(j["irqs"]) > 1, "nothing else journaled"
+PY
+
+# --- numastor's state directories ---------------------------------------------------------
+# state_refused WHAT MSG [ARGS]: fix ARGS exits 3 naming MSG, writes no IRQ and nothing outside
+state_refused() {
+	local before
+	before=$(affinities "$tmp/t")
+	"$numastor" fix --sysroot "$tmp/t" ${3:-} >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ "$rc" = 3 ] || fail "$1: fix ${3:-} exited $rc, expected 3: $(cat "$tmp/err")"
+	grep -qF -- "$2" "$tmp/err" || fail "$1: fix ${3:-} does not say: $2; it said: $(cat "$tmp/err")"
+	[ "$(affinities "$tmp/t")" = "$before" ] || fail "$1: fix ${3:-} wrote an IRQ"
+	[ -z "$(ls -A "$tmp/elsewhere" 2>/dev/null)" ] || fail "$1: fix ${3:-} wrote into $tmp/elsewhere: $(ls "$tmp/elsewhere")"
+}
+fresh
+rm -rf "$tmp/elsewhere" && mkdir "$tmp/elsewhere"
+rm -rf "$tmp/t/run/numastor" && ln -s "$tmp/elsewhere" "$tmp/t/run/numastor"
+state_refused "run/numastor a symlink out of the tree" "refused: /run/numastor is a symlink"
+state_refused "run/numastor a symlink out of the tree" "refused: /run/numastor is a symlink" --revert
+rm "$tmp/t/run/numastor" && mkdir "$tmp/t/run/inside" && ln -s ../run/inside "$tmp/t/run/numastor"
+state_refused "run/numastor a symlink inside the tree" "refused: /run/numastor is a symlink"
+rm "$tmp/t/run/numastor" && mv "$tmp/t/run" "$tmp/t/run.real" && ln -s run.real "$tmp/t/run"
+state_refused "run a symlink" "refused: /run is a symlink"
+rm "$tmp/t/run" && mv "$tmp/t/run.real" "$tmp/t/run" && mkdir -p "$tmp/t/run/numastor"
+chown 65534 "$tmp/t/run/numastor"
+state_refused "run/numastor owned by another user" "refused: /run/numastor is owned by uid 65534, not by root"
+chown 0 "$tmp/t/run/numastor" && chmod 0775 "$tmp/t/run/numastor"
+state_refused "run/numastor group-writable" "refused: /run/numastor is group-writable (mode 0775)"
+chmod 0757 "$tmp/t/run/numastor"
+state_refused "run/numastor world-writable" "refused: /run/numastor is world-writable (mode 0757)"
+chmod 0755 "$tmp/t/run/numastor"
+mkdir -p "$tmp/t/var/lib" && ln -s "$tmp/elsewhere" "$tmp/t/var/lib/numastor"
+state_refused "var/lib/numastor a symlink" "refused: /var/lib/numastor is a symlink" --revert
+rm "$tmp/t/var/lib/numastor" && mkdir "$tmp/t/var/lib/numastor" && chmod 0777 "$tmp/t/var/lib/numastor"
+state_refused "var/lib/numastor world-writable" "refused: /var/lib/numastor is world-writable" --revert
+chmod 0700 "$tmp/t/var/lib/numastor"
+# the twin: the real directories, root's, 0755 and 0700: fix and --revert work
+"$numastor" fix --sysroot "$tmp/t" >/dev/null 2>"$tmp/err" || fail "state twin: fix failed: $(cat "$tmp/err")"
+[ -f "$tmp/t/run/numastor/journal.json" ] || fail "state twin: no journal"
+"$numastor" fix --sysroot "$tmp/t" --revert >/dev/null 2>"$tmp/err" || fail "state twin: revert failed: $(cat "$tmp/err")"
 
 if [ "$fails" -gt 0 ]; then
 	echo "fixsafe: $fails failed"

@@ -2,7 +2,7 @@
 """The journals are checked like input, and schema/journal.schema.json says how: a corpus of
 journals (the fix journal run/numastor/journal.json and the swap journal
 var/lib/numastor/swap.json; the issue's damaged ones among them) goes through python3-jsonschema
-and through `numastor fix --revert` on a fixture copy (NUMASTOR_TEST_SYSROOT_WRITES=1), and the two
+and through `numastor fix --revert` on a fixture copy (arguments after the binary: only the cases of those names) (NUMASTOR_TEST_SYSROOT_WRITES=1), and the two
 must agree: what the schema refuses, numastor refuses with exit 3, keeping the file byte for byte
 and writing no IRQ; what the schema takes, numastor reverts. The only disagreements allowed are
 listed in C_STRICTER, each a rule a JSON Schema cannot state. A refused fix journal is refused by
@@ -150,6 +150,9 @@ def main():
         assert good["irqs"], "fix journaled nothing"
         cases = [(n, t, jpath) for n, t in irq_cases(good)]
         cases += [(n, t, os.path.join("var", "lib", "numastor", "swap.json")) for n, t in swap_cases()]
+        if sys.argv[2:]:  # only the cases named (a mutant's kill command)
+            cases = [c for c in cases if c[0] in sys.argv[2:]]
+            assert len(cases) == len(sys.argv[2:]), f"no such case among {sys.argv[2:]}"
         for name, text, rel in cases:
             t = os.path.join(tmp, "t")
             subprocess.run(["rm", "-rf", t], check=True)
