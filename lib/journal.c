@@ -276,17 +276,15 @@ static int check_doc(struct json_object *doc, int *version, char **problem)
 	    (v && (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) < 1 ||
 		   json_object_get_string_len(v) > 64)))
 		BAD("its boot_id is missing or not null or a boot id");
-	if (!json_object_object_get_ex(doc, "irqs", &arr))
-		BAD("it has no \"irqs\"");
-	if (!json_object_is_type(arr, json_type_array))
-		BAD("its \"irqs\" is %s, not an array", type_name(arr));
+	arr = NULL;
+	if (!json_object_object_get_ex(doc, "irqs", &arr) || !json_object_is_type(arr, json_type_array))
+		BAD("its \"irqs\" is %s, not an array", arr ? type_name(arr) : "missing");
 	for (size_t i = 0; i < json_object_array_length(arr); i++)
 		if ((r = check_irq_entry(json_object_array_get_idx(arr, i), i, problem)) < 0)
 			return r;
-	if (!json_object_object_get_ex(doc, "rq_affinity", &arr))
-		BAD("it has no \"rq_affinity\"");
-	if (!json_object_is_type(arr, json_type_array))
-		BAD("its \"rq_affinity\" is %s, not an array", type_name(arr));
+	arr = NULL;
+	if (!json_object_object_get_ex(doc, "rq_affinity", &arr) || !json_object_is_type(arr, json_type_array))
+		BAD("its \"rq_affinity\" is %s, not an array", arr ? type_name(arr) : "missing");
 	for (size_t i = 0; i < json_object_array_length(arr); i++)
 		if ((r = check_rq_entry(json_object_array_get_idx(arr, i), i, problem)) < 0)
 			return r;

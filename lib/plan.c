@@ -48,16 +48,16 @@ static char *answers_for(const struct ns_findings *f, const char *device)
 
 /*
  * The CPUs an IRQ may go to: online, not isolated, not nohz_full, not banned by irqbalance.
- * Never from a partial exclusion set: -EBADMSG when one of them did not parse or is unknown
- * (m->unparsed says which, for fix to name), as an unknown set would exclude no CPU at all.
+ * Never from a partial exclusion set: -EBADMSG when one of them did not parse or could not be
+ * read (lib/machine.c records each in m->unparsed, for fix to name), as an unknown set would
+ * exclude no CPU at all.
  */
 static int allowed_cpus(const struct ns_system *sys, struct ns_cpuset *out)
 {
 	const struct ns_machine *m = &sys->machine;
 
 	ns_cpuset_clear(out);
-	if (m->nunparsed || !m->online.known || !m->isolated.known || !m->nohz_full.known ||
-	    !m->irqbalance.banned_cpus.known)
+	if (m->nunparsed)
 		return -EBADMSG;
 	out->known = true;
 	ns_cpuset_foreach (c, &m->online) {
