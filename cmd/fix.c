@@ -55,7 +55,9 @@ static void fix_usage(FILE *out)
 		     "  -h, --help                show this help\n"
 		     "\n"
 		     "Exit status: 0 done (or nothing to do), 1 some writes failed (with --modules --dry-run:\n"
-		     "the swap would be refused), 3 could not run.\n");
+		     "the swap would be refused), 3 could not run (also: an excluded-CPU list such as\n"
+		     "IRQBALANCE_BANNED_CPULIST or cpu/isolated that does not parse, a malformed journal,\n"
+		     "which is kept, or a state directory that is not numastor's own).\n");
 }
 
 struct fix_opts {
