@@ -58,7 +58,7 @@ static struct json_object *machine_json(const struct ns_machine *m)
 		struct json_object *no = json_object_new_object(), *d = NULL;
 		add(no, "node", json_object_new_int(n->id));
 		add(no, "cpus", ns_cpuset_json(&n->cpus));
-		add(no, "cpu_count", json_object_new_int((int)ns_cpuset_count(&n->cpus)));
+		add(no, "cpu_count", n->cpus.known ? json_object_new_int((int)ns_cpuset_count(&n->cpus)) : NULL);
 		add(no, "memory_bytes", n->memory_bytes >= 0 ? json_object_new_int64(n->memory_bytes) : NULL);
 		if (n->distances) {
 			d = json_object_new_array();
