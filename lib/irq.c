@@ -191,6 +191,12 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 		/* a truncated list would put counts on the wrong CPUs: refuse it */
 		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, c.n,
 			ns_cpuset_count(&m->possible));
+	} else if (!ns_machine_cpu_map_complete(m)) {
+		/* a node's CPUs are unknown: the total is, the per-node split is not */
+		for (size_t i = 0; i < c.n; i++)
+			irq->total += c.v[i];
+		irq->ncpu = c.n;
+		irq->counts_known = true;
 	} else if (ns_counts_fold(m, &c, &irq->per_node, &irq->nper_node, &irq->total) == 0) {
 		irq->ncpu = c.n;
 		irq->counts_known = true;

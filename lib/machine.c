@@ -475,6 +475,14 @@ void ns_machine_free(struct ns_machine *m)
 	memset(m, 0, sizeof(*m));
 }
 
+bool ns_machine_cpu_map_complete(const struct ns_machine *m)
+{
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (!m->nodes[i].cpus.known)
+			return false;
+	return true;
+}
+
 int ns_machine_cpu_node(const struct ns_machine *m, int cpu)
 {
 	if (cpu < 0 || (size_t)cpu >= m->ncpu_node)
@@ -484,10 +492,17 @@ int ns_machine_cpu_node(const struct ns_machine *m, int cpu)
 
 int ns_machine_nodes_of(const struct ns_machine *m, const struct ns_cpuset *s, struct ns_cpuset *nodes)
 {
+	bool complete = ns_machine_cpu_map_complete(m);
+
 	ns_cpuset_clear(nodes);
 	nodes->known = s->known;
 	ns_cpuset_foreach (c, s) {
 		int n = ns_machine_cpu_node(m, c);
+		if (n < 0 && !complete) {
+			/* maybe on the node whose cpulist did not parse: not an answer */
+			ns_cpuset_clear(nodes);
+			return 0;
+		}
 		if (n >= 0) {
 			int r = ns_cpuset_set(nodes, (unsigned)n);
 			if (r < 0)

@@ -52,6 +52,9 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 int ns_machine_parse_cpus(const struct ns_machine *m, struct ns_cpuset *s, const char *text, bool mask);
 void ns_machine_free(struct ns_machine *m);
 
+/* Is every node's CPU list known? Else a CPU's -1 may be a node whose cpulist did not parse,
+ * and nothing folded or judged by node from the map is an answer. */
+bool ns_machine_cpu_map_complete(const struct ns_machine *m);
 /* Node of a CPU, -1 when unknown. */
 int ns_machine_cpu_node(const struct ns_machine *m, int cpu);
 /* The set of nodes the CPUs of s sit on, as a node bitmap (reuses ns_cpuset for node ids). */

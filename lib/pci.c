@@ -87,11 +87,10 @@ static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const
 	else if (r < 0)
 		return NS_NODE_UNREAD;
 	/* a node whose CPUs are unknown leaves the CPU -> node map partial: no bus node from it */
-	for (size_t i = 0; i < m->nnodes; i++)
-		if (!m->nodes[i].cpus.known) {
-			free(txt);
-			return NS_NODE_UNREAD;
-		}
+	if (!ns_machine_cpu_map_complete(m)) {
+		free(txt);
+		return NS_NODE_UNREAD;
+	}
 	if (txt && ns_machine_parse_cpus(m, &cpus, txt, false) == 0 && ns_machine_nodes_of(m, &cpus, &nodes) == 0) {
 		unsigned n = ns_cpuset_count(&nodes);
 		if (ns_cpuset_count(&cpus) == 0) {
