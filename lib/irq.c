@@ -3,6 +3,7 @@
 #include "irq.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,14 +63,10 @@ int ns_counts_parse(const char *txt, struct ns_counts *c)
 	if (!s || !*s)
 		return -EINVAL;
 	for (;;) {
-		unsigned long long v = 0;
-		if (*s < '0' || *s > '9')
+		uint64_t v;
+		/* "%u" each: the kernel's per-CPU counts are 32-bit, in decimal without leading zeros */
+		if (ns_parse_dec_prefix(&s, 0xffffffffULL, &v) < 0)
 			goto bad;
-		while (*s >= '0' && *s <= '9') {
-			v = v * 10 + (unsigned long long)(*s++ - '0');
-			if (v > 0xffffffffULL) /* the kernel's per-CPU counts are 32-bit */
-				goto bad;
-		}
 		if (c->n == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
 			unsigned long long *nv = realloc(c->v, ncap * sizeof(*nv));

@@ -26,11 +26,20 @@ bool ns_pci_is_function(struct ns_root *root, const char *path)
 	return yes;
 }
 
+/* DDDD:BB:DD.F as the PCI core names a function (hex fields, the function 0-7) */
 static bool is_bdf(const char *s)
 {
-	unsigned d, b, dev, f;
-	char tail;
-	return sscanf(s, "%x:%x:%x.%x%c", &d, &b, &dev, &f, &tail) == 4;
+	size_t i = 0;
+
+	while (isxdigit((unsigned char)s[i]))
+		i++;
+	if (i < 4 || i > 8 || s[i++] != ':')
+		return false;
+	for (int field = 0; field < 2; field++, i += 3)
+		if (!isxdigit((unsigned char)s[i]) || !isxdigit((unsigned char)s[i + 1]) ||
+		    s[i + 2] != (field == 0 ? ':' : '.'))
+			return false;
+	return s[i] >= '0' && s[i] <= '7' && s[i + 1] == '\0';
 }
 
 static int read_node(struct ns_root *root, const char *dir, struct ns_notes *notes, const char *subj, const char *field)
