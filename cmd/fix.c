@@ -258,7 +258,12 @@ static void print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
 		if (u->raw) {
 			fputs(banned ? "is " : "reads ", stderr);
 			print_value(stderr, u->raw);
-			fprintf(stderr, ", which does not parse as a CPU list (%s)\n", strerror(-u->err));
+			if (u->err == -ERANGE)
+				fputs(", which names a CPU this machine cannot have (beyond kernel_max or the possible "
+				      "CPUs)\n",
+				      stderr);
+			else
+				fprintf(stderr, ", which does not parse as a CPU list (%s)\n", strerror(-u->err));
 		} else {
 			fprintf(stderr, "cannot be read (%s)\n", strerror(-u->err));
 		}
