@@ -46,26 +46,18 @@ static bool get_int(struct json_object *o, const char *key, int *out)
  * a JSON Schema cannot say it: a CPU list's ranges in order (ns_cpuset_parse_list).
  */
 
-/* One JSON text and nothing after it (json_tokener_parse ignores trailing bytes). */
+/* One JSON text and nothing after it but whitespace: json_tokener_parse ignores trailing bytes
+ * and takes single quotes and such; strict mode (json-c 0.15+) refuses both. */
 struct json_object *ns_journal_parse_json(const char *txt)
 {
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *doc;
-	size_t len = strlen(txt);
 
 	if (!tok)
 		return NULL;
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	doc = json_tokener_parse_ex(tok, txt, (int)len);
-	if (doc && json_tokener_get_error(tok) == json_tokener_success) {
-		size_t off = json_tokener_get_parse_end(tok);
-		while (off < len && strchr(" \t\r\n", txt[off]))
-			off++;
-		if (off != len) {
-			json_object_put(doc);
-			doc = NULL;
-		}
-	} else {
+	doc = json_tokener_parse_ex(tok, txt, (int)strlen(txt));
+	if (json_tokener_get_error(tok) != json_tokener_success) {
 		json_object_put(doc);
 		doc = NULL;
 	}
