@@ -115,6 +115,17 @@ C_STRICTER = {
 }
 
 
+# What numastor's refusal must say is wrong, for some cases (the among them).
+REASONS = {
+    "irqs a string": 'its "irqs" is a string, not an array',
+    "irqs an object": 'its "irqs" is an object, not an array',
+    "irqs missing": 'its "irqs" is missing',
+    "previous zz,,": "irqs[0].previous is missing or not a CPU list",
+    "an array": "it is an array, not an object",
+    "swap: installed outside": "swap.json is malformed",
+}
+
+
 def schema_valid(text):
     try:
         doc = json.loads(text)
@@ -182,6 +193,8 @@ def main():
                     problems.append("refused, but an IRQ was written")
                 if "is malformed" in r.stderr and "(" not in r.stderr.split("is malformed", 1)[1][:3]:
                     problems.append(f"the refusal does not say what is wrong: {r.stderr.strip()[:300]}")
+                if name in REASONS and REASONS[name] not in r.stderr:
+                    problems.append(f"the refusal does not say {REASONS[name]!r}: {r.stderr.strip()[:300]}")
                 if rel == jpath:
                     f = subprocess.run([numastor, "fix", "--sysroot", t], env=env, capture_output=True, text=True)
                     if (f.returncode != 3 or open(os.path.join(t, rel)).read() != text or affinities(t) != before
