@@ -252,8 +252,12 @@ static void print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
 {
 	for (size_t i = 0; i < m->nunparsed; i++) {
 		const struct ns_unparsed *u = &m->unparsed[i];
-		bool banned = strcmp(u->field, "irqbalance.banned_cpus") == 0;
-		fprintf(stderr, "numastor fix: refused: %s/%s ", banned ? "IRQBALANCE_BANNED_CPULIST in " : "",
+		bool mask = strcmp(u->field, "irqbalance.banned_cpus_mask") == 0,
+		     banned = mask || strcmp(u->field, "irqbalance.banned_cpus") == 0;
+		fprintf(stderr, "numastor fix: refused: %s/%s ",
+			!banned ? ""
+			: mask	? "IRQBALANCE_BANNED_CPUS in "
+				: "IRQBALANCE_BANNED_CPULIST in ",
 			u->path);
 		if (u->raw) {
 			fputs(banned ? "is " : "reads ", stderr);
@@ -263,7 +267,8 @@ static void print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
 				      "CPUs)\n",
 				      stderr);
 			else
-				fprintf(stderr, ", which does not parse as a CPU list (%s)\n", strerror(-u->err));
+				fprintf(stderr, ", which does not parse as a CPU %s (%s)\n", mask ? "mask" : "list",
+					strerror(-u->err));
 		} else {
 			fprintf(stderr, "cannot be read (%s)\n", strerror(-u->err));
 		}

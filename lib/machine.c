@@ -377,15 +377,46 @@ static int build_cpu_node_map(struct ns_machine *m)
 	return 0;
 }
 
+/* KEY=value in an environ read with its NULs as spaces: the value up to the next space. */
+static char *env_value(const char *env, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (const char *p = env; p && *p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
+		if (strncmp(p, key, len) == 0 && p[len] == '=')
+			return strndup(p + len + 1, strcspn(p + len + 1, " "));
+	return NULL;
+}
+
+/* KEY=value, KEY="value" or KEY='value' on a line of a shell-style options file. */
+static char *file_value(const char *txt, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (const char *p = txt; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		p += strspn(p, " \t");
+		if (strncmp(p, key, len) == 0 && p[len] == '=') {
+			p += len + 1;
+			p += strspn(p, "\"'");
+			return strndup(p, strcspn(p, "\"'\n "));
+		}
+	}
+	return NULL;
+}
+
 /*
- * irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs. A banned
- * list that does not parse (or a process list that cannot be read) is recorded in m->unparsed.
+ * irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs:
+ * IRQBALANCE_BANNED_CPULIST, else the older hex mask IRQBALANCE_BANNED_CPUS (irqbalance reads
+ * the mask only without the list), from the running daemon's environment, else the
+ * distribution's options file. A banned list that does not parse (or a process list that
+ * cannot be read) is recorded in m->unparsed.
  */
 static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
 {
+	static const char *const keys[] = {"IRQBALANCE_BANNED_CPULIST", "IRQBALANCE_BANNED_CPUS"};
 	struct ns_irqbalance *ib = &m->irqbalance;
 	char **names;
-	size_t n;
+	size_t n, key = 0;
 	int r;
 	char *banned = NULL, from[64] = "";
 
@@ -425,12 +456,10 @@ static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns
 			snprintf(path, sizeof(path), "proc/%s/environ", names[i]);
 			r = ns_read_str(root, path, &env);
 			if (r == 0) {
-				char *p = strstr(env, "IRQBALANCE_BANNED_CPULIST=");
-				if (p) {
-					p += strlen("IRQBALANCE_BANNED_CPULIST=");
-					banned = strndup(p, strcspn(p, " "));
+				for (key = 0; key < 2 && !banned; key++)
+					banned = env_value(env, keys[key]);
+				if (banned)
 					snprintf(from, sizeof(from), "%s", path);
-				}
 				free(env);
 			} else if (r == -EACCES || r == -EPERM) {
 				ns_note_read(notes, "machine", "irqbalance.banned_cpus", path, r, NULL);
@@ -443,30 +472,28 @@ static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns
 		/* the distribution's options file, as the service reads it */
 		static const char *const files[] = {"etc/default/irqbalance", "etc/sysconfig/irqbalance"};
 		for (size_t i = 0; i < 2 && !banned; i++) {
-			char *txt, *p;
+			char *txt;
 			if (ns_read_str(root, files[i], &txt) < 0)
 				continue;
-			for (p = txt; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-				p += strspn(p, " \t");
-				if (strncmp(p, "IRQBALANCE_BANNED_CPULIST=", 26) == 0) {
-					p += 26;
-					p += strspn(p, "\"'");
-					banned = strndup(p, strcspn(p, "\"'\n "));
-					snprintf(from, sizeof(from), "%s", files[i]);
-					break;
-				}
-			}
+			for (key = 0; key < 2 && !banned; key++)
+				banned = file_value(txt, keys[key]);
+			if (banned)
+				snprintf(from, sizeof(from), "%s", files[i]);
 			free(txt);
 		}
 	}
 	r = 0;
 	if (banned) {
-		/* a CPU beyond kernel_max is no CPU of this kernel (and would cost a set that large) */
-		int pr = ns_cpuset_parse_list_max(&ib->banned_cpus, banned, m->cpu_limit);
+		/* (key is one past the one found) a CPU beyond kernel_max is no CPU of this kernel,
+		 * and a list reaching far beyond would cost a set that large */
+		bool mask = key == 2;
+		int pr = mask ? ns_cpuset_parse_mask_max(&ib->banned_cpus, banned, m->cpu_limit)
+			      : ns_cpuset_parse_list_max(&ib->banned_cpus, banned, m->cpu_limit);
 		if (pr < 0) {
-			ns_note(notes, "machine", "irqbalance.banned_cpus",
-				"IRQBALANCE_BANNED_CPULIST holds a garbled value '%.40s'", banned);
-			r = record_unparsed(m, "irqbalance.banned_cpus", from, banned, pr);
+			ns_note(notes, "machine", "irqbalance.banned_cpus", "%s holds a garbled value '%.40s'",
+				keys[key - 1], banned);
+			r = record_unparsed(m, mask ? "irqbalance.banned_cpus_mask" : "irqbalance.banned_cpus", from,
+					    banned, pr);
 		}
 		free(banned);
 	} else {

@@ -32,7 +32,7 @@ struct ns_irqbalance {
  * fix refuses rather than plan from a partial set of excluded CPUs (lib/plan.c).
  */
 struct ns_unparsed {
-	char *field; /* "irqbalance.banned_cpus", "isolated_cpus", "nohz_full_cpus", "online_cpus" */
+	char *field; /* "irqbalance.banned_cpus" (_mask: IRQBALANCE_BANNED_CPUS), "isolated_cpus", ... */
 	char *path;  /* root-relative file it came from ("etc/default/irqbalance", "proc/812/environ") */
 	char *raw;   /* the value as read; NULL when it could not be read */
 	int err;     /* negative errno: the read's or the parser's */

@@ -1,8 +1,8 @@
 #!/bin/bash
 # numastor fix fails closed (issue 11, items 2 and 4), on captured trees with test-only writes
 # (NUMASTOR_TEST_SYSROOT_WRITES=1):
-# - any exclusion input that does not parse (irqbalance's banned list from the daemon's environ
-#   or /etc/default|sysconfig/irqbalance, cpu/isolated, cpu/nohz_full, cpu/online) makes fix and
+# - any exclusion input that does not parse (irqbalance's banned list, or its older mask
+#   IRQBALANCE_BANNED_CPUS, from the daemon's environ or /etc/default|sysconfig/irqbalance, cpu/isolated, cpu/nohz_full, cpu/online) makes fix and
 #   fix --dry-run refuse with exit 3, naming the file and the value, and nothing is written; each
 #   has a twin that parses and is honoured;
 # - a journal is checked like input: a structurally wrong one is refused with exit 3 and kept
@@ -108,6 +108,17 @@ refused "banned list in /etc/sysconfig/irqbalance" \
 	"IRQBALANCE_BANNED_CPULIST in /etc/sysconfig/irqbalance is '4-7,,', which does not parse"
 echo 'IRQBALANCE_BANNED_CPULIST=4-7' >"$tmp/t/etc/sysconfig/irqbalance"
 honoured "banned list in /etc/sysconfig/irqbalance" 4-7 0-3,8-63
+
+# the older hex mask IRQBALANCE_BANNED_CPUS, which irqbalance reads when there is no list
+fresh
+echo 'IRQBALANCE_BANNED_CPUS=0000000g' >>"$tmp/t/etc/default/irqbalance"
+refused "banned mask 0000000g in /etc/default/irqbalance" \
+	"IRQBALANCE_BANNED_CPUS in /etc/default/irqbalance is '0000000g', which does not parse as a CPU mask"
+fresh
+echo 'IRQBALANCE_BANNED_CPUS=0000000f' >>"$tmp/t/etc/default/irqbalance"
+honoured "banned mask f in /etc/default/irqbalance" 0-3 4-63
+echo 'IRQBALANCE_BANNED_CPULIST=8-9' >>"$tmp/t/etc/default/irqbalance"
+honoured "the list wins over the mask" 8-9 0-7,10-63
 
 # cpu/isolated, cpu/nohz_full, cpu/online garbled; cpu/online missing (the offline CPUs unknown)
 fresh
