@@ -235,8 +235,8 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 	txt = NULL;
 	snprintf(p, sizeof(p), "%s/queue/nr_requests", d->syspath);
 	d->nr_requests = -1;
-	/* decimal (0x1 is not 1), an unsigned long the kernel prints with %lu */
-	if ((r = ns_read_dec(env->root, p, 0, LONG_MAX, &v, &txt)) == 0)
+	/* decimal (0x1 is not 1), at most blk-mq's largest depth */
+	if ((r = ns_read_dec(env->root, p, 0, NS_BLK_MQ_MAX_DEPTH, &v, &txt)) == 0)
 		d->nr_requests = (long)v;
 	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
 		ns_note_read(env->notes, d->name, "queue.nr_requests", p, r, txt);
@@ -299,8 +299,8 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 		snprintf(p, sizeof(p), "%s/mq/%s/nr_tags", path->disk_syspath, names[i]);
 		txt = NULL;
 		long long v;
-		/* decimal, an unsigned int (0x1 is not 1) */
-		if ((r = ns_read_dec(env->root, p, 0, UINT_MAX, &v, &txt)) == 0)
+		/* decimal (0x1 is not 1), at most blk-mq's largest depth */
+		if ((r = ns_read_dec(env->root, p, 0, NS_BLK_MQ_MAX_DEPTH, &v, &txt)) == 0)
 			h->nr_tags = (long)v;
 		else
 			ns_note_read(env->notes, d->name, "hw_queues.nr_tags", p, r, txt);

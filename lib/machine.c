@@ -345,7 +345,7 @@ static void check_distances(struct ns_machine *m, struct ns_notes *notes)
 	}
 }
 
-static int build_cpu_node_map(struct ns_machine *m)
+static int build_cpu_node_map(struct ns_machine *m, struct ns_notes *notes)
 {
 	int max = -1;
 
@@ -367,8 +367,28 @@ static int build_cpu_node_map(struct ns_machine *m)
 	for (size_t c = 0; c < m->ncpu_node; c++)
 		m->cpu_node[c] = -1;
 	for (size_t i = 0; i < m->nnodes; i++)
-		ns_cpuset_foreach (c, &m->nodes[i].cpus)
+		ns_cpuset_foreach (c, &m->nodes[i].cpus) {
+			if (m->cpu_node[c] >= 0 && m->cpu_node[c] != m->nodes[i].id) {
+				ns_note(notes, "machine", "nodes.cpus",
+					"CPU %d is on the cpulists of node %d and node %d: the CPU -> node map is "
+					"unknown",
+					c, m->cpu_node[c], m->nodes[i].id);
+				m->cpu_map_partial = true;
+			}
 			m->cpu_node[c] = m->nodes[i].id;
+		}
+	/* every online CPU sits on a node: one on none means a node's cpulist is wrong (said
+	 * already when one did not parse) */
+	if (m->online.known && m->nnodes && ns_machine_cpu_map_complete(m))
+		ns_cpuset_foreach (c, &m->online)
+			if (ns_machine_cpu_node(m, c) < 0) {
+				ns_note(notes, "machine", "nodes.cpus",
+					"online CPU %d is on no node's cpulist (/" NODE_DIR
+					"/node*/cpulist): the CPU -> node map is unknown",
+					c);
+				m->cpu_map_partial = true;
+				break;
+			}
 	m->first_memory_node = -1;
 	for (size_t i = 0; i < m->nnodes; i++)
 		if (m->nodes[i].memory_bytes != 0 &&
@@ -549,7 +569,7 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 	if (ns_root_is_live(root))
 		nodes_from_libnuma(m);
 	check_distances(m, notes);
-	r = build_cpu_node_map(m);
+	r = build_cpu_node_map(m, notes);
 	if (r < 0)
 		return r;
 	return read_irqbalance(root, m, notes);
@@ -582,6 +602,8 @@ void ns_machine_free(struct ns_machine *m)
 
 bool ns_machine_cpu_map_complete(const struct ns_machine *m)
 {
+	if (m->cpu_map_partial)
+		return false;
 	for (size_t i = 0; i < m->nnodes; i++)
 		if (!m->nodes[i].cpus.known)
 			return false;

@@ -404,7 +404,7 @@ def facts_garbage_numbers(doc, code):
         ("size_bytes", "nvme4n1/size", "18014398509481984"),
         ("pci.local_cpus", "0000:00:08.0/local_cpulist", "0-1048575"),
         ("nodes", "node/node4294967297", None), ("nodes", "node/node1024", None),
-        ("nodes", "node/node2147483647", None)]
+        ("nodes", "node/node2147483647", None), ("nodes", "node/node1000000", None)]
     missing = [w for w in want_notes if not has_note(doc, *w)]
     assert not missing, f"no note naming the file and the text for {missing}; notes: {doc['notes']}"
     nodes = doc["machine"]["nodes"]
