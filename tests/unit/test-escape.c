@@ -43,8 +43,16 @@ int main(void)
 		"\xc3(",	/* bad continuation */
 	};
 	static const char *const valid[] = {
-		"", "plain ASCII", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xed\x9f\xbf", "\xee\x80\x80",
-		"\xf4\x8f\xbf\xbf", "\x7f", "\xc2\x80",
+		"",
+		"plain ASCII",
+		"\xc3\xa9",
+		"\xe2\x82\xac",
+		"\xf0\x9f\x98\x80",
+		"\xed\x9f\xbf",
+		"\xee\x80\x80",
+		"\xf4\x8f\xbf\xbf",
+		"\x7f",
+		"\xc2\x80",
 	};
 
 	for (size_t i = 0; i < sizeof(invalid) / sizeof(*invalid); i++) {
@@ -74,7 +82,9 @@ int main(void)
 	/* text: controls, DEL, C1, bidi overrides, invalid bytes as \xNN; printable UTF-8 kept */
 	ESC("MR\x1b[31mEVIL", NS_ESCAPE_TEXT, 0, "MR\\x1b[31mEVIL");
 	ESC("a\tb\nc\rd\x7f", NS_ESCAPE_TEXT, 0, "a\\x09b\\x0ac\\x0dd\\x7f");
-	ESC("csi\xc2\x9b" "2J", NS_ESCAPE_TEXT, 0, "csi\\xc2\\x9b2J");
+	ESC("csi\xc2\x9b"
+	    "2J",
+	    NS_ESCAPE_TEXT, 0, "csi\\xc2\\x9b2J");
 	ESC("rlo\xe2\x80\xaegpj.exe", NS_ESCAPE_TEXT, 0, "rlo\\xe2\\x80\\xaegpj.exe");
 	ESC("caf\xc3\xa9 \xe2\x82\xac", NS_ESCAPE_TEXT, 0, "caf\xc3\xa9 \xe2\x82\xac");
 	ESC("x\xff\xfey", NS_ESCAPE_TEXT, 0, "x\\xff\\xfey");
@@ -92,7 +102,9 @@ int main(void)
 	/* a bound cuts between whole characters or escapes, and says so */
 	ESC("abcdef", NS_ESCAPE_TEXT, 4, "abcd...");
 	ESC("abcd", NS_ESCAPE_TEXT, 4, "abcd");
-	ESC("ab\x1b" "cd", NS_ESCAPE_TEXT, 4, "ab...");
+	ESC("ab\x1b"
+	    "cd",
+	    NS_ESCAPE_TEXT, 4, "ab...");
 	ESC("ab\xc3\xa9z", NS_ESCAPE_JSON, 3, "ab...");
 	ESC("ab\xc3\xa9z", NS_ESCAPE_JSON, 4, "ab\xc3\xa9...");
 
