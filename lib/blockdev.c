@@ -62,15 +62,48 @@ bool ns_disk_is_virtual(const struct ns_disk *d)
 	return d->kind == NS_DISK_DM || d->kind == NS_DISK_MD || d->kind == NS_DISK_LOOP || d->kind == NS_DISK_ZRAM;
 }
 
+static size_t lower_hex_run(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (isdigit((unsigned char)s[i]) || (s[i] >= 'a' && s[i] <= 'f')))
+		i++;
+	return i;
+}
+
+/* A PCI function's name exactly as the kernel prints it, "%04x:%02x:%02x.%d" (the schema's
+ * pattern): sscanf's %x would also take "0x", signs, spaces and a function above 7. */
 static bool is_bdf(const char *s, size_t n)
 {
-	unsigned a, b, c, f;
-	char buf[32], tail;
-	if (n >= sizeof(buf))
+	size_t dom = lower_hex_run(s, n);
+
+	if (dom < 4 || dom > 8 || n != dom + 8 || s[dom] != ':' || s[dom + 3] != ':' || s[dom + 6] != '.')
 		return false;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return sscanf(buf, "%x:%x:%x.%x%c", &a, &b, &c, &f, &tail) == 4;
+	return lower_hex_run(s + dom + 1, 2) == 2 && lower_hex_run(s + dom + 4, 2) == 2 && s[dom + 7] >= '0' &&
+	       s[dom + 7] <= '7';
+}
+
+/* A dev file: "MAJOR:MINOR" as the kernel prints it ("%u:%u", MAJOR below 2^12, MINOR below
+ * 2^20), which the JSON's devnum and the run/udev/data/bMAJ:MIN lookup rely on. */
+static bool is_devnum(const char *s)
+{
+	unsigned long part[2] = {0, 0};
+	const unsigned long max[2] = {(1UL << 12) - 1, (1UL << 20) - 1};
+
+	for (int k = 0; k < 2; k++) {
+		const char *start = s;
+		while (isdigit((unsigned char)*s)) {
+			part[k] = part[k] * 10 + (unsigned long)(*s - '0');
+			if (part[k] > max[k])
+				return false;
+			s++;
+		}
+		if (s == start || (s - start > 1 && *start == '0'))
+			return false;
+		if (*s != (k == 0 ? ':' : '\0'))
+			return false;
+		s++;
+	}
+	return true;
 }
 
 static bool prefixed_number(const char *s, size_t n, const char *prefix)
@@ -402,8 +435,13 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 	d->kind = classify(name, d->syspath);
 
 	snprintf(p, sizeof(p), "%s/dev", d->syspath);
-	if ((r = ns_read_str(env->root, p, &d->devnum)) < 0)
+	if ((r = ns_read_str(env->root, p, &d->devnum)) < 0) {
 		ns_note_read(env->notes, name, "devnum", p, r, NULL);
+	} else if (!is_devnum(d->devnum)) {
+		ns_note_read(env->notes, name, "devnum", p, -EINVAL, d->devnum);
+		free(d->devnum);
+		d->devnum = NULL;
+	}
 	snprintf(p, sizeof(p), "%s/size", d->syspath);
 	txt = NULL;
 	if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0)
