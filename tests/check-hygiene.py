@@ -18,7 +18,8 @@ hba-megaraid-node1-irq-cpu0 fixture (tests/fixtures/gen-fixtures.py), replays it
   escaped as \\xNN;
 - the Prometheus text passes `promtool check metrics` and is valid UTF-8 with no control byte
   but newline;
-- a garbled `dev` gives devnum null and a note quoting the raw text escaped.
+- a garbled `dev` gives devnum null and a note quoting the raw text escaped; every note is
+  recorded escaped (\\xNN, no control character, no U+FFFD), whatever output shows it.
 
 The schema's patterns are shown to bite first (a devnum, a PCI address and a cpulist of the
 wrong form must fail it), so a pattern dropped from the schema fails this test too.
@@ -367,6 +368,10 @@ def outputs(numastor, root):
     code, raw = run(numastor, "check", "--sysroot", root, "--json")
     assert code != 3, "check --json could not check"
     o.doc = strict_json(raw, SCHEMA, "check --json")
+    for n in o.doc["notes"]:  # recorded escaped: the same \xNN in every output, nothing raw
+        for k in ("subject", "field", "message"):
+            bad = HIDDEN_IN_VALUE.search(n[k]) or re.search("\ufffd", n[k])
+            assert not bad, "a note's %s is not escaped: %r" % (k, n[k])
     _, raw = run(numastor, "check", "--sysroot", root, "--color", "never")
     o.text = clean_text(raw, "the text report")
     _, raw = run(numastor, "check", "--sysroot", root, "--color", "always")

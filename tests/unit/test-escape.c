@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "escape.h"
+#include "json.h"
 #include "tap.h"
 
 static int esc_eq(const char *in, enum ns_escape_mode mode, size_t max, const char *want, int line)
@@ -107,6 +108,28 @@ int main(void)
 	    NS_ESCAPE_TEXT, 4, "ab...");
 	ESC("ab\xc3\xa9z", NS_ESCAPE_JSON, 3, "ab...");
 	ESC("ab\xc3\xa9z", NS_ESCAPE_JSON, 4, "ab\xc3\xa9...");
+
+	/* a json-c tree built elsewhere (a finding's evidence, fix's plan): every string, however
+	 * deep, made valid UTF-8 in a copy; the original left as it was */
+	{
+		struct json_object *ev = json_object_new_object(), *arr = json_object_new_array(), *in = NULL;
+		struct json_object *copy;
+		const char *s;
+		json_object_object_add(ev, "driver", json_object_new_string("nv\xffme"));
+		json_object_array_add(arr, json_object_new_string("ok"));
+		in = json_object_new_object();
+		json_object_object_add(in, "name", json_object_new_string("q\xc0\xaf"));
+		json_object_array_add(arr, in);
+		json_object_object_add(ev, "deep", arr);
+		copy = ns_json_sanitized(ev);
+		s = json_object_to_json_string(copy);
+		CHECK(s && ns_utf8_valid(s, strlen(s)));
+		CHECK_STR(json_object_get_string(json_object_object_get(copy, "driver")), "nv\xef\xbf\xbdme");
+		s = json_object_to_json_string(ev);
+		CHECK(s && !ns_utf8_valid(s, strlen(s)));
+		json_object_put(copy);
+		json_object_put(ev);
+	}
 
 	CHECK(ns_escape(NULL, NS_ESCAPE_TEXT, 0) == NULL);
 	return tap_done("escape");
