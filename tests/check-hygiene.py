@@ -6,7 +6,8 @@
 Each case writes ESC sequences, invalid UTF-8 (lone continuation bytes, overlong forms,
 surrogates, code points past U+10FFFF, truncated sequences), C1 controls, bidi overrides,
 NULs, carriage returns, huge values, or a `dev` of garbage into one kind of file of the
-hba-megaraid-node1-irq-cpu0 fixture (tests/fixtures/gen-fixtures.py), replays it with
+hba-megaraid-node1-irq-cpu0 fixture (irqbalance's cmdline: cloud-2n64c-8nvme-forced-node0; built by
+tests/fixtures/gen-fixtures.py), replays it with
 --sysroot and asserts, for check --json, fix --json, the text report (colour off and on) and
 --format prometheus:
 
@@ -43,6 +44,8 @@ GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
 SCHEMA = json.load(open(os.path.join(TOP, "schema", "numastor.schema.json")))
 FIX_SCHEMA = json.load(open(os.path.join(TOP, "schema", "numastor-fix.schema.json")))
 FIXTURE = "hba-megaraid-node1-irq-cpu0"
+# cases that need another machine: irqbalance running, a forced node (findings with evidence)
+FIXTURE_OF = {"evidence": "cloud-2n64c-8nvme-forced-node0"}
 SCRATCH = os.environ.get("TMPDIR") or ("/dev/shm" if os.path.isdir("/dev/shm") else None)
 
 # The corpus. Ends in a truncated sequence (\xc3), which no trailing-whitespace trim removes.
@@ -85,8 +88,10 @@ def ref_prom(data):
 
 
 class Tree:
-    def __init__(self, root):
+    def __init__(self, root, fixture=FIXTURE):
         self.root = root
+        if fixture != FIXTURE:
+            return
         self.scsi = self.one("sys/devices/pci*/*/*/host0/target*/[0-9]*:[0-9]*")
         self.pci = os.path.dirname(os.path.dirname(os.path.dirname(self.scsi)))
         self.disk = os.path.join(self.scsi, "block", "sda")
@@ -291,10 +296,28 @@ def case_garbled_number(t):
     return check
 
 
+def case_evidence(t):
+    # irqbalance's --policyscript (its cmdline) goes into irqbalance-confines' evidence, a
+    # json-c object findings.c builds: check --json must make it valid too
+    script = b"/etc/p\x1b[31m\xff\xc0\xaf\xe2\x80\xae"
+    with open(os.path.join(t.root, "proc/812/cmdline"), "wb") as f:
+        f.write(b"/usr/sbin/irqbalance\0--foreground\0--policyscript=" + script + b"\0")
+
+    def check(o):
+        want = ref_json(script)
+        assert o.doc["machine"]["irqbalance"]["policyscript"] == want, o.doc["machine"]["irqbalance"]
+        ev = [f["evidence"] for f in o.doc["findings"] if f["id"] == "irqbalance-confines"]
+        assert ev and ev[0]["policyscript"] == want, ev
+        assert ref_text(script) in o.text
+
+    return check
+
+
 def case_all(t):
     # every garbage at once (the sysfs model ones need the udev data gone, so not those);
     # a garbled dev hides the udev data, so their own checks are left to their cases
-    checks = {n: f(t) for n, f in CASES.items() if n not in ("all", "sysfs-model", "nul-model", "huge-model", "dev-numbers")}
+    skip = ("all", "sysfs-model", "nul-model", "huge-model", "dev-numbers", *FIXTURE_OF)
+    checks = {n: f(t) for n, f in CASES.items() if n not in skip}
 
     def check(o):
         for n in ("dev", "osrelease", "driver", "scheduler", "irq-strings", "garbled-number"):
@@ -318,6 +341,7 @@ CASES = {
     "pci-ids": case_pci_ids,
     "srcversion": case_srcversion,
     "garbled-number": case_garbled_number,
+    "evidence": case_evidence,
     "all": case_all,
 }
 
@@ -427,7 +451,8 @@ def main():
         return 1
     failed = 0
     with tempfile.TemporaryDirectory(prefix="numastor-hygiene.", dir=SCRATCH) as tmp:
-        subprocess.run([sys.executable, GEN, os.path.join(tmp, "base"), FIXTURE], check=True, stdout=subprocess.DEVNULL)
+        fixtures = sorted({FIXTURE, *(FIXTURE_OF[n] for n in names if n in FIXTURE_OF)})
+        subprocess.run([sys.executable, GEN, os.path.join(tmp, "base"), *fixtures], check=True, stdout=subprocess.DEVNULL)
         base = os.path.join(tmp, "base", FIXTURE)
         try:  # the clean machine passes the same assertions, and the schema bites
             o = outputs(numastor, base)
@@ -439,9 +464,10 @@ def main():
             failed += 1
         for n in names:
             root = os.path.join(tmp, n)
-            shutil.copytree(base, root, symlinks=True)
+            fixture = FIXTURE_OF.get(n, FIXTURE)
+            shutil.copytree(os.path.join(tmp, "base", fixture), root, symlinks=True)
             try:
-                check = CASES[n](Tree(root))
+                check = CASES[n](Tree(root, fixture))
                 check(outputs(numastor, root))
                 print("PASS " + n)
             except (AssertionError, KeyError, IndexError, TypeError, ValueError) as e:
