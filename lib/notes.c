@@ -11,7 +11,7 @@
 #include <string.h>
 
 /* How much of a garbled value a note quotes (escaped bytes, before "...") */
-#define NOTE_RAW_MAX 64
+#define NOTE_RAW_MAX 40
 
 /*
  * Notes carry what the machine said (paths, names, raw values): they are recorded escaped
