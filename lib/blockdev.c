@@ -62,6 +62,28 @@ bool ns_disk_is_virtual(const struct ns_disk *d)
 	return d->kind == NS_DISK_DM || d->kind == NS_DISK_MD || d->kind == NS_DISK_LOOP || d->kind == NS_DISK_ZRAM;
 }
 
+static bool is_bdf(const char *s, size_t n)
+{
+	unsigned a, b, c, f;
+	char buf[32], tail;
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return sscanf(buf, "%x:%x:%x.%x%c", &a, &b, &c, &f, &tail) == 4;
+}
+
+static bool prefixed_number(const char *s, size_t n, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	if (n <= pl || strncmp(s, prefix, pl) != 0)
+		return false;
+	for (size_t i = pl; i < n; i++)
+		if (!isdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
 static size_t lower_hex_run(const char *s, size_t n)
 {
 	size_t i = 0;
@@ -70,13 +92,14 @@ static size_t lower_hex_run(const char *s, size_t n)
 	return i;
 }
 
-/* A PCI function's name exactly as the kernel prints it, "%04x:%02x:%02x.%d" (the schema's
- * pattern): sscanf's %x would also take "0x", signs, spaces and a function above 7. */
-static bool is_bdf(const char *s, size_t n)
+/* A PCI function's name exactly as the kernel prints it, "%04x:%02x:%02x.%d" (lowercase; the
+ * schema's address pattern): is_bdf alone takes forms the kernel never makes. */
+static bool is_kernel_bdf(const char *s, size_t n)
 {
 	size_t dom = lower_hex_run(s, n);
 
-	if (dom < 4 || dom > 8 || n != dom + 8 || s[dom] != ':' || s[dom + 3] != ':' || s[dom + 6] != '.')
+	if (!is_bdf(s, n) || dom < 4 || dom > 8 || n != dom + 8 || s[dom] != ':' || s[dom + 3] != ':' ||
+	    s[dom + 6] != '.')
 		return false;
 	return lower_hex_run(s + dom + 1, 2) == 2 && lower_hex_run(s + dom + 4, 2) == 2 && s[dom + 7] >= '0' &&
 	       s[dom + 7] <= '7';
@@ -103,17 +126,6 @@ static bool is_devnum(const char *s)
 			return false;
 		s++;
 	}
-	return true;
-}
-
-static bool prefixed_number(const char *s, size_t n, const char *prefix)
-{
-	size_t pl = strlen(prefix);
-	if (n <= pl || strncmp(s, prefix, pl) != 0)
-		return false;
-	for (size_t i = pl; i < n; i++)
-		if (!isdigit((unsigned char)s[i]))
-			return false;
 	return true;
 }
 
@@ -155,7 +167,7 @@ static int resolve_path(struct ns_disk_env *env, const char *disk_syspath, struc
 		enum ns_transport t = NS_TRANSPORT_OTHER;
 		bool ctl = true;
 
-		if (is_bdf(comp, n))
+		if (is_kernel_bdf(comp, n))
 			pci_end = (size_t)(comp - s) + n;
 		if (prefixed_number(comp, n, "nvme"))
 			t = NS_TRANSPORT_NVME;
