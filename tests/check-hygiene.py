@@ -270,11 +270,10 @@ def case_pci_ids(t):
     return check
 
 
-def case_pci_name(t):
+def case_pci_name(t, new="0000:81:0.0"):
     # a PCI function's directory named in a form the kernel never prints ("%04x:%02x:%02x.%d"
     # is its only form): not taken for a PCI function, so no address outside the schema's form
     old = os.path.basename(t.pci)
-    new = "0000:81:0.0"
     os.rename(t.pci, os.path.join(os.path.dirname(t.pci), new))
     for dirpath, dirnames, filenames in os.walk(os.path.join(t.root, "sys")):
         for n in dirnames + filenames:
@@ -287,6 +286,10 @@ def case_pci_name(t):
         assert new not in pcis, pcis
 
     return check
+
+
+def case_pci_name_upper(t):
+    return case_pci_name(t, "0000:81:0A.0")  # hex digits, but capitals: never the kernel's
 
 
 def case_srcversion(t):
@@ -335,7 +338,7 @@ def case_evidence(t):
 def case_all(t):
     # every garbage at once (the sysfs model ones need the udev data gone, so not those);
     # a garbled dev hides the udev data, so their own checks are left to their cases
-    skip = ("all", "sysfs-model", "nul-model", "huge-model", "dev-numbers", "pci-name", *FIXTURE_OF)
+    skip = ("all", "sysfs-model", "nul-model", "huge-model", "dev-numbers", "pci-name", "pci-name-upper", *FIXTURE_OF)
     checks = {n: f(t) for n, f in CASES.items() if n not in skip}
 
     def check(o):
@@ -359,6 +362,7 @@ CASES = {
     "irq-strings": case_irq_strings,
     "pci-ids": case_pci_ids,
     "pci-name": case_pci_name,
+    "pci-name-upper": case_pci_name_upper,
     "srcversion": case_srcversion,
     "garbled-number": case_garbled_number,
     "evidence": case_evidence,
