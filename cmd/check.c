@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +76,67 @@ static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const st
 	json_object_put(part);
 	fputs("\n}\n", out);
 	return 0;
+}
+
+/*
+ * The extraction directory of --snapshot, removed on every way out: the normal one, and the
+ * signals that end the process by default (Ctrl-C, kill, a closed pipe, a hangup). The
+ * handler removes it (async-signal-safe) and dies of the same signal.
+ */
+static char *volatile snapdir_live;
+static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGPIPE,
+				    SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ};
+
+static void on_fatal_signal(int sig)
+{
+	char *dir = snapdir_live;
+	if (dir)
+		ns_snapshot_remove(dir);
+	signal(sig, SIG_DFL);
+	raise(sig); /* delivered when the handler returns (sig is blocked until then) */
+}
+
+static void watch_signals(sigset_t *set)
+{
+	struct sigaction sa = {.sa_handler = on_fatal_signal};
+
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(set, fatal_signals[i]);
+	sa.sa_mask = *set; /* one handler at a time */
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old;
+		/* a signal ignored by whoever started us stays ignored */
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+/* Make the directory and publish it to the handler with the signals held, so none lands in
+ * between and leaves an empty directory behind. */
+static int make_snapdir(char **dir)
+{
+	sigset_t set, old;
+	int r;
+
+	watch_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	r = ns_snapshot_mkdir(dir);
+	if (r == 0)
+		snapdir_live = *dir;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+static void remove_snapdir(char **dir)
+{
+	if (!*dir)
+		return;
+	ns_snapshot_remove(*dir);
+	snapdir_live = NULL;
+	free(*dir);
+	*dir = NULL;
 }
 
 #define INTERVAL_MAX 3600
@@ -283,10 +345,17 @@ int cmd_check(int argc, char **argv)
 		return NS_EXIT_UNKNOWN;
 	}
 	if (snapshot) {
-		r = ns_snapshot_extract(snapshot, &snapdir, &why);
+		r = make_snapdir(&snapdir);
+		if (r < 0) {
+			fprintf(stderr, "numastor check: cannot make a directory to extract %s into: %s\n", snapshot,
+				strerror(-r));
+			return NS_EXIT_UNKNOWN;
+		}
+		r = ns_snapshot_extract_into(snapshot, snapdir, &why);
 		if (r < 0) {
 			fprintf(stderr, "numastor check: %s\n", why ? why : strerror(-r));
 			free(why);
+			remove_snapdir(&snapdir);
 			return NS_EXIT_UNKNOWN;
 		}
 		sysroot = snapdir;
@@ -295,10 +364,7 @@ int cmd_check(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "numastor check: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
 			strerror(-r));
-		if (snapdir) {
-			ns_snapshot_remove(snapdir);
-			free(snapdir);
-		}
+		remove_snapdir(&snapdir);
 		return NS_EXIT_UNKNOWN;
 	}
 	if (snapshot) {
@@ -383,9 +449,6 @@ out:
 	ns_findings_free(&findings);
 	ns_system_free(&sys);
 	ns_root_free(root);
-	if (snapdir) {
-		ns_snapshot_remove(snapdir);
-		free(snapdir);
-	}
+	remove_snapdir(&snapdir);
 	return code;
 }
