@@ -81,15 +81,21 @@ class Env:
             shutil.rmtree(p, ignore_errors=True)
 
 
-def run_measured(cmd, env):
+def run_measured(cmd, env, timeout=120):
     """Run cmd; (returncode, stdout, stderr, CPU seconds, wall seconds, peak RSS in MiB) of
     that process alone (through /usr/bin/time, whose own small image is what exec starts from:
     a child forked from this script would inherit its peak)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r") as tm:
         t0 = time.monotonic()
-        p = subprocess.run(["/usr/bin/time", "-q", "-o", tm.name, "-f", "%U %S %M"] + cmd, stdout=out,
-                           stderr=err, env=env)
+        p = subprocess.Popen(["/usr/bin/time", "-q", "-o", tm.name, "-f", "%U %S %M"] + cmd, stdout=out,
+                             stderr=err, env=env, start_new_session=True)
+        try:
+            p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)  # time and numastor both
+            p.wait()
+            p.returncode = "timeout"
         wall = time.monotonic() - t0
         fields = tm.read().split()
         u, s, m = (float(x) for x in fields[-3:]) if len(fields) >= 3 else (0.0, 0.0, 0.0)
@@ -350,13 +356,20 @@ def run_case(env, name):
         # extracted costs nothing (a test build has the hook; any other passes regardless)
         penv["NUMASTOR_TEST_EXTRACT_DELAY_MS"] = str(int(EXTRACT_DELAY * 1000))
     cmd = env.unprivileged([env.numastor, "check", "--snapshot", bundle, "--json"])
-    rc, out, err, cpu, wall, rss = run_measured(cmd, penv)
+    early = expect == "refused" and name not in LATE
+    rc, out, err, cpu, wall, rss = run_measured(cmd, penv, EXTRACT_DELAY + WALL_LIMIT if early else 120)
     size = os.path.getsize(bundle)
     what = f"{name} ({size // 1024} KB bundle): exit {rc}, {cpu:.2f} s CPU, {wall:.2f} s wall, {rss:.0f} MiB"
     left = env.leftovers()
+    if rc == "timeout":
+        env.clean()
+        return fail(f"{what}: killed after {wall:.0f} s")
     if left:
         env.clean()
         return fail(f"{what}: left in TMPDIR: {left}")
+    if early and wall >= EXTRACT_DELAY:
+        return fail(f"{what}: refused only after extracting (a {EXTRACT_DELAY} s delay per entry extracted was "
+                    "paid): the budget was not checked before the work")
     if expect == "refused":
         msg = err.strip()
         if rc != 3:
@@ -375,9 +388,6 @@ def run_case(env, name):
             return fail(f"{what}: the report is not JSON: {e}")
     elif rc not in (0, 1, 2, 3):
         return fail(f"{what}: exit {rc}: {err.strip()[:300]}")
-    if expect == "refused" and name not in LATE and wall >= EXTRACT_DELAY:
-        return fail(f"{what}: refused only after extracting (a {EXTRACT_DELAY} s delay per entry extracted was "
-                    "paid): the budget was not checked before the work")
     if cpu > CPU_LIMIT or wall > WALL_LIMIT:
         return fail(f"{what}: beyond {CPU_LIMIT} s of CPU or {WALL_LIMIT} s of wall time")
     print(f"PASS {what}: {err.strip()[:160]}")
