@@ -652,10 +652,11 @@ int ns_snapshot_mkdir(char **dir_out)
 	return 0;
 }
 
+#define NAME_BUF 4096 /* an entry's name as read, before the path budget (check_entry) judges it */
+
 /* An entry's name without a leading "./" (and a directory's trailing '/'), copied: setting
  * the entry's path later frees the library's string. */
-static int entry_name(const char *file, struct archive_entry *ae, char name[static NS_SNAPSHOT_MAX_PATH + 2],
-		      char **why)
+static int entry_name(const char *file, struct archive_entry *ae, char name[static NAME_BUF], char **why)
 {
 	const char *n = archive_entry_pathname(ae);
 	size_t len;
@@ -665,7 +666,7 @@ static int entry_name(const char *file, struct archive_entry *ae, char name[stat
 	if (strncmp(n, "./", 2) == 0)
 		n += 2;
 	len = strlen(n);
-	if (len > NS_SNAPSHOT_MAX_PATH + 1) {
+	if (len >= NAME_BUF) { /* far beyond the budget: not even copied */
 		char show[1024];
 		return refuse(why, "%s: an entry's path is %zu bytes long, beyond the budget of %u ('%s')", file, len,
 			      NS_SNAPSHOT_MAX_PATH, shown(n, show));
@@ -702,7 +703,7 @@ static int extract_pass(int fd, const char *file, struct archive *out, const cha
 		return r;
 	}
 	for (;;) {
-		char full[NS_SNAPSHOT_MAX_PATH + 4096 + 8], name[NS_SNAPSHOT_MAX_PATH + 2], show[1024];
+		char full[NAME_BUF + 4096 + 8], name[NAME_BUF], show[1024];
 		la_int64_t size, written = 0;
 		mode_t type;
 		int h = archive_read_next_header(in, &ae);
