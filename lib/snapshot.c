@@ -738,6 +738,10 @@ static int extract_pass(int fd, const char *file, struct archive *out, const cha
 		archive_entry_set_pathname(ae, full);
 		archive_entry_set_uid(ae, getuid());
 		archive_entry_set_gid(ae, getgid());
+		/* permission bits only: no setuid, setgid or sticky file of a bundle's making,
+		 * root-owned when root replays it (the reader needs none of them) */
+		if (type != AE_IFLNK)
+			archive_entry_set_perm(ae, archive_entry_perm(ae) & 0777);
 		if (archive_write_header(out, ae) != ARCHIVE_OK) {
 			r = refuse(why, "%s: entry '%s' could not be extracted: %s", file, shown(name, show),
 				   archive_error_string(out) ? archive_error_string(out)
