@@ -275,13 +275,67 @@ static int canonicalize(struct ns_capture *c)
 	return r;
 }
 
-int ns_capture_write(struct ns_capture *c, const char *path)
+/* How entry i of the sorted capture is written, or -1 when it is not (a weaker record of a
+ * path already written). */
+static int written_kind(const struct ns_capture *c, size_t i)
+{
+	const struct entry *e = &c->v[i];
+	enum kind kind = e->kind;
+
+	if (i && strcmp(c->v[i - 1].path, e->path) == 0)
+		return -1; /* the strongest record of this path is already written */
+	/* a placeholder with entries below it is a directory */
+	if (kind == K_PLACEHOLDER && i + 1 < c->n) {
+		size_t n = strlen(e->path);
+		for (size_t k = i + 1; k < c->n; k++) {
+			if (strcmp(c->v[k].path, e->path) == 0)
+				continue;
+			if (strncmp(c->v[k].path, e->path, n) == 0 && c->v[k].path[n] == '/')
+				kind = K_DIR;
+			break;
+		}
+	}
+	return (int)kind;
+}
+
+/* What the budgets have counted of a bundle so far. */
+struct tally {
+	unsigned long long entries, bytes;
+};
+
+static int budget_entry(const char *file, const char *name, mode_t type, long long size, const char *target,
+			struct tally *t, char **why);
+
+/* The replay's budgets, on what would be written: a bundle check --snapshot would refuse is
+ * not written at all. */
+static int capture_budgets(const struct ns_capture *c, char **why)
+{
+	struct tally t = {0};
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct entry *e = &c->v[i];
+		int kind = written_kind(c, i), r;
+		if (kind < 0)
+			continue;
+		r = budget_entry("the capture", e->path,
+				 kind == K_LINK	 ? AE_IFLNK
+				 : kind == K_DIR ? AE_IFDIR
+						 : AE_IFREG,
+				 kind == K_FILE ? (long long)e->len : 0, kind == K_LINK ? e->data : NULL, &t, why);
+		if (r)
+			return -EFBIG;
+	}
+	return 0;
+}
+
+int ns_capture_write(struct ns_capture *c, const char *path, char **why)
 {
 	struct archive *a;
 	struct archive_entry *ae;
 	char *tmp = NULL;
 	int fd, r = 0;
 
+	*why = NULL;
 	if (c->err)
 		return c->err;
 	qsort(c->v, c->n, sizeof(*c->v), entry_cmp);
@@ -289,6 +343,9 @@ int ns_capture_write(struct ns_capture *c, const char *path)
 	if (r < 0)
 		return r;
 	qsort(c->v, c->n, sizeof(*c->v), entry_cmp);
+	r = capture_budgets(c, why);
+	if (r < 0)
+		return r;
 	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
 		return -ENOMEM;
 	fd = mkstemp(tmp);
@@ -307,27 +364,14 @@ int ns_capture_write(struct ns_capture *c, const char *path)
 	}
 	for (size_t i = 0; i < c->n && r == 0; i++) {
 		const struct entry *e = &c->v[i];
-		enum kind kind = e->kind;
-		if (i && strcmp(c->v[i - 1].path, e->path) == 0)
-			continue; /* the strongest record of this path is already written */
-		/* a placeholder with entries below it is a directory */
-		if (kind == K_PLACEHOLDER && i + 1 < c->n) {
-			size_t n = strlen(e->path);
-			for (size_t k = i + 1; k < c->n && strcmp(c->v[k].path, e->path) == 0; k++)
-				;
-			for (size_t k = i + 1; k < c->n; k++) {
-				if (strcmp(c->v[k].path, e->path) == 0)
-					continue;
-				if (strncmp(c->v[k].path, e->path, n) == 0 && c->v[k].path[n] == '/')
-					kind = K_DIR;
-				break;
-			}
-		}
+		int kind = written_kind(c, i);
+		if (kind < 0)
+			continue;
 		archive_entry_clear(ae);
 		archive_entry_set_pathname(ae, e->path);
 		archive_entry_set_uid(ae, 0);
 		archive_entry_set_gid(ae, 0);
-		switch (kind) {
+		switch ((enum kind)kind) {
 		case K_FILE:
 			archive_entry_set_filetype(ae, AE_IFREG);
 			archive_entry_set_perm(ae, e->mode & 07777);
@@ -462,20 +506,15 @@ static long long component_id(const char *s, size_t n, const char *prefix, long 
 	return id < max ? id : max;
 }
 
-/* What the budgets have counted of a bundle so far. */
-struct tally {
-	unsigned long long entries, bytes;
-};
-
 /*
- * One entry against the budgets and the safety rules (numastor-snapshot(8), BUDGETS); name
- * is the entry's path, already without a leading "./". Every check here runs on the headers
- * alone, before anything of the bundle is written.
+ * One entry against the budgets (numastor-snapshot(8), BUDGETS): name is its path (without a
+ * leading "./"), type AE_IFREG, AE_IFDIR or AE_IFLNK (others count as entries only), size
+ * a file's, target a link's. Both ways: a capture is not written beyond them, and a replay
+ * checks them on the headers alone, before anything of the bundle is written.
  */
-static int check_entry(const char *file, struct archive_entry *ae, const char *name, struct tally *t, char **why)
+static int budget_entry(const char *file, const char *name, mode_t type, long long size, const char *target,
+			struct tally *t, char **why)
 {
-	mode_t type = archive_entry_filetype(ae);
-	la_int64_t size = archive_entry_size(ae);
 	unsigned long long max_file;
 	size_t len = strlen(name), depth = 1;
 	char show[1024];
@@ -486,9 +525,6 @@ static int check_entry(const char *file, struct archive_entry *ae, const char *n
 	if (len > NS_SNAPSHOT_MAX_PATH)
 		return refuse(why, "%s: an entry's path is %zu bytes long, beyond the budget of %u ('%s')", file, len,
 			      NS_SNAPSHOT_MAX_PATH, shown(name, show));
-	if (!safe_path(name))
-		return refuse(why, "%s: entry '%s' is not a plain relative path inside the bundle", file,
-			      shown(name, show));
 	for (const char *s = name; *s; s++)
 		depth += *s == '/';
 	if (depth > NS_SNAPSHOT_MAX_DEPTH)
@@ -508,33 +544,52 @@ static int check_entry(const char *file, struct archive_entry *ae, const char *n
 		if (*s == '/')
 			s++;
 	}
-	if (archive_entry_hardlink(ae))
-		return refuse(why, "%s: entry '%s' is a hard link", file, shown(name, show));
-	if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
-		return refuse(why, "%s: entry '%s' is neither a file, a directory nor a symlink", file,
-			      shown(name, show));
-	if (type == AE_IFLNK) {
-		const char *target = archive_entry_symlink(ae);
-		char show2[1024];
-		if (target && strlen(target) > NS_SNAPSHOT_MAX_PATH)
-			return refuse(why, "%s: link '%s' has a target of %zu bytes, beyond the budget of %u", file,
-				      shown(name, show), strlen(target), NS_SNAPSHOT_MAX_PATH);
-		if (!target || !link_inside(name, target))
-			return refuse(why, "%s: link '%s' points outside the bundle ('%s')", file, shown(name, show),
-				      shown(target ? target : "", show2));
-	}
-	if (archive_entry_sparse_count(ae) > 0)
-		return refuse(why, "%s: entry '%s' is a sparse file", file, shown(name, show));
+	if (type == AE_IFLNK && target && strlen(target) > NS_SNAPSHOT_MAX_PATH)
+		return refuse(why, "%s: link '%s' has a target of %zu bytes, beyond the budget of %u", file,
+			      shown(name, show), strlen(target), NS_SNAPSHOT_MAX_PATH);
+	if (type != AE_IFREG)
+		return 0;
 	/* by kind: the check's own JSON is as big as a report may be; everything else is a file
 	 * the reader reads, which takes no more than its own limit */
 	max_file = strcmp(name, ".numastor/check.json") == 0 ? NS_SNAPSHOT_MAX_JSON : NS_SNAPSHOT_MAX_FILE;
 	if (size < 0 || (unsigned long long)size > max_file)
 		return refuse(why, "%s: entry '%s' is %lld bytes, beyond the budget of %llu for %s", file,
-			      shown(name, show), (long long)size, max_file,
+			      shown(name, show), size, max_file,
 			      max_file == NS_SNAPSHOT_MAX_FILE ? "a file the reader reads" : "the check's JSON");
 	t->bytes += (unsigned long long)size;
 	if (t->bytes > NS_SNAPSHOT_MAX_TOTAL)
 		return refuse(why, "%s holds more than %u MiB of files, the budget", file, NS_SNAPSHOT_MAX_TOTAL >> 20);
+	return 0;
+}
+
+/* One entry of a bundle read for replay: the budgets, then the safety rules. */
+static int check_entry(const char *file, struct archive_entry *ae, const char *name, struct tally *t, char **why)
+{
+	mode_t type = archive_entry_filetype(ae);
+	const char *target = type == AE_IFLNK ? archive_entry_symlink(ae) : NULL;
+	char show[1024], show2[1024];
+	int r = budget_entry(file, name, type, (long long)archive_entry_size(ae), target, t, why);
+
+	if (r)
+		return r;
+	if (!safe_path(name))
+		return refuse(why, "%s: entry '%s' is not a plain relative path inside the bundle", file,
+			      shown(name, show));
+	if (archive_entry_hardlink(ae))
+		return refuse(why, "%s: entry '%s' is a hard link", file, shown(name, show));
+	if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+		return refuse(why, "%s: entry '%s' is neither a file, a directory nor a symlink", file,
+			      shown(name, show));
+	if (type == AE_IFLNK && (!target || !link_inside(name, target)))
+		return refuse(why, "%s: link '%s' points outside the bundle ('%s')", file, shown(name, show),
+			      shown(target ? target : "", show2));
+	if (archive_entry_sparse_count(ae) > 0)
+		return refuse(why, "%s: entry '%s' is a sparse file", file, shown(name, show));
+	/* a device, FIFO or hard link has no data of its own; any other entry's size is what the
+	 * budgets counted */
+	if (type != AE_IFREG && archive_entry_size(ae) > 0)
+		return refuse(why, "%s: entry '%s' claims %lld bytes of data", file, shown(name, show),
+			      (long long)archive_entry_size(ae));
 	return 0;
 }
 
