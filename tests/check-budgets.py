@@ -479,6 +479,27 @@ def json_budget_case(env):
     print(f"PASS json budget: {size} bytes written at a budget of {size}, refused at {size - 1}: {msg.strip()}")
 
 
+def capture_case(env):
+    """numastor snapshot does not write what a replay would refuse: a tree whose node0 lists
+    cpu100000 is not captured (exit 3, the budget named, no file), its twin is."""
+    fx = os.path.join(env.tmp, "capture-fx")
+    subprocess.run([sys.executable, os.path.join(HERE, "fixtures", "gen-fixtures.py"), fx, "vm-1n-virtio-blk"],
+                   check=True, stdout=subprocess.DEVNULL)
+    tree = os.path.join(fx, "vm-1n-virtio-blk")
+    out = os.path.join(env.tmp, "capture.tar.gz")
+    p = subprocess.run([env.numastor, "snapshot", "-o", out, "--sysroot", tree], capture_output=True, text=True)
+    if p.returncode != 0 or not os.path.exists(out):
+        return fail(f"capture twin: the plain tree was not captured: exit {p.returncode}: {p.stderr[:200]}")
+    os.unlink(out)
+    os.symlink("../../cpu/cpu0", os.path.join(tree, "sys/devices/system/node/node0/cpu100000"))
+    p = subprocess.run([env.numastor, "snapshot", "-o", out, "--sysroot", tree], capture_output=True, text=True)
+    left = [n for n in os.listdir(env.tmp) if n.startswith("capture.tar.gz")]
+    msg = p.stderr.strip()
+    if p.returncode != 3 or left or "CPU 100000" not in msg or "budget" not in msg:
+        return fail(f"capture: a tree beyond the CPU id budget: exit {p.returncode}, files {left}, {msg!r}")
+    print(f"PASS capture: {msg[:200]}")
+
+
 def docs_case():
     """Every budget of lib/snapshot.h is in numastor-snapshot(8) with its value."""
     top = os.path.dirname(HERE)
@@ -535,6 +556,8 @@ def main():
             sigpipe_case(env)
         if not only or "json-budget" in only:
             json_budget_case(env)
+        if not only or "capture" in only:
+            capture_case(env)
         if not only or "docs" in only:
             docs_case()
         env.clean()
