@@ -851,7 +851,8 @@ int ns_snapshot_extract_into(const char *file, const char *dir, char **why)
 	int r, fd;
 
 	*why = NULL;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO given as the bundle must not hang the open (it is refused below) */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		r = -errno;
 		refuse(why, "cannot open %s: %s", file, strerror(-r));

@@ -132,10 +132,13 @@ def hostile(numastor, tmp):
         g.write(data[: len(data) // 2])
     cases["truncated"] = truncated
     cases["missing-file"] = os.path.join(tmp, "no-such.tar.gz")
+    fifo = os.path.join(tmp, "bundle-fifo")  # read twice, so a regular file; and no hang on open
+    os.mkfifo(fifo)
+    cases["fifo-bundle"] = fifo
 
     os.makedirs(canary)
     for name, path in sorted(cases.items()):
-        p = run(numastor, "check", "--snapshot", path)
+        p = run(numastor, "check", "--snapshot", path, timeout=30)
         if p.returncode != 3:
             fail(f"hostile {name}: exit {p.returncode}, expected 3; stderr: {p.stderr[:200]}")
         elif not p.stderr.startswith("numastor check: ") or len(p.stderr.strip()) < 25:
