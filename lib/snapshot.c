@@ -844,13 +844,12 @@ static int extract_pass(int fd, const char *file, struct archive *out, const cha
 	return r;
 }
 
-int ns_snapshot_extract_into(const char *file, const char *dir, char **why)
+static int extract_into(const char *file, const char *dir, char **why)
 {
 	struct archive *out;
 	struct stat st;
 	int r, fd;
 
-	*why = NULL;
 	/* O_NONBLOCK: a FIFO given as the bundle must not hang the open (it is refused below) */
 	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
@@ -884,6 +883,18 @@ int ns_snapshot_extract_into(const char *file, const char *dir, char **why)
 	archive_write_close(out);
 	archive_write_free(out);
 	close(fd);
+	return r;
+}
+
+int ns_snapshot_extract_into(const char *file, const char *dir, char **why)
+{
+	int r;
+
+	*why = NULL;
+	r = extract_into(file, dir, why);
+	/* every refusal says why, the system's own failures too */
+	if (r < 0 && !*why)
+		*why = ns_fmt("%s: %s", file, strerror(-r));
 	return r;
 }
 
