@@ -238,20 +238,13 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 }
 
-/* A value read from the machine, quoted, its control and non-ASCII bytes as \xNN (at most 60 bytes). */
+/* A value read from the machine, quoted and escaped for the terminal (at most 60 bytes of it). */
 static void print_value(FILE *out, const char *v)
 {
-	size_t i;
+	char *e = ns_escape(v, NS_ESCAPE_TEXT, 60);
 
-	fputc('\'', out);
-	for (i = 0; v[i] && i < 60; i++) {
-		unsigned char c = (unsigned char)v[i];
-		if (c < 0x20 || c >= 0x7f || c == '\\' || c == '\'')
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
-	fputs(v[i] ? "'..." : "'", out);
+	fprintf(out, "'%s'", e ? e : "?");
+	free(e);
 }
 
 /* Why the plan was refused (-EBADMSG): each exclusion input that did not parse, by file and value. */
