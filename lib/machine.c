@@ -470,7 +470,17 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 		free(raw);
 	}
 	read_cpuset(root, m, CPU_DIR "/possible", &m->possible, notes, "possible_cpus", false);
+	/* the kernel always has a CPU 0 possible and online: an empty list is not this machine's
+	 * (and must not make every other list fail as outside it) */
+	if (m->possible.known && ns_cpuset_count(&m->possible) == 0) {
+		ns_note(notes, "machine", "possible_cpus", "/" CPU_DIR "/possible is empty");
+		m->possible.known = false;
+	}
 	read_cpuset(root, m, CPU_DIR "/online", &m->online, notes, "online_cpus", false);
+	if (m->online.known && ns_cpuset_count(&m->online) == 0) {
+		ns_note(notes, "machine", "online_cpus", "/" CPU_DIR "/online is empty");
+		m->online.known = false;
+	}
 	if (!m->possible.known && m->online.known)
 		ns_cpuset_copy(&m->possible, &m->online);
 	read_cpuset(root, m, CPU_DIR "/isolated", &m->isolated, notes, "isolated_cpus", true);

@@ -107,6 +107,15 @@ int main(void)
 	CHECK(!ns_machine_cpu_map_complete(&m) && m.nnodes == 2 && !m.nodes[1].cpus.known);
 	ns_machine_free(&m);
 	ns_notes_free(&notes);
+	/* an empty possible list is not the machine's: noted, and online stands in for it */
+	node("node1", "3-5");
+	fr_put("sys/devices/system/cpu/possible", "%s", "");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(noted(&notes, "possible_cpus", "possible is empty"));
+	CHECK(m.possible.known && ns_cpuset_count(&m.possible) == 6 && m.online.known);
+	CHECK(m.nnodes == 2 && m.nodes[1].cpus.known && ns_machine_cpu_map_complete(&m));
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
 	ns_root_free(root);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fr_base);
 	if (system(cmd) != 0)
