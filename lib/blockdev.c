@@ -65,18 +65,22 @@ bool ns_disk_is_virtual(const struct ns_disk *d)
 	return d->kind == NS_DISK_DM || d->kind == NS_DISK_MD || d->kind == NS_DISK_LOOP || d->kind == NS_DISK_ZRAM;
 }
 
-/* DDDD:BB:DD.F as the PCI core names a function (hex fields, the function 0-7) */
+static bool lower_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* DDDD:BB:DD.F as the PCI core names a function ("%04x:%02x:%02x.%d"), the function 0-7 */
 static bool is_bdf(const char *s, size_t n)
 {
 	size_t i = 0, k;
 
-	for (k = 0; i < n && isxdigit((unsigned char)s[i]); i++, k++)
+	for (k = 0; i < n && lower_hex(s[i]); i++, k++)
 		;
 	if (k < 4 || k > 8 || i >= n || s[i++] != ':')
 		return false;
 	for (int field = 0; field < 2; field++) {
-		if (i + 3 > n || !isxdigit((unsigned char)s[i]) || !isxdigit((unsigned char)s[i + 1]) ||
-		    s[i + 2] != (field == 0 ? ':' : '.'))
+		if (i + 3 > n || !lower_hex(s[i]) || !lower_hex(s[i + 1]) || s[i + 2] != (field == 0 ? ':' : '.'))
 			return false;
 		i += 3;
 	}

@@ -188,6 +188,10 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 		/* a truncated list would put counts on the wrong CPUs: refuse it */
 		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, c.n,
 			ns_cpuset_count(&m->possible));
+	} else if ((m->possible.known && c.n > (size_t)ns_cpuset_count(&m->possible)) || c.n > m->cpu_limit) {
+		/* one entry per possible CPU (for_each_possible_cpu): more is not this machine's file */
+		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (too many)", path, c.n,
+			ns_cpuset_count(&m->possible));
 	} else if (!ns_machine_cpu_map_complete(m)) {
 		/* a node's CPUs are unknown: the total is, the per-node split is not */
 		for (size_t i = 0; i < c.n; i++)
@@ -285,10 +289,16 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	}
 	snprintf(path, sizeof(path), "proc/irq/%d/node", n);
 	/* -1 or a node id below MAX_NUMNODES, in decimal (0x1 and 4294967297 are not node 1) */
-	if ((r = ns_read_dec(root, path, -1, NS_NODE_MAX - 1, &node, &txt)) == 0)
+	if ((r = ns_read_dec(root, path, -1, NS_NODE_MAX - 1, &node, &txt)) == 0) {
 		irq->node = (int)node;
-	else if (r != -ENOENT)
+	} else if (r != -ENOENT) {
 		ns_note_read(notes, subj, "node", path, r, txt);
+	} else {
+		char *target = NULL;
+		if (ns_readlink(root, path, &target) == 0) /* a dangling link is not an old kernel */
+			ns_note(notes, subj, "node", "/%s is a link to %s, which is not there", path, target);
+		free(target);
+	}
 	free(txt);
 
 	read_counts(root, m, irq, notes, subj);
