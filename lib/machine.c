@@ -463,15 +463,16 @@ static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns
 	ib->running = 0;
 	for (size_t i = 0; i < n && ib->running != 1; i++) {
 		char path[64], *comm;
-		if (!isdigit((unsigned char)names[i][0]))
-			continue;
+		long long pid;
+		if (ns_parse_dec(names[i], 1, NS_PID_MAX, &pid) < 0)
+			continue; /* not a process (PID_MAX_LIMIT is 2^22) */
 		snprintf(path, sizeof(path), "proc/%s/comm", names[i]);
 		if (ns_read_str(root, path, &comm) < 0)
 			continue; /* exited meanwhile */
 		if (strcmp(comm, "irqbalance") == 0) {
 			char *cmd, *env;
 			ib->running = 1;
-			ib->pid = strtol(names[i], NULL, 10);
+			ib->pid = (long)pid;
 			snprintf(path, sizeof(path), "proc/%s/cmdline", names[i]);
 			if (ns_read_str(root, path, &cmd) == 0) {
 				/* NULs became spaces: options are separated by spaces */
