@@ -76,9 +76,11 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 		ns_root_dir(sys->root));
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct ns_node *n = &m->nodes[i];
-		char *c = cpus(&n->cpus), mem[32];
+		char *c = cpus(&n->cpus), mem[32], count[16] = "?";
 		human_bytes(mem, sizeof(mem), n->memory_bytes);
-		fprintf(p->out, "  node %d: CPUs %s (%u), memory %s", n->id, c, ns_cpuset_count(&n->cpus), mem);
+		if (n->cpus.known) /* an unreadable cpulist has no count either */
+			snprintf(count, sizeof(count), "%u", ns_cpuset_count(&n->cpus));
+		fprintf(p->out, "  node %d: CPUs %s (%s), memory %s", n->id, c, count, mem);
 		if (n->distances) {
 			fprintf(p->out, ", distances");
 			for (size_t k = 0; k < n->ndistances; k++)

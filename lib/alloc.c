@@ -149,5 +149,11 @@ int ns_alloc_derive(const struct ns_module *scsi_mod, struct ns_disk *d)
 		if (d->hctx[i].memory_node >= 0 &&
 		    ns_cpuset_set(&a->hw_queue_nodes, (unsigned)d->hctx[i].memory_node) < 0)
 			return -ENOMEM;
+	for (size_t i = 0; i < d->nhctx; i++)
+		if (!d->hctx[i].nodes.known) {
+			/* a queue whose CPUs' nodes are unknown: so is where its structures went */
+			ns_cpuset_clear(&a->hw_queue_nodes);
+			break;
+		}
 	return tags_derive(d, pci);
 }

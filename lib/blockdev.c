@@ -4,10 +4,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "number.h"
 #include "util.h"
 
 const char *ns_disk_kind_name(enum ns_disk_kind k)
@@ -62,15 +65,45 @@ bool ns_disk_is_virtual(const struct ns_disk *d)
 	return d->kind == NS_DISK_DM || d->kind == NS_DISK_MD || d->kind == NS_DISK_LOOP || d->kind == NS_DISK_ZRAM;
 }
 
+/* DDDD:BB:DD.F as the PCI core names a function (hex fields, the function 0-7) */
 static bool is_bdf(const char *s, size_t n)
 {
-	unsigned a, b, c, f;
-	char buf[32], tail;
-	if (n >= sizeof(buf))
+	size_t i = 0, k;
+
+	for (k = 0; i < n && isxdigit((unsigned char)s[i]); i++, k++)
+		;
+	if (k < 4 || k > 8 || i >= n || s[i++] != ':')
 		return false;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	return sscanf(buf, "%x:%x:%x.%x%c", &a, &b, &c, &f, &tail) == 4;
+	for (int field = 0; field < 2; field++) {
+		if (i + 3 > n || !isxdigit((unsigned char)s[i]) || !isxdigit((unsigned char)s[i + 1]) ||
+		    s[i + 2] != (field == 0 ? ':' : '.'))
+			return false;
+		i += 3;
+	}
+	return i + 1 == n && s[i] >= '0' && s[i] <= '7';
+}
+
+/* "nvme<A>" + sep + "<B>" (sep '\0': "nvme<A>" alone), each number in the kernel's form */
+static bool nvme_numbers(const char *name, char sep, unsigned *a, unsigned *b)
+{
+	const char *p = name;
+	uint64_t x, y = 0;
+
+	if (strncmp(p, "nvme", 4) != 0)
+		return false;
+	p += 4;
+	if (ns_parse_dec_prefix(&p, UINT_MAX, &x) < 0)
+		return false;
+	if (sep) {
+		if (*p++ != sep || ns_parse_dec_prefix(&p, UINT_MAX, &y) < 0)
+			return false;
+	}
+	if (*p)
+		return false;
+	*a = (unsigned)x;
+	if (b)
+		*b = (unsigned)y;
+	return true;
 }
 
 static bool prefixed_number(const char *s, size_t n, const char *prefix)
@@ -189,23 +222,24 @@ static void read_partitions(struct ns_root *root, struct ns_disk *d)
 static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 {
 	char p[4096], *txt = NULL;
-	long v;
+	long long v;
 	int r;
 
 	snprintf(p, sizeof(p), "%s/queue/rq_affinity", d->syspath);
 	d->rq_affinity = -1;
-	if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0 && v <= 2)
+	if ((r = ns_read_dec(env->root, p, 0, 2, &v, &txt)) == 0)
 		d->rq_affinity = (int)v;
 	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
-		ns_note_read(env->notes, d->name, "queue.rq_affinity", p, r ? r : -EINVAL, txt);
+		ns_note_read(env->notes, d->name, "queue.rq_affinity", p, r, txt);
 	free(txt);
 	txt = NULL;
 	snprintf(p, sizeof(p), "%s/queue/nr_requests", d->syspath);
 	d->nr_requests = -1;
-	if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0)
-		d->nr_requests = v;
+	/* decimal (0x1 is not 1), an unsigned long the kernel prints with %lu */
+	if ((r = ns_read_dec(env->root, p, 0, LONG_MAX, &v, &txt)) == 0)
+		d->nr_requests = (long)v;
 	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
-		ns_note_read(env->notes, d->name, "queue.nr_requests", p, r ? r : -EINVAL, txt);
+		ns_note_read(env->notes, d->name, "queue.nr_requests", p, r, txt);
 	free(txt);
 	snprintf(p, sizeof(p), "%s/queue/scheduler", d->syspath);
 	if (ns_read_str(env->root, p, &txt) == 0) {
@@ -237,11 +271,11 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 	size_t first = d->nhctx;
 	for (size_t i = 0; i < n; i++) {
 		struct ns_hctx *h = &d->hctx[d->nhctx];
-		char *txt = NULL, *end;
-		long idx = strtol(names[i], &end, 10);
+		char *txt = NULL;
+		long long idx;
 		int r;
 
-		if (*end || idx < 0)
+		if (ns_parse_dec(names[i], 0, INT_MAX, &idx) < 0)
 			continue;
 		memset(h, 0, sizeof(*h));
 		h->index = (int)idx;
@@ -252,8 +286,8 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 			h->controller = strdup(path->controller);
 		snprintf(p, sizeof(p), "%s/mq/%s/cpu_list", path->disk_syspath, names[i]);
 		if ((r = ns_read_str(env->root, p, &txt)) == 0) {
-			if (ns_cpuset_parse_list(&h->cpus, txt) < 0)
-				ns_note_read(env->notes, d->name, "hw_queues.cpus", p, -EINVAL, txt);
+			if ((r = ns_machine_parse_cpus(env->machine, &h->cpus, txt, false)) < 0)
+				ns_note_read(env->notes, d->name, "hw_queues.cpus", p, r, txt);
 			free(txt);
 		} else if (r != -ENODATA) {
 			ns_note_read(env->notes, d->name, "hw_queues.cpus", p, r, NULL);
@@ -264,11 +298,12 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 		h->memory_node = ns_machine_cpu_node(env->machine, ns_cpuset_first(&h->cpus));
 		snprintf(p, sizeof(p), "%s/mq/%s/nr_tags", path->disk_syspath, names[i]);
 		txt = NULL;
-		long v;
-		if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0)
-			h->nr_tags = v;
+		long long v;
+		/* decimal, an unsigned int (0x1 is not 1) */
+		if ((r = ns_read_dec(env->root, p, 0, UINT_MAX, &v, &txt)) == 0)
+			h->nr_tags = (long)v;
 		else
-			ns_note_read(env->notes, d->name, "hw_queues.nr_tags", p, r ? r : -EINVAL, txt);
+			ns_note_read(env->notes, d->name, "hw_queues.nr_tags", p, r, txt);
 		free(txt);
 		d->nhctx++;
 	}
@@ -302,7 +337,7 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 static int head_paths(struct ns_root *root, const char *head_syspath, const char *head, char ***out, size_t *nout)
 {
 	unsigned subsys, nsid;
-	int end = 0, r;
+	int r;
 	char p[4096], **names;
 	size_t n;
 
@@ -323,7 +358,7 @@ static int head_paths(struct ns_root *root, const char *head_syspath, const char
 	}
 	if (r != -ENOENT)
 		return r;
-	if (sscanf(head, "nvme%un%u%n", &subsys, &nsid, &end) != 2 || head[end] != '\0')
+	if (!nvme_numbers(head, 'n', &subsys, &nsid))
 		return -ENOENT;
 	/* the subsystem directory: the head's parent */
 	snprintf(p, sizeof(p), "%s", head_syspath);
@@ -338,8 +373,7 @@ static int head_paths(struct ns_root *root, const char *head_syspath, const char
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		unsigned ctrl;
 		char *real = NULL;
-		int e = 0;
-		if (sscanf(names[i], "nvme%u%n", &ctrl, &e) != 1 || names[i][e] != '\0')
+		if (!nvme_numbers(names[i], '\0', &ctrl, NULL))
 			continue; /* not a controller link (the head, iopolicy, ...) */
 		snprintf(p, sizeof(p), "%s/%s", subsys_dir, names[i]);
 		if (ns_realpath(root, p, &real) < 0)
@@ -379,7 +413,7 @@ static void read_alloc_facts(struct ns_disk_env *env, struct ns_disk *d)
 int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 {
 	char p[4096], *txt;
-	long v;
+	long long v;
 	int r;
 
 	memset(d, 0, sizeof(*d));
@@ -406,10 +440,11 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 		ns_note_read(env->notes, name, "devnum", p, r, NULL);
 	snprintf(p, sizeof(p), "%s/size", d->syspath);
 	txt = NULL;
-	if ((r = ns_read_long(env->root, p, &v, &txt)) == 0 && v >= 0)
-		d->size_bytes = (long long)v * 512;
+	/* 512-byte sectors: a count whose bytes do not fit is refused, not overflowed */
+	if ((r = ns_read_dec(env->root, p, 0, LLONG_MAX / 512, &v, &txt)) == 0)
+		d->size_bytes = v * 512;
 	else
-		ns_note_read(env->notes, name, "size_bytes", p, r ? r : -EINVAL, txt);
+		ns_note_read(env->notes, name, "size_bytes", p, r, txt);
 	free(txt);
 	read_partitions(env->root, d);
 	snprintf(p, sizeof(p), "%s/slaves", d->syspath);

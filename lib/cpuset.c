@@ -2,17 +2,17 @@
 #define _GNU_SOURCE
 #include "cpuset.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
+#include "number.h"
+
 #define WBITS (sizeof(unsigned long) * CHAR_BIT)
-/* A bound against garbage such as "0-4000000000": far above any real machine. */
-#define NS_CPU_MAX (1u << 20)
 
 void ns_cpuset_clear(struct ns_cpuset *s)
 {
@@ -130,105 +130,185 @@ int ns_cpuset_copy(struct ns_cpuset *dst, const struct ns_cpuset *src)
 	return ns_cpuset_or(dst, src);
 }
 
-static int parse_uint(const char **p, unsigned *out)
+/* Set CPUs a..b, whole words at a time; the storage is already grown to hold b. */
+static void set_range(struct ns_cpuset *s, unsigned a, unsigned b)
 {
-	unsigned long v;
-	char *end;
+	size_t wa = a / WBITS, wb = b / WBITS;
+	unsigned long first = ~0UL << (a % WBITS);
+	unsigned long last = ~0UL >> (WBITS - 1 - b % WBITS);
 
-	if (!isdigit((unsigned char)**p))
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(*p, &end, 10);
-	if (errno || v >= NS_CPU_MAX)
-		return -ERANGE;
-	*p = end;
+	if (wa == wb) {
+		s->words[wa] |= first & last;
+		return;
+	}
+	s->words[wa] |= first;
+	for (size_t i = wa + 1; i < wb; i++)
+		s->words[i] = ~0UL;
+	s->words[wb] |= last;
+}
+
+static void skip_blanks(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\n')
+		(*p)++;
+}
+
+/* One number of a list: decimal in the kernel's form (lib/number.h), below limit. */
+static int list_number(const char **p, unsigned limit, unsigned *out)
+{
+	uint64_t v;
+	int r = ns_parse_dec_prefix(p, limit - 1, &v);
+
+	if (r < 0)
+		return r;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/*
+ * Walk a list; with s == NULL only check it and find its largest CPU (*top, -1 when empty),
+ * else set its ranges into s (grown beforehand). Every number is checked on the first walk, so
+ * the second cannot fail.
+ */
+static int walk_list(const char *text, unsigned limit, struct ns_cpuset *s, long *top)
+{
+	const char *p = text;
+	int r;
+
+	*top = -1;
+	skip_blanks(&p);
+	while (*p) {
+		unsigned a, b;
+
+		r = list_number(&p, limit, &a);
+		if (r < 0)
+			return r;
+		b = a;
+		if (*p == '-') {
+			p++;
+			r = list_number(&p, limit, &b);
+			if (r < 0)
+				return r;
+			if (b < a)
+				return -EINVAL;
+		}
+		if ((long)b > *top)
+			*top = (long)b;
+		if (s)
+			set_range(s, a, b);
+		skip_blanks(&p);
+		if (*p == ',') {
+			p++;
+			skip_blanks(&p);
+			if (!*p)
+				return -EINVAL;
+		} else if (*p) {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int ns_cpuset_parse_list_max(struct ns_cpuset *s, const char *text, unsigned limit)
+{
+	long top;
+	int r;
+
+	ns_cpuset_clear(s);
+	if (!text)
+		return -EINVAL;
+	if (limit == 0 || limit > NS_CPU_MAX)
+		limit = NS_CPU_MAX;
+	r = walk_list(text, limit, NULL, &top);
+	if (r < 0)
+		return r;
+	/* storage grown once, to the largest CPU named */
+	r = grow(s, top >= 0 ? (size_t)top / WBITS + 1 : 0);
+	if (r < 0)
+		return r;
+	(void)walk_list(text, limit, s, &top);
+	s->known = true;
 	return 0;
 }
 
 int ns_cpuset_parse_list(struct ns_cpuset *s, const char *text)
 {
-	const char *p = text;
+	return ns_cpuset_parse_list_max(s, text, NS_CPU_MAX);
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int ns_cpuset_parse_mask_max(struct ns_cpuset *s, const char *text, unsigned limit)
+{
+	size_t len, ndigits = 0, lead = SIZE_MAX;
+	unsigned long long top = 0;
+	size_t bit = 0;
 	int r;
 
 	ns_cpuset_clear(s);
-	while (*p == ' ' || *p == '\t' || *p == '\n')
-		p++;
-	while (*p) {
-		unsigned a, b;
-
-		r = parse_uint(&p, &a);
+	if (!text)
+		return -EINVAL;
+	if (limit == 0 || limit > NS_CPU_MAX)
+		limit = NS_CPU_MAX;
+	len = strlen(text);
+	/* hex digits in comma-separated groups (32 bits each in the kernel's form): no empty group */
+	if (len == 0 || text[0] == ',' || text[len - 1] == ',')
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == ',') {
+			if (text[i + 1] == ',')
+				return -EINVAL;
+			continue;
+		}
+		if (hex_digit(text[i]) < 0)
+			return -EINVAL;
+		if (lead == SIZE_MAX && text[i] != '0')
+			lead = ndigits; /* the most significant non-zero digit */
+		ndigits++;
+	}
+	if (lead != SIZE_MAX) {
+		/* the highest bit set: that digit's top bit, above the digits after it */
+		int v = 0;
+		size_t seen = 0;
+		for (size_t i = 0; i < len; i++)
+			if (text[i] != ',' && seen++ == lead) {
+				v = hex_digit(text[i]);
+				break;
+			}
+		top = (unsigned long long)(ndigits - 1 - lead) * 4 +
+		      (unsigned long long)(31 - __builtin_clz((unsigned)v));
+		if (top >= limit)
+			return -ERANGE;
+		r = grow(s, (size_t)top / WBITS + 1);
 		if (r < 0)
-			goto bad;
-		b = a;
-		if (*p == '-') {
-			p++;
-			r = parse_uint(&p, &b);
-			if (r < 0)
-				goto bad;
-			if (b < a) {
-				r = -EINVAL;
-				goto bad;
-			}
-		}
-		for (unsigned c = a; c <= b; c++) {
-			r = ns_cpuset_set(s, c);
-			if (r < 0)
-				goto bad;
-		}
-		while (*p == ' ' || *p == '\n' || *p == '\t')
-			p++;
-		if (*p == ',') {
-			p++;
-			while (*p == ' ')
-				p++;
-			if (!*p) {
-				r = -EINVAL;
-				goto bad;
-			}
-		} else if (*p) {
-			r = -EINVAL;
-			goto bad;
-		}
+			return r;
+	}
+	/* least significant digit last; 4 bits at a time, never across a word */
+	for (size_t i = len; lead != SIZE_MAX && i-- > 0 && bit <= top;) {
+		int v;
+		if (text[i] == ',')
+			continue;
+		v = hex_digit(text[i]);
+		if (v)
+			s->words[bit / WBITS] |= (unsigned long)v << (bit % WBITS);
+		bit += 4;
 	}
 	s->known = true;
 	return 0;
-bad:
-	ns_cpuset_clear(s);
-	return r;
 }
 
 int ns_cpuset_parse_mask(struct ns_cpuset *s, const char *text)
 {
-	size_t len = strlen(text);
-	unsigned bit = 0;
-	int r;
-
-	ns_cpuset_clear(s);
-	if (len == 0)
-		return -EINVAL;
-	/* least significant digit last; commas separate 32-bit groups */
-	for (size_t i = len; i-- > 0;) {
-		char c = text[i];
-		int v;
-		if (c == ',')
-			continue;
-		if (!isxdigit((unsigned char)c)) {
-			ns_cpuset_clear(s);
-			return -EINVAL;
-		}
-		v = isdigit((unsigned char)c) ? c - '0' : (tolower((unsigned char)c) - 'a' + 10);
-		for (int k = 0; k < 4; k++, bit++)
-			if (v & (1 << k)) {
-				r = ns_cpuset_set(s, bit);
-				if (r < 0) {
-					ns_cpuset_clear(s);
-					return r;
-				}
-			}
-	}
-	s->known = true;
-	return 0;
+	return ns_cpuset_parse_mask_max(s, text, NS_CPU_MAX);
 }
 
 int ns_cpuset_format(const struct ns_cpuset *s, char **out)

@@ -31,9 +31,18 @@ bool ns_cpuset_intersects(const struct ns_cpuset *a, const struct ns_cpuset *b);
 int ns_cpuset_or(struct ns_cpuset *dst, const struct ns_cpuset *src);
 int ns_cpuset_copy(struct ns_cpuset *dst, const struct ns_cpuset *src);
 
-/* "0-3,8,10-11"; also takes the "0, 1, 2, 3" form of blk-mq cpu_list and an empty string. */
+/*
+ * "0-3,8,10-11"; also takes the "0, 1, 2, 3" form of blk-mq cpu_list and an empty string.
+ * Numbers in the kernel's decimal form (no sign, no leading zeros). Fails closed: -EINVAL for
+ * garbage, -ERANGE for a CPU at or beyond limit (NS_CPU_MAX when 0), and then the set is empty
+ * and unknown, never partial. Ranges are set a word at a time and the storage is grown once.
+ */
+int ns_cpuset_parse_list_max(struct ns_cpuset *s, const char *text, unsigned limit);
+/* "ff,00000001" hex masks as in smp_affinity: hex digits in comma-separated groups; a set bit
+ * at or beyond limit is -ERANGE. */
+int ns_cpuset_parse_mask_max(struct ns_cpuset *s, const char *text, unsigned limit);
+/* The same with limit NS_CPU_MAX (lib/number.h). */
 int ns_cpuset_parse_list(struct ns_cpuset *s, const char *text);
-/* "ff,00000001" hex masks as in smp_affinity. */
 int ns_cpuset_parse_mask(struct ns_cpuset *s, const char *text);
 /* Canonical list form; "" for the empty set. Caller frees. */
 int ns_cpuset_format(const struct ns_cpuset *s, char **out);

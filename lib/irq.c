@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "number.h"
+
 const char *ns_managed_source_name(enum ns_managed_source s)
 {
 	switch (s) {
@@ -35,8 +37,8 @@ const char *ns_settable_source_name(enum ns_settable_source s)
 	}
 }
 
-static void read_list(struct ns_root *root, const char *path, struct ns_cpuset *s, struct ns_notes *notes,
-		      const char *subj, const char *field, bool hex, mode_t *mode)
+static void read_list(struct ns_root *root, const struct ns_machine *m, const char *path, struct ns_cpuset *s,
+		      struct ns_notes *notes, const char *subj, const char *field, bool hex, mode_t *mode)
 {
 	char *txt;
 	int r = ns_read_str_mode(root, path, &txt, mode);
@@ -45,7 +47,7 @@ static void read_list(struct ns_root *root, const char *path, struct ns_cpuset *
 		ns_note_read(notes, subj, field, path, r, NULL);
 		return;
 	}
-	r = hex ? ns_cpuset_parse_mask(s, txt) : ns_cpuset_parse_list(s, txt);
+	r = ns_machine_parse_cpus(m, s, txt, hex);
 	if (r < 0)
 		ns_note_read(notes, subj, field, path, r, txt);
 	free(txt);
@@ -144,12 +146,12 @@ int ns_counts_delta(const struct ns_counts *earlier, const struct ns_counts *lat
 int ns_counts_fold(const struct ns_machine *m, const struct ns_counts *c, unsigned long long **per_node,
 		   size_t *nper_node, unsigned long long *total)
 {
-	int maxnode = -1;
+	size_t nodes = 0; /* one past the largest node id (ids are below NS_NODE_MAX) */
 
 	for (size_t i = 0; i < m->nnodes; i++)
-		if (m->nodes[i].id > maxnode)
-			maxnode = m->nodes[i].id;
-	*nper_node = (size_t)(maxnode + 1);
+		if (m->nodes[i].id >= 0 && (size_t)m->nodes[i].id + 1 > nodes)
+			nodes = (size_t)m->nodes[i].id + 1;
+	*nper_node = nodes;
 	*per_node = calloc(*nper_node ? *nper_node : 1, sizeof(**per_node));
 	*total = 0;
 	if (!*per_node)
@@ -189,6 +191,12 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 		/* a truncated list would put counts on the wrong CPUs: refuse it */
 		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, c.n,
 			ns_cpuset_count(&m->possible));
+	} else if (!ns_machine_cpu_map_complete(m)) {
+		/* a node's CPUs are unknown: the total is, the per-node split is not */
+		for (size_t i = 0; i < c.n; i++)
+			irq->total += c.v[i];
+		irq->ncpu = c.n;
+		irq->counts_known = true;
 	} else if (ns_counts_fold(m, &c, &irq->per_node, &irq->nper_node, &irq->total) == 0) {
 		irq->ncpu = c.n;
 		irq->counts_known = true;
@@ -235,7 +243,7 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 		struct ns_notes *notes)
 {
 	char path[96], subj[32], *txt;
-	long node;
+	long long node;
 	mode_t mode = 0;
 	int r;
 
@@ -267,22 +275,23 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 		ns_note_read(notes, subj, "chip", path, r, NULL);
 
 	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", n);
-	read_list(root, path, &irq->affinity, notes, subj, "affinity", false, &mode);
+	read_list(root, m, path, &irq->affinity, notes, subj, "affinity", false, &mode);
 	snprintf(path, sizeof(path), "proc/irq/%d/effective_affinity_list", n);
-	read_list(root, path, &irq->effective, notes, subj, "effective_affinity", false, NULL);
+	read_list(root, m, path, &irq->effective, notes, subj, "effective_affinity", false, NULL);
 	snprintf(path, sizeof(path), "proc/irq/%d/affinity_hint", n);
 	if ((r = ns_read_str(root, path, &txt)) == 0) {
-		if (ns_cpuset_parse_mask(&irq->hint, txt) < 0)
-			ns_note_read(notes, subj, "affinity_hint", path, -EINVAL, txt);
+		if ((r = ns_machine_parse_cpus(m, &irq->hint, txt, true)) < 0)
+			ns_note_read(notes, subj, "affinity_hint", path, r, txt);
 		free(txt);
 	} else if (r != -ENOENT) {
 		ns_note_read(notes, subj, "affinity_hint", path, r, NULL);
 	}
 	snprintf(path, sizeof(path), "proc/irq/%d/node", n);
-	if ((r = ns_read_long(root, path, &node, &txt)) == 0 && node >= -1)
+	/* -1 or a node id below MAX_NUMNODES, in decimal (0x1 and 4294967297 are not node 1) */
+	if ((r = ns_read_dec(root, path, -1, NS_NODE_MAX - 1, &node, &txt)) == 0)
 		irq->node = (int)node;
 	else if (r != -ENOENT)
-		ns_note_read(notes, subj, "node", path, r ? r : -EINVAL, txt);
+		ns_note_read(notes, subj, "node", path, r, txt);
 	free(txt);
 
 	read_counts(root, m, irq, notes, subj);

@@ -58,7 +58,7 @@ static struct json_object *machine_json(const struct ns_machine *m)
 		struct json_object *no = json_object_new_object(), *d = NULL;
 		add(no, "node", json_object_new_int(n->id));
 		add(no, "cpus", ns_cpuset_json(&n->cpus));
-		add(no, "cpu_count", json_object_new_int((int)ns_cpuset_count(&n->cpus)));
+		add(no, "cpu_count", n->cpus.known ? json_object_new_int((int)ns_cpuset_count(&n->cpus)) : NULL);
 		add(no, "memory_bytes", n->memory_bytes >= 0 ? json_object_new_int64(n->memory_bytes) : NULL);
 		if (n->distances) {
 			d = json_object_new_array();
@@ -244,7 +244,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 		add(e, "index", json_object_new_int(h->index));
 		add(e, "controller", jstr(h->controller));
 		add(e, "cpus", ns_cpuset_json(&h->cpus));
-		add(e, "nodes", jnodes(&h->nodes));
+		add(e, "nodes", h->nodes.known ? jnodes(&h->nodes) : NULL);
 		add(e, "nr_tags", h->nr_tags >= 0 ? json_object_new_int64(h->nr_tags) : NULL);
 		add(e, "memory_node", jnode(h->memory_node));
 		add(e, "irq", h->irq ? json_object_new_int(h->irq->irq) : NULL);
@@ -257,7 +257,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(al, "device_basis", json_object_new_string(d->alloc.device_basis ? d->alloc.device_basis : ""));
 	add(al, "midlayer_node", jnode(d->alloc.midlayer_node));
 	add(al, "midlayer_basis", jstr(d->alloc.midlayer_basis));
-	add(al, "hw_queue_nodes", jnodes(&d->alloc.hw_queue_nodes));
+	add(al, "hw_queue_nodes", d->alloc.hw_queue_nodes.known ? jnodes(&d->alloc.hw_queue_nodes) : NULL);
 	add(al, "shared_tags", jtri(d->alloc.shared_tags));
 	add(al, "shared_tags_source",
 	    json_object_new_string(d->alloc.shared_tags_source ? d->alloc.shared_tags_source : "unknown"));

@@ -4,16 +4,32 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <numa.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "number.h"
+
 #define NODE_DIR "sys/devices/system/node"
 #define CPU_DIR "sys/devices/system/cpu"
 
-static void read_cpuset(struct ns_root *root, const char *path, struct ns_cpuset *s, struct ns_notes *notes,
-			const char *field, bool missing_is_empty)
+int ns_machine_parse_cpus(const struct ns_machine *m, struct ns_cpuset *s, const char *text, bool mask)
+{
+	int r = mask ? ns_cpuset_parse_mask_max(s, text, m->cpu_limit)
+		     : ns_cpuset_parse_list_max(s, text, m->cpu_limit);
+
+	if (r == 0 && m->possible.known && !ns_cpuset_subset(s, &m->possible)) {
+		ns_cpuset_clear(s); /* names a CPU that cannot exist here: not a partial set */
+		r = -ERANGE;
+	}
+	return r;
+}
+
+static void read_cpuset(struct ns_root *root, const struct ns_machine *m, const char *path, struct ns_cpuset *s,
+			struct ns_notes *notes, const char *field, bool missing_is_empty)
 {
 	char *txt;
 	int r = ns_read_str(root, path, &txt);
@@ -33,7 +49,7 @@ static void read_cpuset(struct ns_root *root, const char *path, struct ns_cpuset
 		s->known = true;
 		return;
 	}
-	r = ns_cpuset_parse_list(s, txt);
+	r = ns_machine_parse_cpus(m, s, txt, false);
 	if (r < 0)
 		ns_note_read(notes, "machine", field, path, r, txt);
 	free(txt);
@@ -41,12 +57,46 @@ static void read_cpuset(struct ns_root *root, const char *path, struct ns_cpuset
 
 static void parse_kernel_version(struct ns_machine *m)
 {
-	if (!m->kernel_release || sscanf(m->kernel_release, "%d.%d", &m->kver_major, &m->kver_minor) != 2)
-		m->kver_major = m->kver_minor = 0;
+	const char *p = m->kernel_release;
+	uint64_t major, minor;
+
+	m->kver_major = m->kver_minor = 0;
+	if (!p || ns_parse_dec_prefix(&p, INT_MAX, &major) < 0 || *p++ != '.' ||
+	    ns_parse_dec_prefix(&p, INT_MAX, &minor) < 0)
+		return;
+	m->kver_major = (int)major;
+	m->kver_minor = (int)minor;
+}
+
+/*
+ * The number in a directory entry's name after its prefix ("node12", "cpu7"): 1 and *id when
+ * it is one, below max; 0 when the name is another entry (no digit after the prefix); -1 for
+ * a name that looks like one but is not in the kernel's form or is out of range (noted).
+ */
+static int entry_id(const char *name, const char *prefix, uint64_t max, uint64_t *id, struct ns_notes *notes,
+		    const char *field, const char *dir)
+{
+	size_t len = strlen(prefix);
+	const char *p = name + len;
+	int r;
+
+	if (strncmp(name, prefix, len) != 0 || *p < '0' || *p > '9')
+		return 0;
+	r = ns_parse_dec_prefix(&p, max, id);
+	if (r == 0 && *p == '\0')
+		return 1;
+	if (r == -ERANGE && (!*p || (*p >= '0' && *p <= '9')))
+		ns_note(notes, "machine", field, "/%s/%s: %s id beyond the kernel's limit (%llu): ignored", dir, name,
+			prefix, (unsigned long long)max);
+	else
+		ns_note(notes, "machine", field, "/%s/%s is not a %sN name the kernel makes: ignored", dir, name,
+			prefix);
+	return -1;
 }
 
 /* The node's cpuN links: every CPU registered under it, online or not. */
-static void read_node_links(struct ns_root *root, const char *node, struct ns_cpuset *present)
+static void read_node_links(struct ns_root *root, const struct ns_machine *m, const char *node,
+			    struct ns_cpuset *present, struct ns_notes *notes)
 {
 	char path[256], **names;
 	size_t n;
@@ -56,15 +106,73 @@ static void read_node_links(struct ns_root *root, const char *node, struct ns_cp
 		return;
 	present->known = true;
 	for (size_t i = 0; i < n; i++) {
-		char *end;
-		long c;
-		if (strncmp(names[i], "cpu", 3) != 0 || !isdigit((unsigned char)names[i][3]))
-			continue;
-		c = strtol(names[i] + 3, &end, 10);
-		if (!*end && c >= 0 && c < 65536)
+		uint64_t c;
+		if (entry_id(names[i], "cpu", m->cpu_limit - 1, &c, notes, "nodes.cpus", path) == 1)
 			ns_cpuset_set(present, (unsigned)c);
 	}
 	ns_strv_free(names, n);
+}
+
+/* "Node N MemTotal:   X kB" in bytes; -EINVAL garbled, -ERANGE when X kB does not fit. */
+static int parse_memtotal(const char *txt, long long *bytes)
+{
+	const char *p = strstr(txt, "MemTotal:");
+	uint64_t kb;
+	int r;
+
+	if (!p)
+		return -EINVAL;
+	p += strlen("MemTotal:");
+	while (*p == ' ')
+		p++;
+	r = ns_parse_dec_prefix(&p, (uint64_t)LLONG_MAX / 1024, &kb);
+	if (r < 0)
+		return r;
+	if (strncmp(p, " kB", 3) != 0 || (p[3] != '\0' && p[3] != '\n'))
+		return -EINVAL;
+	*bytes = (long long)kb * 1024;
+	return 0;
+}
+
+/* A distance row: one number per node, 10-254 each, separated by single spaces. */
+static int parse_distances(const char *txt, int **out, size_t *nout)
+{
+	size_t cnt = 1, k = 0;
+	const char *p = txt;
+	int *d;
+
+	for (const char *q = txt; *q; q++)
+		cnt += *q == ' ';
+	if (cnt > NS_NODE_MAX)
+		return -ERANGE;
+	d = calloc(cnt, sizeof(int));
+	if (!d)
+		return -ENOMEM;
+	for (;;) {
+		char tok[24];
+		size_t len = strcspn(p, " ");
+		long long v;
+		int r;
+		if (len == 0 || len >= sizeof(tok)) {
+			free(d);
+			return len ? -ERANGE : -EINVAL;
+		}
+		memcpy(tok, p, len);
+		tok[len] = '\0';
+		r = ns_parse_dec(tok, NS_DISTANCE_MIN, NS_DISTANCE_MAX, &v);
+		if (r < 0) {
+			free(d);
+			return r;
+		}
+		d[k++] = (int)v;
+		p += len;
+		if (!*p)
+			break;
+		p++; /* the one space */
+	}
+	*out = d;
+	*nout = k;
+	return 0;
 }
 
 static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
@@ -91,51 +199,39 @@ static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_note
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct ns_node *node = &m->nodes[m->nnodes];
-		char path[256], *txt, *end;
-		long id;
+		char path[256], *txt;
+		uint64_t id;
 
-		if (strncmp(names[i], "node", 4) != 0 || !isdigit((unsigned char)names[i][4]))
-			continue;
-		id = strtol(names[i] + 4, &end, 10);
-		if (*end)
+		/* node ids are below MAX_NUMNODES: node4294967297 is not node 1, and node1000000
+		 * costs nothing (refused by its name, before anything is read or sized by it) */
+		if (entry_id(names[i], "node", NS_NODE_MAX - 1, &id, notes, "nodes", NODE_DIR) != 1)
 			continue;
 		node->id = (int)id;
 		node->memory_bytes = -1;
 		snprintf(path, sizeof(path), NODE_DIR "/%s/cpulist", names[i]);
-		read_cpuset(root, path, &node->cpus, notes, "nodes.cpus", false);
-		read_node_links(root, names[i], &node->present);
+		read_cpuset(root, m, path, &node->cpus, notes, "nodes.cpus", false);
+		read_node_links(root, m, names[i], &node->present, notes);
 		snprintf(path, sizeof(path), NODE_DIR "/%s/meminfo", names[i]);
 		if ((r = ns_read_str(root, path, &txt)) == 0) {
-			char *p = strstr(txt, "MemTotal:");
-			unsigned long long kb;
-			if (p && sscanf(p + 9, "%llu", &kb) == 1)
-				node->memory_bytes = (long long)kb * 1024;
-			else
-				ns_note_read(notes, "machine", "nodes.memory_bytes", path, -EINVAL, NULL);
+			r = parse_memtotal(txt, &node->memory_bytes);
+			if (r < 0) {
+				const char *line = strstr(txt, "MemTotal:");
+				char *raw = line ? strndup(line, strcspn(line, "\n")) : NULL;
+				ns_note_read(notes, "machine", "nodes.memory_bytes", path, r, raw);
+				free(raw);
+			}
 			free(txt);
 		} else {
 			ns_note_read(notes, "machine", "nodes.memory_bytes", path, r, NULL);
 		}
 		snprintf(path, sizeof(path), NODE_DIR "/%s/distance", names[i]);
 		if ((r = ns_read_str(root, path, &txt)) == 0) {
-			size_t cnt = 0;
-			char *p = txt;
-			int *d = calloc(strlen(txt) / 2 + 1, sizeof(int));
-			while (d && *p) {
-				long v = strtol(p, &end, 10);
-				if (end == p) {
-					free(d);
-					d = NULL;
-					ns_note_read(notes, "machine", "nodes.distances", path, -EINVAL, txt);
-					break;
-				}
-				d[cnt++] = (int)v;
-				p = end;
-				while (*p == ' ')
-					p++;
+			r = parse_distances(txt, &node->distances, &node->ndistances);
+			if (r < 0) {
+				node->distances = NULL;
+				node->ndistances = 0;
+				ns_note_read(notes, "machine", "nodes.distances", path, r, txt);
 			}
-			node->distances = d;
-			node->ndistances = d ? cnt : 0;
 			free(txt);
 		} else {
 			ns_note_read(notes, "machine", "nodes.distances", path, r, NULL);
@@ -322,19 +418,31 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 		long long t;
 		char *raw = NULL;
 		m->tainted = -1;
-		r = ns_read_str(root, "proc/sys/kernel/tainted", &raw);
-		if (r == 0 && sscanf(raw, "%lld", &t) == 1 && t >= 0)
+		r = ns_read_dec(root, "proc/sys/kernel/tainted", 0, LLONG_MAX, &t, &raw);
+		if (r == 0)
 			m->tainted = t;
 		else
-			ns_note_read(notes, "machine", "tainted", "proc/sys/kernel/tainted", r < 0 ? r : -EINVAL, raw);
+			ns_note_read(notes, "machine", "tainted", "proc/sys/kernel/tainted", r, raw);
 		free(raw);
 	}
-	read_cpuset(root, CPU_DIR "/online", &m->online, notes, "online_cpus", false);
-	read_cpuset(root, CPU_DIR "/possible", &m->possible, notes, "possible_cpus", false);
+	{
+		/* CPU ids are below kernel_max + 1 (NR_CPUS); every CPU list is held to it */
+		long long k;
+		char *raw = NULL;
+		m->cpu_limit = NS_CPU_MAX;
+		r = ns_read_dec(root, CPU_DIR "/kernel_max", 0, NS_CPU_MAX - 1, &k, &raw);
+		if (r == 0)
+			m->cpu_limit = (unsigned)k + 1;
+		else if (r != -ENOENT) /* older captures lack it */
+			ns_note_read(notes, "machine", "kernel_max", CPU_DIR "/kernel_max", r, raw);
+		free(raw);
+	}
+	read_cpuset(root, m, CPU_DIR "/possible", &m->possible, notes, "possible_cpus", false);
+	read_cpuset(root, m, CPU_DIR "/online", &m->online, notes, "online_cpus", false);
 	if (!m->possible.known && m->online.known)
 		ns_cpuset_copy(&m->possible, &m->online);
-	read_cpuset(root, CPU_DIR "/isolated", &m->isolated, notes, "isolated_cpus", true);
-	read_cpuset(root, CPU_DIR "/nohz_full", &m->nohz_full, notes, "nohz_full_cpus", true);
+	read_cpuset(root, m, CPU_DIR "/isolated", &m->isolated, notes, "isolated_cpus", true);
+	read_cpuset(root, m, CPU_DIR "/nohz_full", &m->nohz_full, notes, "nohz_full_cpus", true);
 	r = read_nodes(root, m, notes);
 	if (r < 0)
 		return r;
@@ -367,6 +475,14 @@ void ns_machine_free(struct ns_machine *m)
 	memset(m, 0, sizeof(*m));
 }
 
+bool ns_machine_cpu_map_complete(const struct ns_machine *m)
+{
+	for (size_t i = 0; i < m->nnodes; i++)
+		if (!m->nodes[i].cpus.known)
+			return false;
+	return true;
+}
+
 int ns_machine_cpu_node(const struct ns_machine *m, int cpu)
 {
 	if (cpu < 0 || (size_t)cpu >= m->ncpu_node)
@@ -376,10 +492,17 @@ int ns_machine_cpu_node(const struct ns_machine *m, int cpu)
 
 int ns_machine_nodes_of(const struct ns_machine *m, const struct ns_cpuset *s, struct ns_cpuset *nodes)
 {
+	bool complete = ns_machine_cpu_map_complete(m);
+
 	ns_cpuset_clear(nodes);
 	nodes->known = s->known;
 	ns_cpuset_foreach (c, s) {
 		int n = ns_machine_cpu_node(m, c);
+		if (n < 0 && !complete) {
+			/* maybe on the node whose cpulist did not parse: not an answer */
+			ns_cpuset_clear(nodes);
+			return 0;
+		}
 		if (n >= 0) {
 			int r = ns_cpuset_set(nodes, (unsigned)n);
 			if (r < 0)

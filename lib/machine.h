@@ -36,6 +36,7 @@ struct ns_machine {
 	size_t ncpu_node;
 	int first_memory_node; /* -1 unknown */
 	long long tainted;     /* proc/sys/kernel/tainted, -1 unknown */
+	unsigned cpu_limit;    /* CPU ids are below it: cpu/kernel_max + 1, else NS_CPU_MAX */
 	struct ns_irqbalance irqbalance;
 };
 
@@ -43,8 +44,17 @@ struct ns_machine {
 #define NS_TAINT_FIRMWARE_WORKAROUND (1LL << 11)
 
 int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes);
+/*
+ * Parse a CPU list (or, with mask, a hex mask) read from this machine: fails closed with
+ * -ERANGE when it names a CPU at or beyond kernel_max + 1 or outside the possible set (when
+ * known), -EINVAL when garbled; the set is then empty and unknown.
+ */
+int ns_machine_parse_cpus(const struct ns_machine *m, struct ns_cpuset *s, const char *text, bool mask);
 void ns_machine_free(struct ns_machine *m);
 
+/* Is every node's CPU list known? Else a CPU's -1 may be a node whose cpulist did not parse,
+ * and nothing folded or judged by node from the map is an answer. */
+bool ns_machine_cpu_map_complete(const struct ns_machine *m);
 /* Node of a CPU, -1 when unknown. */
 int ns_machine_cpu_node(const struct ns_machine *m, int cpu);
 /* The set of nodes the CPUs of s sit on, as a node bitmap (reuses ns_cpuset for node ids). */

@@ -59,6 +59,12 @@ void ns_note_read(struct ns_notes *notes, const char *subject, const char *field
 		else
 			ns_note(notes, subject, field, "/%s holds a garbled value", path);
 		break;
+	case ERANGE: /* a number in the right form, outside the field's range (lib/number.h) */
+		if (raw)
+			ns_note(notes, subject, field, "/%s holds '%.40s', out of range for the field", path, raw);
+		else
+			ns_note(notes, subject, field, "/%s holds a value out of range for the field", path);
+		break;
 	case EACCES:
 	case EPERM:
 		ns_note(notes, subject, field, "/%s needs root (permission denied)", path);

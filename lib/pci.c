@@ -4,10 +4,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "number.h"
 #include "util.h"
 
 bool ns_pci_is_function(struct ns_root *root, const char *path)
@@ -33,13 +36,12 @@ static bool is_bdf(const char *s)
 static int read_node(struct ns_root *root, const char *dir, struct ns_notes *notes, const char *subj, const char *field)
 {
 	char p[4096], *raw = NULL;
-	long v;
+	long long v;
 	int r;
 
+	/* -1 (none) or a node id below MAX_NUMNODES, in decimal: 4294967297 is not node 1 */
 	snprintf(p, sizeof(p), "%s/numa_node", dir);
-	r = ns_read_long(root, p, &v, &raw);
-	if (r == 0 && v < -1)
-		r = -EINVAL;
+	r = ns_read_dec(root, p, -1, NS_NODE_MAX - 1, &v, &raw);
 	if (r < 0) {
 		if (notes)
 			ns_note_read(notes, subj, field, p, r, raw);
@@ -84,7 +86,12 @@ static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const
 		txt = strdup("");
 	else if (r < 0)
 		return NS_NODE_UNREAD;
-	if (txt && ns_cpuset_parse_list(&cpus, txt) == 0 && ns_machine_nodes_of(m, &cpus, &nodes) == 0) {
+	/* a node whose CPUs are unknown leaves the CPU -> node map partial: no bus node from it */
+	if (!ns_machine_cpu_map_complete(m)) {
+		free(txt);
+		return NS_NODE_UNREAD;
+	}
+	if (txt && ns_machine_parse_cpus(m, &cpus, txt, false) == 0 && ns_machine_nodes_of(m, &cpus, &nodes) == 0) {
 		unsigned n = ns_cpuset_count(&nodes);
 		if (ns_cpuset_count(&cpus) == 0) {
 			const struct ns_node *own = pci->numa_node >= 0 ? ns_machine_node(m, pci->numa_node) : NULL;
@@ -362,23 +369,25 @@ static void detect_forced(struct ns_root *root, const struct ns_machine *m, stru
 
 static int cmp_int(const void *a, const void *b)
 {
-	return *(const int *)a - *(const int *)b;
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
 }
 
 /* nvme vectors are named nvme<ctl>q<N>: queue N serves hctx N-1. */
 static int nvme_queue_of(const char *name)
 {
 	const char *q;
-	char *end;
-	long v;
+	uint64_t v;
 
 	if (!name || strncmp(name, "nvme", 4) != 0)
 		return -1;
 	q = strchr(name + 4, 'q');
-	if (!q || !isdigit((unsigned char)q[1]))
+	if (!q)
 		return -1;
-	v = strtol(q + 1, &end, 10);
-	return *end ? -1 : (int)v;
+	q++;
+	if (ns_parse_dec_prefix(&q, INT_MAX, &v) < 0 || *q)
+		return -1;
+	return (int)v;
 }
 
 /* virtio vectors: virtio<N>-req.<q> (virtio-blk) or virtio<N>-request (virtio-scsi, in order). */
@@ -391,8 +400,10 @@ static void pair_virtio(struct ns_pci *pci)
 		if (!name || strncmp(name, "virtio", 6) != 0 || !(vq = strchr(name, '-')))
 			continue;
 		vq++;
-		if (strncmp(vq, "req.", 4) == 0 && isdigit((unsigned char)vq[4]))
-			pci->irqs[i].hw_queue = atoi(vq + 4);
+		const char *qn = vq + 4;
+		uint64_t q;
+		if (strncmp(vq, "req.", 4) == 0 && ns_parse_dec_prefix(&qn, INT_MAX, &q) == 0 && !*qn)
+			pci->irqs[i].hw_queue = (int)q;
 		else if (strcmp(vq, "request") == 0 || strncmp(vq, "request.", 8) == 0)
 			pci->irqs[i].hw_queue = next_request++;
 	}
@@ -411,19 +422,18 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	if (ns_list_dir(root, p, &names, &n) == 0 && n > 0) {
 		nums = calloc(n, sizeof(int));
 		for (size_t i = 0; nums && i < n; i++) {
-			char *end;
-			long v = strtol(names[i], &end, 10);
-			if (*end || v < 0)
+			long long v;
+			if (ns_parse_dec(names[i], 0, INT_MAX, &v) < 0)
 				continue;
 			nums[nnums++] = (int)v;
 		}
 		ns_strv_free(names, n);
 	} else {
-		long v;
+		long long v;
 		ns_strv_free(names, n);
 		msi = false;
 		snprintf(p, sizeof(p), "%s/irq", pci->syspath);
-		if (ns_read_long(root, p, &v, NULL) == 0 && v > 0) {
+		if (ns_read_dec(root, p, 1, INT_MAX, &v, NULL) == 0) {
 			nums = calloc(1, sizeof(int));
 			if (nums)
 				nums[nnums++] = (int)v;
@@ -491,8 +501,8 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 	}
 	snprintf(p, sizeof(p), "%s/local_cpulist", syspath);
 	if ((r = ns_read_str(root, p, &txt)) == 0) {
-		if (ns_cpuset_parse_list(&pci->local_cpus, txt) < 0)
-			ns_note_read(notes, pci->address, "pci.local_cpus", p, -EINVAL, txt);
+		if ((r = ns_machine_parse_cpus(m, &pci->local_cpus, txt, false)) < 0)
+			ns_note_read(notes, pci->address, "pci.local_cpus", p, r, txt);
 		free(txt);
 	} else if (r == -ENODATA) {
 		/* a function on a node without CPUs (cpumask_of_node is empty) */

@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "number.h"
+
 struct ns_root {
 	int dirfd;
 	bool live;
@@ -216,28 +218,31 @@ int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t 
 	return 0;
 }
 
-int ns_read_long(struct ns_root *root, const char *path, long *out, char **raw)
+int ns_read_dec(struct ns_root *root, const char *path, long long min, long long max, long long *out, char **raw)
 {
-	char *s, *end;
-	long v;
+	char *s;
 	int r = ns_read_str(root, path, &s);
 
 	if (raw)
 		*raw = NULL;
 	if (r < 0)
 		return r;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || end == s || *end != '\0') {
-		if (raw)
-			*raw = s;
-		else
-			free(s);
-		return -EINVAL;
-	}
-	free(s);
-	*out = v;
-	return 0;
+	r = ns_parse_dec(s, min, max, out);
+	if (r < 0 && raw)
+		*raw = s;
+	else
+		free(s);
+	return r;
+}
+
+int ns_read_long(struct ns_root *root, const char *path, long *out, char **raw)
+{
+	long long v;
+	int r = ns_read_dec(root, path, LONG_MIN, LONG_MAX, &v, raw);
+
+	if (r == 0)
+		*out = (long)v;
+	return r;
 }
 
 static int readlink_at(struct ns_root *root, const char *path, char **out)

@@ -54,7 +54,13 @@ const char *ns_root_path(const struct ns_root *root);
 int ns_read_str(struct ns_root *root, const char *path, char **out);
 /* The same, also giving the file's mode (the permission bits tell managed IRQs apart). */
 int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t *mode);
-/* A decimal integer; -EINVAL when garbled (with *raw set to the text when raw != NULL). */
+/*
+ * A decimal integer in the kernel's form (lib/number.h, ns_parse_dec): ns_read_str, then
+ * ns_parse_dec. -EINVAL when garbled, -ERANGE outside [min, max]; on either, *raw (when raw
+ * != NULL) holds the file's text for the caller's note (else NULL; the caller frees it).
+ */
+int ns_read_dec(struct ns_root *root, const char *path, long long min, long long max, long long *out, char **raw);
+/* ns_read_dec over the whole range of long. */
 int ns_read_long(struct ns_root *root, const char *path, long *out, char **raw);
 /* The target of a symlink (as stored, not resolved). */
 int ns_readlink(struct ns_root *root, const char *path, char **out);

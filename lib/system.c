@@ -71,6 +71,12 @@ static void resolve_node(struct ns_disk *d)
 			d->node_source = NS_NODE_SRC_FORCED;
 			return;
 		}
+		if (pci->forced < 0 && pci->facts.multi_node && pci->numa_node >= 0) {
+			/* whether the node was forced is not known (an unreadable bus or node): the
+			 * node it reads is no answer */
+			d->node_source = NS_NODE_SRC_UNKNOWN;
+			return;
+		}
 		if (pci->node_set == 1) {
 			/* not the firmware's: the bus's node when it has one, else none */
 			d->node_source = NS_NODE_SRC_SET;
@@ -216,12 +222,19 @@ static bool wanted(const char *name, const char *const *only, size_t nonly, bool
 	return false;
 }
 
-static bool is_hidden(struct ns_root *root, const char *name)
+/* hidden is 0 or 1; anything else is noted and the disk kept (never dropped unseen) */
+static bool is_hidden(struct ns_root *root, const char *name, struct ns_notes *notes)
 {
-	char p[256];
-	long v;
+	char p[256], *raw = NULL;
+	long long v;
+	int r;
+
 	snprintf(p, sizeof(p), "sys/block/%s/hidden", name);
-	return ns_read_long(root, p, &v, NULL) == 0 && v == 1;
+	r = ns_read_dec(root, p, 0, 1, &v, &raw);
+	if (r == -EINVAL || r == -ERANGE)
+		ns_note_read(notes, name, "hidden", p, r, raw);
+	free(raw);
+	return r == 0 && v == 1;
 }
 
 int ns_system_discover(struct ns_root *root, const char *const *only, size_t nonly, struct ns_system *sys)
@@ -262,7 +275,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		struct ns_disk *d = &sys->disks[sys->ndisks];
 		if (!wanted(names[i], only, nonly, seen))
 			continue;
-		if (nonly == 0 && is_hidden(root, names[i]))
+		if (nonly == 0 && is_hidden(root, names[i], &sys->notes))
 			continue; /* a multipath path device: reported under its namespace */
 		r = ns_disk_read(&env, names[i], d);
 		if (r == -ENOENT || r == -ENOTDIR || r == -ELOOP) {

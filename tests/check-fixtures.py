@@ -336,6 +336,116 @@ def facts_cpuless(doc, code):
     assert not [n for n in doc["notes"] if n["field"] == "pci.local_cpus"], doc["notes"]
 
 
+# -- numbers (issue 11): garbage where the kernel writes integers, against its clean twin --
+
+NUMASTOR = None  # set by main(): the twins are generated and run on demand
+TWINS = {"garbage-numbers": "garbage-numbers-clean", "garbled-node1-cpulist": "forced-sibling-other-node"}
+_twin_docs = {}
+
+
+def twin_doc(name):
+    """The clean twin's report, generated and run here (not its golden)."""
+    if name not in _twin_docs:
+        with tempfile.TemporaryDirectory(prefix="numastor-twin.", dir=SCRATCH) as tmp:
+            subprocess.run([sys.executable, GEN, tmp, name], check=True)
+            _, out, _ = run(NUMASTOR, os.path.join(tmp, name), "--json")
+            _twin_docs[name] = json.loads(out)
+    return _twin_docs[name]
+
+
+def is_number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def changed_numbers(got, clean, path="$"):
+    """Every number of the clean report the garbage one changed to anything but null (or a
+    number that appeared from a null), and lists whose length changed."""
+    out = []
+    if isinstance(clean, dict) and isinstance(got, dict):
+        for k in clean:
+            if path == "$" and k in ("notes", "findings", "summary"):
+                continue
+            out += changed_numbers(got.get(k), clean[k], f"{path}.{k}")
+    elif isinstance(clean, list) and isinstance(got, list):
+        if len(clean) != len(got):
+            out.append(f"{path}: {len(clean)} entries, garbage run {len(got)}")
+        else:
+            for i, (g, c) in enumerate(zip(got, clean)):
+                out += changed_numbers(g, c, f"{path}[{i}]")
+    elif is_number(clean) and got is not None and got != clean:
+        out.append(f"{path}: {clean} became {got}")
+    elif clean is None and is_number(got):
+        out.append(f"{path}: null became {got}")
+    return out
+
+
+def has_note(doc, field, path_end, raw=None):
+    for n in doc["notes"]:
+        m = n["message"]
+        if n["field"] == field and path_end in m and (raw is None or f"'{raw}" in m):
+            return True
+    return False
+
+
+def facts_garbage_numbers(doc, code):
+    """Each garbage value is null with a note naming the file and the text; nothing else moved."""
+    want_notes = [
+        ("pci.numa_node", "0000:00:04.0/numa_node", "4294967297"),
+        ("pci.numa_node", "0000:00:05.0/numa_node", "0x1"),
+        ("pci.numa_node", "0000:00:06.0/numa_node", "9223372036854775807"),
+        ("node", "/node", "4294967297"), ("node", "/node", "0x1"),
+        ("nodes.distances", "node0/distance", "10 2147483648"),
+        ("nodes.distances", "node1/distance", "4294967297 10"),
+        ("nodes.distances", "node2/distance", "21 21 -5"),
+        ("nodes.memory_bytes", "node2/meminfo", "MemTotal:       18014398509481984 kB"),
+        ("hw_queues.nr_tags", "nvme1n1/mq/0/nr_tags", "0x1"),
+        ("queue.nr_requests", "nvme2n1/queue/nr_requests", "0x1"),
+        ("hidden", "nvme3n1/hidden", "0x1"),
+        ("size_bytes", "nvme4n1/size", "18014398509481984"),
+        ("pci.local_cpus", "0000:00:08.0/local_cpulist", "0-1048575"),
+        ("nodes", "node/node4294967297", None), ("nodes", "node/node1024", None),
+        ("nodes", "node/node2147483647", None)]
+    missing = [w for w in want_notes if not has_note(doc, *w)]
+    assert not missing, f"no note naming the file and the text for {missing}; notes: {doc['notes']}"
+    nodes = doc["machine"]["nodes"]
+    assert [n["node"] for n in nodes] == [0, 1, 2], [n["node"] for n in nodes]  # no alias of node 1
+    assert all(n["distances"] is None for n in nodes), [n["distances"] for n in nodes]
+    assert nodes[2]["memory_bytes"] is None and nodes[0]["memory_bytes"] == 16 << 30, nodes
+    for i in range(3):
+        assert pci_of(doc, "nvme%dn1" % i)["numa_node"] is None, pci_of(doc, "nvme%dn1" % i)
+        assert device(doc, "nvme%dn1" % i)["node"] is None
+    assert device(doc, "nvme1n1")["hw_queues"][0]["nr_tags"] is None
+    assert device(doc, "nvme2n1")["queue"]["nr_requests"] is None
+    device(doc, "nvme3n1")  # hidden 0x1: kept (with its note), not dropped as a path device
+    d4 = device(doc, "nvme4n1")
+    assert d4["size_bytes"] is None and pci_of(doc, "nvme4n1")["local_cpus"] is None, d4
+    nodes_read = [i["node"] for i in irqs_of(doc, "nvme4n1")]
+    assert nodes_read.count(None) == 2, nodes_read
+    bad = changed_numbers(doc, twin_doc(TWINS["garbage-numbers"]))
+    assert not bad, f"numbers changed to something other than null: {bad[:20]}"
+
+
+def facts_garbage_numbers_clean(doc, code):
+    assert not doc["notes"], doc["notes"]
+    assert [n["node"] for n in doc["machine"]["nodes"]] == [0, 1, 2]
+    for i in range(5):
+        assert pci_of(doc, "nvme%dn1" % i)["numa_node"] == 0 and device(doc, "nvme%dn1" % i)["node"] == 0
+
+
+def facts_garbled_node_cpulist(doc, code):
+    """A garbled node cpulist: cpus and cpu_count null, and the forced NVMe not flipped to
+    "node 0, source pci" (whether they were forced is unknown now)."""
+    n1 = doc["machine"]["nodes"][1]
+    assert n1["node"] == 1 and n1["cpus"] is None and n1["cpu_count"] is None, n1
+    assert has_note(doc, "nodes.cpus", "node1/cpulist", "8-15,zz"), doc["notes"]
+    for name in ("nvme0n1", "nvme1n1"):
+        d = device(doc, name)
+        assert d["node"] is None and d["node_source"] == "unknown", (name, d["node"], d["node_source"])
+        assert pci_of(doc, name)["node_forced"] is None, pci_of(doc, name)["node_forced"]
+    bad = changed_numbers(doc, twin_doc(TWINS["garbled-node1-cpulist"]))
+    assert not bad, f"numbers changed to something other than null: {bad[:20]}"
+
+
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
@@ -373,6 +483,9 @@ FACTS = {
     "node-set-manifest-upstream": facts_set_manifest,
     "forced-offline-node1-cpus": facts_offline,
     "cpuless-node-bus": facts_cpuless,
+    "garbage-numbers": facts_garbage_numbers,
+    "garbage-numbers-clean": facts_garbage_numbers_clean,
+    "garbled-node1-cpulist": facts_garbled_node_cpulist,
 }
 
 
@@ -414,6 +527,11 @@ PINNED = {
     "node-set-fixed-nvme-612": (1, {("node-set", "nvme0n1", W), ("node-unknown", "nvme1n1", I)}),
     "node-set-manifest-upstream": (1, {("node-set", "nvme0n1", W), ("node-set", "nvme1n1", W)}),
     "cpuless-node-bus": (0, {("node-unknown", "nvme0n1", I)}),
+    # issue 11's garbage numbers: null with notes, no finding from a made-up number
+    "garbage-numbers": (0, set()),
+    "garbage-numbers-clean": (0, set()),
+    # forced-sibling-other-node with node 1's CPUs unknown: no forced/firmware verdict either way
+    "garbled-node1-cpulist": (0, set()),
     "twin-xen-2n-5nvme-confined": (2, {
         ("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W),
         ("irq-confined", "nvme1n1", W), ("irq-fires-remote", "nvme1n1", W), ("rq-affinity-remote", "nvme1n1", W),
@@ -658,7 +776,8 @@ def compare(name, kind, got, path):
 
 
 def main():
-    numastor = os.path.abspath(sys.argv[1])
+    global NUMASTOR
+    numastor = NUMASTOR = os.path.abspath(sys.argv[1])
     names = sys.argv[2:] or sorted(FACTS)
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="numastor-fixtures.", dir=SCRATCH) as tmp:

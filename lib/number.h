@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * One strict parser for every integer the kernel prints. sysfs and procfs print their
+ * numbers in one canonical form ("%d", "%u", "%llu", or "%x" for hex files); anything else
+ * in such a file (a sign where none can be, "0x1" in a decimal file, leading zeros,
+ * spaces, digits past the field's range) is not a number the kernel wrote, so it is
+ * refused instead of being read as a plausible one.
+ *
+ * All functions return 0, -EINVAL for text that is not a number in the file's format, or
+ * -ERANGE for a well-formed number outside the field's range. *out is left alone on error.
+ */
+#ifndef NUMASTOR_NUMBER_H
+#define NUMASTOR_NUMBER_H
+
+#include <stdint.h>
+
+/* Node ids are below MAX_NUMNODES (1 << CONFIG_NODES_SHIFT: 1024 with x86's MAXSMP). */
+#define NS_NODE_MAX 1024
+/* CPU ids when cpu/kernel_max is unknown: a bound against garbage far above any machine. */
+#define NS_CPU_MAX (1u << 20)
+/* NUMA distances the kernel keeps (a u8; 10 is local, 255 means unreachable). */
+#define NS_DISTANCE_MIN 10
+#define NS_DISTANCE_MAX 254
+
+/* Decimal only: optional '-' only when min < 0, then digits; no '+', no spaces, no "0x", no
+ * leading zeros beyond a single "0" (and no "-0"). -EINVAL garbled, -ERANGE outside
+ * [min, max]. */
+int ns_parse_dec(const char *text, long long min, long long max, long long *out);
+/* Full uint64 decimal (counters), same form rules. */
+int ns_parse_u64(const char *text, uint64_t *out);
+/* Hex for files whose format is hex: optional "0x"/"0X", then at least one hex digit
+ * (leading zeros allowed, as in "%08x"). -ERANGE above max. */
+int ns_parse_hex(const char *text, uint64_t max, uint64_t *out);
+/* The decimal number at the start of *p with the same rules, for numbers inside a line or
+ * a name ("node12", "Node 0 MemTotal: 123 kB"): digits only (no sign), *p is moved past
+ * them. -EINVAL when *p does not start with a digit or has a leading zero. */
+int ns_parse_dec_prefix(const char **p, uint64_t max, uint64_t *out);
+
+#endif

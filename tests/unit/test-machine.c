@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The machine reader's numbers (issue 11): node directories named beyond MAX_NUMNODES are
+ * refused by their name before anything is sized by them (node4294967297 is not node 1,
+ * node1000000 costs nothing), CPU lists are held to kernel_max + 1 and the possible set. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "fakeroot.h"
+#include "machine.h"
+#include "number.h"
+#include "tap.h"
+
+static bool noted(const struct ns_notes *notes, const char *field, const char *text)
+{
+	for (size_t i = 0; i < notes->n; i++)
+		if (strcmp(notes->v[i].field, field) == 0 && strstr(notes->v[i].message, text))
+			return true;
+	return false;
+}
+
+static void node(const char *name, const char *cpulist)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "sys/devices/system/node/%s/cpulist", name);
+	fr_put(p, "%s\n", cpulist);
+	snprintf(p, sizeof(p), "sys/devices/system/node/%s/distance", name);
+	fr_put(p, "10 21\n");
+	snprintf(p, sizeof(p), "sys/devices/system/node/%s/meminfo", name);
+	fr_put(p, "Node 0 MemTotal:       16384 kB\nNode 0 MemFree:         1024 kB\n");
+}
+
+int main(void)
+{
+	struct ns_root *root = NULL;
+	struct ns_machine m;
+	struct ns_notes notes = {0};
+	struct ns_cpuset s = {0};
+	struct timespec t0, t1;
+	char cmd[128];
+
+	if (!fr_make("machine")) {
+		CHECK(!"mkdtemp");
+		return tap_done("machine");
+	}
+	fr_put("proc/sys/kernel/osrelease", "6.12.43+deb13-amd64\n");
+	fr_put("proc/sys/kernel/tainted", "0\n");
+	fr_put("sys/devices/system/cpu/kernel_max", "7\n");
+	fr_put("sys/devices/system/cpu/possible", "0-5\n");
+	fr_put("sys/devices/system/cpu/online", "0-5\n");
+	/* a CPU beyond the possible set: the list fails closed, it is not cut to 0-3 */
+	fr_put("sys/devices/system/cpu/isolated", "0-3,6\n");
+	fr_put("sys/devices/system/cpu/nohz_full", "(null)\n");
+	node("node0", "0-2");
+	node("node1", "3-5");
+	node("node1000000", "");
+	node("node4294967297", "3-5");
+	node("node01", "3-5");
+	fr_mkdirs("proc");
+	CHECK(ns_root_open(fr_base, &root) == 0);
+	if (!root)
+		return tap_done("machine");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK((t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9 < 0.5);
+	CHECK(m.cpu_limit == 8);
+	CHECK(m.nnodes == 2);
+	CHECK(m.nnodes == 2 && m.nodes[0].id == 0 && m.nodes[1].id == 1);
+	CHECK(noted(&notes, "nodes", "node1000000: node id beyond"));
+	CHECK(noted(&notes, "nodes", "node4294967297: node id beyond"));
+	CHECK(noted(&notes, "nodes", "node01 is not a nodeN name"));
+	CHECK(m.nnodes >= 1 && m.nodes[0].memory_bytes == 16384LL * 1024);
+	CHECK(m.online.known && ns_cpuset_count(&m.online) == 6);
+	CHECK(!m.isolated.known && ns_cpuset_count(&m.isolated) == 0);
+	CHECK(noted(&notes, "isolated_cpus", "'0-3,6'"));
+	CHECK(m.nohz_full.known && ns_cpuset_count(&m.nohz_full) == 0);
+	/* every list read from this machine: below kernel_max + 1 and within the possible set */
+	CHECK(ns_machine_parse_cpus(&m, &s, "0-5", false) == 0 && ns_cpuset_count(&s) == 6);
+	CHECK(ns_machine_parse_cpus(&m, &s, "5-6", false) == -ERANGE && !s.known);
+	CHECK(ns_machine_parse_cpus(&m, &s, "8", false) == -ERANGE && !s.known);
+	CHECK(ns_machine_parse_cpus(&m, &s, "3f", true) == 0 && ns_cpuset_count(&s) == 6);
+	CHECK(ns_machine_parse_cpus(&m, &s, "40", true) == -ERANGE && !s.known);
+	CHECK(ns_machine_parse_cpus(&m, &s, "100", true) == -ERANGE && !s.known);
+	CHECK(ns_machine_parse_cpus(&m, &s, "0-1048575", false) == -ERANGE && s.nwords == 0);
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	ns_root_free(root);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fr_base);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", fr_base);
+	return tap_done("machine");
+}
