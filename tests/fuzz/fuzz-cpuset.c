@@ -25,8 +25,8 @@ static void roundtrip(const struct ns_cpuset *s, const char *what, const char *t
 	FUZZ_ASSERT(ns_cpuset_count(s) == ns_cpuset_count(&again), "%s '%s': counts differ", what, text);
 	FUZZ_ASSERT(ns_cpuset_format(&again, &t2) == 0 && strcmp(t, t2) == 0, "%s '%s': '%s' is not canonical", what,
 		    text, t);
-	/* first/next walk exactly the set */
-	{
+	/* first/next walk exactly the set (a walk costs per CPU: only for sets of real sizes) */
+	if (ns_cpuset_count(s) <= 65536) {
 		unsigned n = 0;
 		int prev = -1;
 		ns_cpuset_foreach (cpu, s) {

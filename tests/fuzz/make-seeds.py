@@ -63,6 +63,41 @@ CPUSETS = {
     "mask-huge": "f" * 4096,
 }
 
+# --- numbers: byte 0 picks the function (0 dec, 1 u64, 2 hex, 3 prefix) and range --------
+NUMBERS = {
+    "dec-0": b"\x00" + b"0",
+    "dec-node1": b"\x04" + b"1",
+    "dec-minus1": b"\x04" + b"-1",
+    "dec-minus0": b"\x04" + b"-0",
+    "dec-4294967297": b"\x00" + b"4294967297",
+    "dec-hex": b"\x00" + b"0x1",
+    "dec-int64max": b"\x14" + b"9223372036854775807",
+    "dec-int64max-plus1": b"\x14" + b"9223372036854775808",
+    "dec-int64min": b"\x14" + b"-9223372036854775808",
+    "dec-int64min-minus1": b"\x14" + b"-9223372036854775809",
+    "dec-distance-2147483648": b"\x08" + b"2147483648",
+    "dec-distance-minus5": b"\x08" + b"-5",
+    "dec-distance-10": b"\x08" + b"10",
+    "dec-distance-255": b"\x08" + b"255",
+    "dec-leading-zero": b"\x00" + b"007",
+    "dec-plus": b"\x00" + b"+1",
+    "dec-space": b"\x00" + b" 1",
+    "dec-empty": b"\x00",
+    "dec-long": b"\x00" + b"9" * 400,
+    "u64-max": b"\x01" + b"18446744073709551615",
+    "u64-max-plus1": b"\x01" + b"18446744073709551616",
+    "u64-counter": b"\x01" + b"1234567",
+    "hex-0x1": b"\x02" + b"0x1",
+    "hex-mask": b"\x06" + b"0000ffff",
+    "hex-0x": b"\x02" + b"0x",
+    "hex-ids": b"\x0a" + b"0x144d",
+    "hex-over": b"\x02" + b"1" + b"0" * 16,
+    "prefix-node12": b"\x03" + b"12 kB",
+    "prefix-node1000000": b"\x03" + b"1000000",
+    "prefix-node4294967297": b"\x03" + b"4294967297",
+    "prefix-zero-lead": b"\x03" + b"01",
+}
+
 # --- journals -------------------------------------------------------------------------------
 IRQ = {"pci": "0000:00:04.0", "name": "nvme0q1", "irq": 45, "previous": "0-63", "placed": "0-31",
        "counts": "12,0,3"}
@@ -347,6 +382,8 @@ MODEL = {
 def main():
     for n, v in CPUSETS.items():
         write("cpuset", n, v)
+    for n, v in NUMBERS.items():
+        write("number", n, v)
     for n, v in JOURNALS.items():
         write("journal", n, v)
     for n, v in SWAPS.items():

@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Hold the documents a fuzz harness wrote ($NS_FUZZ_DUMP) against their schema: each must be
+valid UTF-8, parse as JSON and validate (patterns included).
+
+    validate.py SCHEMA DIR     exit 1 naming the first documents that fail (at most 5)
+"""
+import json
+import os
+import sys
+
+import jsonschema
+
+
+def main(argv):
+    schema_path, d = argv[1], argv[2]
+    schema = json.load(open(schema_path))
+    cls = jsonschema.validators.validator_for(schema)
+    v = cls(schema)
+    names = sorted(os.listdir(d))
+    bad = 0
+    for n in names:
+        raw = open(os.path.join(d, n), "rb").read()
+        try:
+            doc = json.loads(raw.decode("utf-8", errors="strict"))
+            v.validate(doc)
+        except (UnicodeDecodeError, json.JSONDecodeError, jsonschema.ValidationError) as e:
+            bad += 1
+            if bad <= 5:
+                msg = e.message if isinstance(e, jsonschema.ValidationError) else str(e)
+                where = "/".join(str(p) for p in getattr(e, "absolute_path", []))
+                print("validate: %s fails %s at %s: %s" % (n, os.path.basename(schema_path), where or "-",
+                                                           msg[:300]))
+    print("validate: %d of %d documents fail %s" % (bad, len(names), os.path.basename(schema_path)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
