@@ -14,7 +14,8 @@
  * ("\0\x09numa_node4294967297\n") and a mutated one still lands on some file.
  *
  * The fixture is generated once per process into the scratch directory: $NS_FUZZ_FIXTURE names
- * which (default cloud-2n64c-8nvme-forced-node0); the file is put back after every input.
+ * which (default forced-sibling-other-node: two NVMe functions, one with a forced node); the file is put back after
+ * every input.
  */
 #define _GNU_SOURCE
 #include "fuzz-common.h"
@@ -98,7 +99,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	char *cmd;
 
 	if (!name || !*name)
-		name = "cloud-2n64c-8nvme-forced-node0";
+		name = "forced-sibling-other-node";
 	if (asprintf(&tree, "%s/%s", fuzz_scratch(), name) < 0 ||
 	    asprintf(&cmd, "python3 '%s/tests/fixtures/gen-fixtures.py' '%s' '%s' >/dev/null", NS_SOURCE_ROOT,
 		     fuzz_scratch(), name) < 0)
