@@ -65,18 +65,22 @@ bool ns_disk_is_virtual(const struct ns_disk *d)
 	return d->kind == NS_DISK_DM || d->kind == NS_DISK_MD || d->kind == NS_DISK_LOOP || d->kind == NS_DISK_ZRAM;
 }
 
-/* DDDD:BB:DD.F as the PCI core names a function (hex fields, the function 0-7) */
+static bool lower_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* DDDD:BB:DD.F as the PCI core names a function ("%04x:%02x:%02x.%d"), the function 0-7 */
 static bool is_bdf(const char *s, size_t n)
 {
 	size_t i = 0, k;
 
-	for (k = 0; i < n && isxdigit((unsigned char)s[i]); i++, k++)
+	for (k = 0; i < n && lower_hex(s[i]); i++, k++)
 		;
 	if (k < 4 || k > 8 || i >= n || s[i++] != ':')
 		return false;
 	for (int field = 0; field < 2; field++) {
-		if (i + 3 > n || !isxdigit((unsigned char)s[i]) || !isxdigit((unsigned char)s[i + 1]) ||
-		    s[i + 2] != (field == 0 ? ':' : '.'))
+		if (i + 3 > n || !lower_hex(s[i]) || !lower_hex(s[i + 1]) || s[i + 2] != (field == 0 ? ':' : '.'))
 			return false;
 		i += 3;
 	}
@@ -235,8 +239,8 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 	txt = NULL;
 	snprintf(p, sizeof(p), "%s/queue/nr_requests", d->syspath);
 	d->nr_requests = -1;
-	/* decimal (0x1 is not 1), an unsigned long the kernel prints with %lu */
-	if ((r = ns_read_dec(env->root, p, 0, LONG_MAX, &v, &txt)) == 0)
+	/* decimal (0x1 is not 1), at most blk-mq's largest depth */
+	if ((r = ns_read_dec(env->root, p, 0, NS_BLK_MQ_MAX_DEPTH, &v, &txt)) == 0)
 		d->nr_requests = (long)v;
 	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
 		ns_note_read(env->notes, d->name, "queue.nr_requests", p, r, txt);
@@ -299,8 +303,8 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 		snprintf(p, sizeof(p), "%s/mq/%s/nr_tags", path->disk_syspath, names[i]);
 		txt = NULL;
 		long long v;
-		/* decimal, an unsigned int (0x1 is not 1) */
-		if ((r = ns_read_dec(env->root, p, 0, UINT_MAX, &v, &txt)) == 0)
+		/* decimal (0x1 is not 1), at most blk-mq's largest depth */
+		if ((r = ns_read_dec(env->root, p, 0, NS_BLK_MQ_MAX_DEPTH, &v, &txt)) == 0)
 			h->nr_tags = (long)v;
 		else
 			ns_note_read(env->notes, d->name, "hw_queues.nr_tags", p, r, txt);

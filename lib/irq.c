@@ -3,6 +3,7 @@
 #include "irq.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,14 +63,10 @@ int ns_counts_parse(const char *txt, struct ns_counts *c)
 	if (!s || !*s)
 		return -EINVAL;
 	for (;;) {
-		unsigned long long v = 0;
-		if (*s < '0' || *s > '9')
+		uint64_t v;
+		/* "%u" each: the kernel's per-CPU counts are 32-bit, in decimal without leading zeros */
+		if (ns_parse_dec_prefix(&s, 0xffffffffULL, &v) < 0)
 			goto bad;
-		while (*s >= '0' && *s <= '9') {
-			v = v * 10 + (unsigned long long)(*s++ - '0');
-			if (v > 0xffffffffULL) /* the kernel's per-CPU counts are 32-bit */
-				goto bad;
-		}
 		if (c->n == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
 			unsigned long long *nv = realloc(c->v, ncap * sizeof(*nv));
@@ -191,6 +188,10 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 		/* a truncated list would put counts on the wrong CPUs: refuse it */
 		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, c.n,
 			ns_cpuset_count(&m->possible));
+	} else if ((m->possible.known && c.n > (size_t)ns_cpuset_count(&m->possible)) || c.n > m->cpu_limit) {
+		/* one entry per possible CPU (for_each_possible_cpu): more is not this machine's file */
+		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (too many)", path, c.n,
+			ns_cpuset_count(&m->possible));
 	} else if (!ns_machine_cpu_map_complete(m)) {
 		/* a node's CPUs are unknown: the total is, the per-node split is not */
 		for (size_t i = 0; i < c.n; i++)
@@ -288,10 +289,16 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	}
 	snprintf(path, sizeof(path), "proc/irq/%d/node", n);
 	/* -1 or a node id below MAX_NUMNODES, in decimal (0x1 and 4294967297 are not node 1) */
-	if ((r = ns_read_dec(root, path, -1, NS_NODE_MAX - 1, &node, &txt)) == 0)
+	if ((r = ns_read_dec(root, path, -1, NS_NODE_MAX - 1, &node, &txt)) == 0) {
 		irq->node = (int)node;
-	else if (r != -ENOENT)
+	} else if (r != -ENOENT) {
 		ns_note_read(notes, subj, "node", path, r, txt);
+	} else {
+		char *target = NULL;
+		if (ns_readlink(root, path, &target) == 0) /* a dangling link is not an old kernel */
+			ns_note(notes, subj, "node", "/%s is a link to %s, which is not there", path, target);
+		free(target);
+	}
 	free(txt);
 
 	read_counts(root, m, irq, notes, subj);

@@ -287,7 +287,7 @@ static void check_distances(struct ns_machine *m, struct ns_notes *notes)
 	}
 }
 
-static int build_cpu_node_map(struct ns_machine *m)
+static int build_cpu_node_map(struct ns_machine *m, struct ns_notes *notes)
 {
 	int max = -1;
 
@@ -309,8 +309,40 @@ static int build_cpu_node_map(struct ns_machine *m)
 	for (size_t c = 0; c < m->ncpu_node; c++)
 		m->cpu_node[c] = -1;
 	for (size_t i = 0; i < m->nnodes; i++)
-		ns_cpuset_foreach (c, &m->nodes[i].cpus)
+		ns_cpuset_foreach (c, &m->nodes[i].cpus) {
+			if (m->cpu_node[c] >= 0 && m->cpu_node[c] != m->nodes[i].id) {
+				ns_note(notes, "machine", "nodes.cpus",
+					"CPU %d is on the cpulists of node %d and node %d: the CPU -> node map is "
+					"unknown",
+					c, m->cpu_node[c], m->nodes[i].id);
+				m->cpu_map_partial = true;
+			}
 			m->cpu_node[c] = m->nodes[i].id;
+		}
+	/* every online CPU sits on a node: one on none means a node's cpulist is wrong (said
+	 * already when one did not parse); the node whose cpuN link holds it is the one */
+	if (m->online.known && m->nnodes && ns_machine_cpu_map_complete(m))
+		ns_cpuset_foreach (c, &m->online) {
+			const struct ns_node *own = NULL;
+			if (ns_machine_cpu_node(m, c) >= 0)
+				continue;
+			for (size_t i = 0; i < m->nnodes && !own; i++)
+				if (ns_cpuset_test(&m->nodes[i].present, (unsigned)c))
+					own = &m->nodes[i];
+			if (own)
+				ns_note(notes, "machine", "nodes.cpus",
+					"/" NODE_DIR
+					"/node%d/cpulist lacks online CPU %d (its cpu%d link is there): the "
+					"CPU -> node map is unknown",
+					own->id, c, c);
+			else
+				ns_note(notes, "machine", "nodes.cpus",
+					"online CPU %d is on no node's cpulist (/" NODE_DIR
+					"/node*/cpulist): the CPU -> node map is unknown",
+					c);
+			m->cpu_map_partial = true;
+			break;
+		}
 	m->first_memory_node = -1;
 	for (size_t i = 0; i < m->nnodes; i++)
 		if (m->nodes[i].memory_bytes != 0 &&
@@ -438,7 +470,17 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 		free(raw);
 	}
 	read_cpuset(root, m, CPU_DIR "/possible", &m->possible, notes, "possible_cpus", false);
+	/* the kernel always has a CPU 0 possible and online: an empty list is not this machine's
+	 * (and must not make every other list fail as outside it) */
+	if (m->possible.known && ns_cpuset_count(&m->possible) == 0) {
+		ns_note(notes, "machine", "possible_cpus", "/" CPU_DIR "/possible is empty");
+		m->possible.known = false;
+	}
 	read_cpuset(root, m, CPU_DIR "/online", &m->online, notes, "online_cpus", false);
+	if (m->online.known && ns_cpuset_count(&m->online) == 0) {
+		ns_note(notes, "machine", "online_cpus", "/" CPU_DIR "/online is empty");
+		m->online.known = false;
+	}
 	if (!m->possible.known && m->online.known)
 		ns_cpuset_copy(&m->possible, &m->online);
 	read_cpuset(root, m, CPU_DIR "/isolated", &m->isolated, notes, "isolated_cpus", true);
@@ -449,7 +491,7 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 	if (ns_root_is_live(root))
 		nodes_from_libnuma(m);
 	check_distances(m, notes);
-	r = build_cpu_node_map(m);
+	r = build_cpu_node_map(m, notes);
 	if (r < 0)
 		return r;
 	read_irqbalance(root, m, notes);
@@ -477,6 +519,8 @@ void ns_machine_free(struct ns_machine *m)
 
 bool ns_machine_cpu_map_complete(const struct ns_machine *m)
 {
+	if (m->cpu_map_partial)
+		return false;
 	for (size_t i = 0; i < m->nnodes; i++)
 		if (!m->nodes[i].cpus.known)
 			return false;

@@ -37,6 +37,7 @@ struct ns_machine {
 	int first_memory_node; /* -1 unknown */
 	long long tainted;     /* proc/sys/kernel/tainted, -1 unknown */
 	unsigned cpu_limit;    /* CPU ids are below it: cpu/kernel_max + 1, else NS_CPU_MAX */
+	bool cpu_map_partial;  /* an online CPU on no node's cpulist, or on two */
 	struct ns_irqbalance irqbalance;
 };
 
@@ -52,8 +53,8 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 int ns_machine_parse_cpus(const struct ns_machine *m, struct ns_cpuset *s, const char *text, bool mask);
 void ns_machine_free(struct ns_machine *m);
 
-/* Is every node's CPU list known? Else a CPU's -1 may be a node whose cpulist did not parse,
- * and nothing folded or judged by node from the map is an answer. */
+/* Is every node's CPU list known, and every online CPU on exactly one? Else a CPU's -1 may be
+ * a node whose cpulist is wrong, and nothing folded or judged by node from the map is an answer. */
 bool ns_machine_cpu_map_complete(const struct ns_machine *m);
 /* Node of a CPU, -1 when unknown. */
 int ns_machine_cpu_node(const struct ns_machine *m, int cpu);

@@ -18,6 +18,9 @@
 #define NS_NODE_MAX 1024
 /* CPU ids when cpu/kernel_max is unknown: a bound against garbage far above any machine. */
 #define NS_CPU_MAX (1u << 20)
+/* blk-mq queue depth (BLK_MQ_MAX_DEPTH): nr_tags, and nr_requests (at most the tag set's depth,
+ * or MAX_SCHED_RQ = 2048 with a scheduler), are never above it */
+#define NS_BLK_MQ_MAX_DEPTH 10240
 /* NUMA distances the kernel keeps (a u8; 10 is local, 255 means unreachable). */
 #define NS_DISTANCE_MIN 10
 #define NS_DISTANCE_MAX 254

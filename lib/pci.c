@@ -26,11 +26,24 @@ bool ns_pci_is_function(struct ns_root *root, const char *path)
 	return yes;
 }
 
+static bool lower_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* DDDD:BB:DD.F as the PCI core names a function ("%04x:%02x:%02x.%d"), the function 0-7 */
 static bool is_bdf(const char *s)
 {
-	unsigned d, b, dev, f;
-	char tail;
-	return sscanf(s, "%x:%x:%x.%x%c", &d, &b, &dev, &f, &tail) == 4;
+	size_t i = 0;
+
+	while (lower_hex(s[i]))
+		i++;
+	if (i < 4 || i > 8 || s[i++] != ':')
+		return false;
+	for (int field = 0; field < 2; field++, i += 3)
+		if (!lower_hex(s[i]) || !lower_hex(s[i + 1]) || s[i + 2] != (field == 0 ? ':' : '.'))
+			return false;
+	return s[i] >= '0' && s[i] <= '7' && s[i + 1] == '\0';
 }
 
 static int read_node(struct ns_root *root, const char *dir, struct ns_notes *notes, const char *subj, const char *field)
@@ -70,7 +83,8 @@ static char *read_opt(struct ns_root *root, const char *dir, const char *file, s
  * CPUs are offline, NS_BUS_ONLINE_ONLY (the functions on it decide). An empty list is a bus on
  * a node without CPUs: that node when the function reads a CPU-less node, else unknown.
  */
-static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const struct ns_pci *pci, int *online_node)
+static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const struct ns_pci *pci, int *online_node,
+			 struct ns_notes *notes)
 {
 	char p[4096], bus[64], *txt;
 	const char *syspath = pci->syspath;
@@ -82,16 +96,20 @@ static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const
 		return NS_NODE_UNREAD;
 	snprintf(p, sizeof(p), "%.*s/pci%s/pci_bus/%s/cpulistaffinity", (int)(top - syspath), syspath, bus, bus);
 	r = ns_read_str(root, p, &txt);
-	if (r == -ENODATA)
+	if (r == -ENODATA) {
 		txt = strdup("");
-	else if (r < 0)
+	} else if (r < 0) {
+		ns_note_read(notes, pci->address, "pci.bus_node", p, r, NULL);
 		return NS_NODE_UNREAD;
+	}
 	/* a node whose CPUs are unknown leaves the CPU -> node map partial: no bus node from it */
 	if (!ns_machine_cpu_map_complete(m)) {
 		free(txt);
 		return NS_NODE_UNREAD;
 	}
-	if (txt && ns_machine_parse_cpus(m, &cpus, txt, false) == 0 && ns_machine_nodes_of(m, &cpus, &nodes) == 0) {
+	if (txt && (r = ns_machine_parse_cpus(m, &cpus, txt, false)) < 0)
+		ns_note_read(notes, pci->address, "pci.bus_node", p, r, txt);
+	else if (txt && ns_machine_nodes_of(m, &cpus, &nodes) == 0) {
 		unsigned n = ns_cpuset_count(&nodes);
 		if (ns_cpuset_count(&cpus) == 0) {
 			const struct ns_node *own = pci->numa_node >= 0 ? ns_machine_node(m, pci->numa_node) : NULL;
@@ -342,7 +360,7 @@ void ns_pci_rejudge(struct ns_pci *pci, int fix_in_kernel, const char *fix_basis
 	judge(pci);
 }
 
-static void detect_forced(struct ns_root *root, const struct ns_machine *m, struct ns_pci *pci)
+static void detect_forced(struct ns_root *root, const struct ns_machine *m, struct ns_pci *pci, struct ns_notes *notes)
 {
 	const char *top = strstr(pci->syspath, "/pci");
 	char bus[64];
@@ -356,7 +374,7 @@ static void detect_forced(struct ns_root *root, const struct ns_machine *m, stru
 	pci->facts.tainted = m->tainted;
 	pci->facts.bus = NULL;
 	pci->facts.bus_online_node = -1;
-	pci->facts.bus_node = read_bus_node(root, m, pci, &pci->facts.bus_online_node);
+	pci->facts.bus_node = read_bus_node(root, m, pci, &pci->facts.bus_online_node, notes);
 	read_siblings(root, pci);
 	pci->bus_name = strdup(bus);
 	pci->facts.bus = pci->bus_name;
@@ -512,7 +530,7 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 		ns_note_read(notes, pci->address, "pci.local_cpus", p, r, NULL);
 	}
 	read_bridges(root, pci);
-	detect_forced(root, m, pci);
+	detect_forced(root, m, pci, notes);
 	read_irqs(root, m, pci, notes);
 	return 0;
 }

@@ -404,7 +404,10 @@ def facts_garbage_numbers(doc, code):
         ("size_bytes", "nvme4n1/size", "18014398509481984"),
         ("pci.local_cpus", "0000:00:08.0/local_cpulist", "0-1048575"),
         ("nodes", "node/node4294967297", None), ("nodes", "node/node1024", None),
-        ("nodes", "node/node2147483647", None)]
+        ("nodes", "node/node2147483647", None), ("nodes", "node/node1000000", None),
+        ("pci.bus_node", "pci_bus/0000:80/cpulistaffinity", "0x1"),
+        ("total_count", "/per_cpu_count has 20000 entries for 12 possible CPUs", None),
+        ("node", "/node is a link to", None)]
     missing = [w for w in want_notes if not has_note(doc, *w)]
     assert not missing, f"no note naming the file and the text for {missing}; notes: {doc['notes']}"
     nodes = doc["machine"]["nodes"]
@@ -421,6 +424,9 @@ def facts_garbage_numbers(doc, code):
     assert d4["size_bytes"] is None and pci_of(doc, "nvme4n1")["local_cpus"] is None, d4
     nodes_read = [i["node"] for i in irqs_of(doc, "nvme4n1")]
     assert nodes_read.count(None) == 2, nodes_read
+    assert pci_of(doc, "nvme5n1")["bus_node"] is None and device(doc, "nvme5n1")["node"] is None
+    i5 = irqs_of(doc, "nvme5n1")
+    assert i5[1]["total_count"] is None and i5[1]["counts_by_node"] is None and i5[2]["node"] is None, i5[:3]
     bad = changed_numbers(doc, twin_doc(TWINS["garbage-numbers"]))
     assert not bad, f"numbers changed to something other than null: {bad[:20]}"
 
@@ -430,6 +436,7 @@ def facts_garbage_numbers_clean(doc, code):
     assert [n["node"] for n in doc["machine"]["nodes"]] == [0, 1, 2]
     for i in range(5):
         assert pci_of(doc, "nvme%dn1" % i)["numa_node"] == 0 and device(doc, "nvme%dn1" % i)["node"] == 0
+    assert pci_of(doc, "nvme5n1")["bus_node"] == 1 and device(doc, "nvme5n1")["node"] == 1
 
 
 def facts_garbled_node_cpulist(doc, code):

@@ -84,6 +84,36 @@ int main(void)
 	CHECK(ns_machine_parse_cpus(&m, &s, "40", true) == -ERANGE && !s.known);
 	CHECK(ns_machine_parse_cpus(&m, &s, "100", true) == -ERANGE && !s.known);
 	CHECK(ns_machine_parse_cpus(&m, &s, "0-1048575", false) == -ERANGE && s.nwords == 0);
+	CHECK(ns_machine_cpu_map_complete(&m));
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	/* node 1's cpulist empty while its CPUs are online: the map is partial, not "on no node" */
+	node("node1", "");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(!ns_machine_cpu_map_complete(&m));
+	CHECK(noted(&notes, "nodes.cpus", "online CPU 3 is on no node's cpulist"));
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	/* a CPU on two nodes' cpulists: partial too */
+	node("node1", "2-5");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(!ns_machine_cpu_map_complete(&m));
+	CHECK(noted(&notes, "nodes.cpus", "CPU 2 is on the cpulists of node 0 and node 1"));
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	/* a node whose cpulist does not parse: partial, its CPUs unknown */
+	node("node1", "3-5,zz");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(!ns_machine_cpu_map_complete(&m) && m.nnodes == 2 && !m.nodes[1].cpus.known);
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	/* an empty possible list is not the machine's: noted, and online stands in for it */
+	node("node1", "3-5");
+	fr_put("sys/devices/system/cpu/possible", "%s", "");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(noted(&notes, "possible_cpus", "possible is empty"));
+	CHECK(m.possible.known && ns_cpuset_count(&m.possible) == 6 && m.online.known);
+	CHECK(m.nnodes == 2 && m.nodes[1].cpus.known && ns_machine_cpu_map_complete(&m));
 	ns_machine_free(&m);
 	ns_notes_free(&notes);
 	ns_root_free(root);
