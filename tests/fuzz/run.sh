@@ -81,7 +81,8 @@ validate() { # harness schema
 		return 0
 	fi
 	mkdir -p "$out"
-	NS_FUZZ_DUMP=$out nice "$build/tests/fuzz/fuzz-$h" -runs=0 -timeout=5 "$work/corpus/$h" "tests/fuzz/corpus/$h" \
+	NS_FUZZ_DUMP=$out nice "$build/tests/fuzz/fuzz-$h" -runs=0 -timeout=5 -artifact_prefix="$work/art/$h-replay-" \
+		"$work/corpus/$h" "tests/fuzz/corpus/$h" \
 		>"$work/$h-replay.log" 2>&1
 	if python3 tests/fuzz/validate.py "$schema" "$out" >"$work/$h-validate.log" 2>&1; then
 		echo "fuzz: $h documents: $(tail -1 "$work/$h-validate.log" | sed 's/^validate: //')"
