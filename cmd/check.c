@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,62 +20,181 @@
 
 #define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
 
+/*
+ * Where the streamed document goes, and what it has cost: the JSON report's budget
+ * (NS_SNAPSHOT_MAX_JSON, numastor-snapshot(8)) is checked on a counting pass (f NULL) that
+ * writes nothing, before the pass that writes.
+ */
+struct sink {
+	FILE *f;
+	size_t n, max;
+};
+
+static int put(struct sink *s, const char *p, size_t len)
+{
+	if (len > s->max - s->n)
+		return -EFBIG;
+	s->n += len;
+	if (s->f)
+		fwrite(p, 1, len, s->f);
+	return 0;
+}
+
+static int puts_sink(struct sink *s, const char *p)
+{
+	return put(s, p, strlen(p));
+}
+
 /* A value printed at an indentation level inside the streamed document. */
-static void print_value(FILE *out, struct json_object *v, int indent)
+static int print_value(struct sink *out, struct json_object *v, int indent)
 {
 	static const char spaces[] = "        ";
 	const char *s = json_object_to_json_string_ext(v, JSON_FLAGS), *nl;
+	int r = 0;
 
-	while ((nl = strchr(s, '\n'))) {
-		fwrite(s, 1, (size_t)(nl - s + 1), out);
-		fwrite(spaces, 1, (size_t)indent < sizeof(spaces) - 1 ? (size_t)indent : sizeof(spaces) - 1, out);
+	while (r == 0 && (nl = strchr(s, '\n'))) {
+		r = put(out, s, (size_t)(nl - s + 1));
+		if (r == 0)
+			r = put(out, spaces, (size_t)indent < sizeof(spaces) - 1 ? (size_t)indent : sizeof(spaces) - 1);
 		s = nl + 1;
 	}
-	fputs(s, out);
+	return r ? r : puts_sink(out, s);
 }
 
 /*
  * The JSON document, streamed: only one device's objects exist at a time, so memory stays
- * flat on machines with hundreds of disks and thousands of vectors.
+ * flat on machines with hundreds of disks and thousands of vectors. -EFBIG beyond out->max.
  */
-static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const struct ns_findings *findings)
+static int json_stream(struct sink *out, const struct ns_system *sys, const struct ns_findings *findings)
 {
 	struct json_object *head = ns_json_head(sys, NUMASTOR_VERSION), *part;
 	bool first = true;
+	char key_line[256];
+	int r;
 
 	if (!head)
 		return -ENOMEM;
-	fputs("{", out);
+	r = puts_sink(out, "{");
 	json_object_object_foreach(head, key, val)
 	{
-		fprintf(out, "%s\n  \"%s\": ", first ? "" : ",", key);
-		print_value(out, val, 2);
+		snprintf(key_line, sizeof(key_line), "%s\n  \"%s\": ", first ? "" : ",", key);
+		if (r == 0)
+			r = puts_sink(out, key_line);
+		if (r == 0)
+			r = print_value(out, val, 2);
 		first = false;
 	}
 	json_object_put(head);
-	fputs(",\n  \"devices\": [", out);
-	for (size_t i = 0; i < sys->ndisks; i++) {
+	if (r == 0)
+		r = puts_sink(out, ",\n  \"devices\": [");
+	for (size_t i = 0; r == 0 && i < sys->ndisks; i++) {
 		part = ns_json_device(&sys->disks[i]);
 		if (!part)
 			return -ENOMEM;
-		fprintf(out, "%s\n    ", i ? "," : "");
-		print_value(out, part, 4);
+		r = puts_sink(out, i ? ",\n    " : "\n    ");
+		if (r == 0)
+			r = print_value(out, part, 4);
 		json_object_put(part);
 	}
-	fputs(sys->ndisks ? "\n  ],\n  \"findings\": " : "],\n  \"findings\": ", out);
-	part = ns_json_findings(findings);
-	print_value(out, part, 2);
-	json_object_put(part);
-	fputs(",\n  \"summary\": ", out);
-	part = ns_json_summary(sys, findings);
-	print_value(out, part, 2);
-	json_object_put(part);
-	fputs(",\n  \"notes\": ", out);
-	part = ns_json_notes(sys);
-	print_value(out, part, 2);
-	json_object_put(part);
-	fputs("\n}\n", out);
-	return 0;
+	if (r == 0)
+		r = puts_sink(out, sys->ndisks ? "\n  ],\n  \"findings\": " : "],\n  \"findings\": ");
+	if (r == 0) {
+		part = ns_json_findings(findings);
+		r = print_value(out, part, 2);
+		json_object_put(part);
+	}
+	if (r == 0)
+		r = puts_sink(out, ",\n  \"summary\": ");
+	if (r == 0) {
+		part = ns_json_summary(sys, findings);
+		r = print_value(out, part, 2);
+		json_object_put(part);
+	}
+	if (r == 0)
+		r = puts_sink(out, ",\n  \"notes\": ");
+	if (r == 0) {
+		part = ns_json_notes(sys);
+		r = print_value(out, part, 2);
+		json_object_put(part);
+	}
+	return r ? r : puts_sink(out, "\n}\n");
+}
+
+/* The budget of the JSON report; test builds may lower it (NUMASTOR_TEST_JSON_MAX). */
+static size_t json_budget(void)
+{
+	const char *hook = ns_test_hook("NUMASTOR_TEST_JSON_MAX");
+	return hook ? (size_t)strtoull(hook, NULL, 10) : NS_SNAPSHOT_MAX_JSON;
+}
+
+/* The document, once counted against its budget, then written: beyond the budget nothing is. */
+static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const struct ns_findings *findings)
+{
+	struct sink count = {.max = json_budget()}, write = {.f = out, .max = SIZE_MAX};
+	int r = json_stream(&count, sys, findings);
+
+	return r ? r : json_stream(&write, sys, findings);
+}
+
+/*
+ * The extraction directory of --snapshot, removed on every way out: the normal one, and the
+ * signals that end the process by default (Ctrl-C, kill, a closed pipe, a hangup). The
+ * handler removes it (async-signal-safe) and dies of the same signal.
+ */
+static char *volatile snapdir_live;
+static const int fatal_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGPIPE,
+				    SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ};
+
+static void on_fatal_signal(int sig)
+{
+	char *dir = snapdir_live;
+	if (dir)
+		ns_snapshot_remove(dir);
+	signal(sig, SIG_DFL);
+	raise(sig); /* delivered when the handler returns (sig is blocked until then) */
+}
+
+static void watch_signals(sigset_t *set)
+{
+	struct sigaction sa = {.sa_handler = on_fatal_signal};
+
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		sigaddset(set, fatal_signals[i]);
+	sa.sa_mask = *set; /* one handler at a time */
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old;
+		/* a signal ignored by whoever started us stays ignored */
+		if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+/* Make the directory and publish it to the handler with the signals held, so none lands in
+ * between and leaves an empty directory behind. */
+static int make_snapdir(char **dir)
+{
+	sigset_t set, old;
+	int r;
+
+	watch_signals(&set);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	r = ns_snapshot_mkdir(dir);
+	if (r == 0)
+		snapdir_live = *dir;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+static void remove_snapdir(char **dir)
+{
+	if (!*dir)
+		return;
+	ns_snapshot_remove(*dir);
+	snapdir_live = NULL;
+	free(*dir);
+	*dir = NULL;
 }
 
 #define INTERVAL_MAX 3600
@@ -283,10 +403,17 @@ int cmd_check(int argc, char **argv)
 		return NS_EXIT_UNKNOWN;
 	}
 	if (snapshot) {
-		r = ns_snapshot_extract(snapshot, &snapdir, &why);
+		r = make_snapdir(&snapdir);
+		if (r < 0) {
+			fprintf(stderr, "numastor check: cannot make a directory to extract %s into: %s\n", snapshot,
+				strerror(-r));
+			return NS_EXIT_UNKNOWN;
+		}
+		r = ns_snapshot_extract_into(snapshot, snapdir, &why);
 		if (r < 0) {
 			fprintf(stderr, "numastor check: %s\n", why ? why : strerror(-r));
 			free(why);
+			remove_snapdir(&snapdir);
 			return NS_EXIT_UNKNOWN;
 		}
 		sysroot = snapdir;
@@ -295,10 +422,7 @@ int cmd_check(int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "numastor check: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
 			strerror(-r));
-		if (snapdir) {
-			ns_snapshot_remove(snapdir);
-			free(snapdir);
-		}
+		remove_snapdir(&snapdir);
 		return NS_EXIT_UNKNOWN;
 	}
 	if (snapshot) {
@@ -349,7 +473,14 @@ int cmd_check(int argc, char **argv)
 		fchmod(fd, 0644);
 	}
 	if (json) {
-		if (ns_print_json_stream(out, &sys, &findings) < 0) {
+		r = ns_print_json_stream(out, &sys, &findings);
+		if (r == -EFBIG) {
+			fprintf(stderr,
+				"numastor check: the JSON report would be more than %zu bytes, its budget "
+				"(numastor-snapshot(8), BUDGETS); nothing was written\n",
+				json_budget());
+			code = NS_EXIT_UNKNOWN;
+		} else if (r < 0) {
 			fprintf(stderr, "numastor check: out of memory\n");
 			code = NS_EXIT_UNKNOWN;
 		}
@@ -383,9 +514,6 @@ out:
 	ns_findings_free(&findings);
 	ns_system_free(&sys);
 	ns_root_free(root);
-	if (snapdir) {
-		ns_snapshot_remove(snapdir);
-		free(snapdir);
-	}
+	remove_snapdir(&snapdir);
 	return code;
 }

@@ -10,6 +10,7 @@
 
 #include "apply.h"
 #include "config.h"
+#include "escape.h"
 #include "journal.h"
 #include "modswap.h"
 #include "swapjournal.h"
@@ -194,8 +195,12 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 		if (e->hw_queue >= 0)
 			snprintf(q, sizeof(q), " hctx %d", e->hw_queue);
 		if (!o->quiet || problem) {
-			fprintf(out, "  irq %d %s (%s%s): %s -> %s  %s", e->irq, e->name ? e->name : "?", e->device, q,
+			/* an IRQ's name is what its actions file said: escaped for the terminal */
+			char *name = ns_escape_text(e->name ? e->name : "?"), *dev = ns_escape_text(e->device);
+			fprintf(out, "  irq %d %s (%s%s): %s -> %s  %s", e->irq, name ? name : "?", dev ? dev : "?", q,
 				cur, tgt, ns_plan_action_name(e->action));
+			free(name);
+			free(dev);
 			if (ir) {
 				fprintf(out, ", %s", ns_apply_status_name(ir[i].status));
 				if (ir[i].err)
@@ -209,7 +214,9 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 					free(eff);
 				}
 			}
-			fprintf(out, "\n      %s [%s]\n", e->reason, e->answers);
+			char *why = ns_escape_text(e->reason);
+			fprintf(out, "\n      %s [%s]\n", why ? why : "?", e->answers);
+			free(why);
 		}
 		free(cur);
 		free(tgt);
@@ -698,6 +705,7 @@ out:
 			json_object_object_add(res, "events", ev);
 		}
 		json_object_object_add(doc, "result", res);
+		ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
@@ -993,6 +1001,7 @@ int cmd_fix(int argc, char **argv)
 				code = mc;
 		}
 		if (doc) {
+			ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
 			puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 									 JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(doc);
@@ -1058,6 +1067,7 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (o.json) {
 		struct json_object *doc = plan_json(&sys, &plan, &o, ir, rr);
+		ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);

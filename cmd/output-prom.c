@@ -5,25 +5,25 @@
  * finding (never per IRQ x CPU), so cardinality stays bounded by disks x nodes.
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "escape.h"
 #include "numastor.h"
 #include "rates.h"
 
-/* Label values: backslash, double quote and newline escaped. */
+/*
+ * Label values: what the machine said escaped as in the text report (control characters and
+ * invalid UTF-8 as \xNN, lib/escape.h), then backslash and double quote as the exposition
+ * format wants: always valid UTF-8, one line.
+ */
 static void label(FILE *out, const char *name, const char *value, bool first)
 {
-	fprintf(out, "%s%s=\"", first ? "" : ",", name);
-	for (const char *p = value ? value : ""; *p; p++) {
-		if (*p == '\\' || *p == '"')
-			fprintf(out, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
+	char *e = ns_escape_prom(value ? value : "");
+
+	fprintf(out, "%s%s=\"%s\"", first ? "" : ",", name, e ? e : "?");
+	free(e);
 }
 
 static void family(FILE *out, const char *name, const char *type, const char *help)

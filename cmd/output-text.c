@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "numastor.h"
 #include "rates.h"
 
@@ -16,10 +17,35 @@
 #define C_BLUE "\033[36m"
 #define C_DIM "\033[2m"
 
+/* The last few strings escaped for the terminal: enough for one fprintf's arguments. */
+#define ESC_SLOTS 8
+struct esc_ring {
+	char *slot[ESC_SLOTS];
+	unsigned next;
+};
+
 struct pen {
 	FILE *out;
 	bool color;
+	struct esc_ring *ring;
 };
+
+/*
+ * What the machine said (names, model, serial, paths, messages that quote them), escaped for
+ * the terminal (lib/escape.h): no control byte or invalid UTF-8 reaches it. NULL stays NULL;
+ * valid until ESC_SLOTS more calls.
+ */
+static const char *t(const struct pen *p, const char *s)
+{
+	struct esc_ring *r = p->ring;
+	char **slot = &r->slot[r->next++ % ESC_SLOTS];
+
+	if (!s)
+		return NULL;
+	free(*slot);
+	*slot = ns_escape_text(s);
+	return *slot ? *slot : "?";
+}
 
 static const char *col(const struct pen *p, const char *c)
 {
@@ -72,8 +98,8 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 	char *on = cpus(&m->online), *iso = cpus(&m->isolated), *nohz = cpus(&m->nohz_full);
 
 	fprintf(p->out, "%snumastor%s: kernel %s, %zu NUMA node%s, CPUs %s online (root %s)\n", col(p, C_BOLD),
-		col(p, C_RESET), m->kernel_release ? m->kernel_release : "?", m->nnodes, m->nnodes == 1 ? "" : "s", on,
-		ns_root_dir(sys->root));
+		col(p, C_RESET), m->kernel_release ? t(p, m->kernel_release) : "?", m->nnodes,
+		m->nnodes == 1 ? "" : "s", on, t(p, ns_root_dir(sys->root)));
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct ns_node *n = &m->nodes[i];
 		char *c = cpus(&n->cpus), mem[32], count[16] = "?";
@@ -93,7 +119,7 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 		fprintf(p->out, "  isolated CPUs %s, nohz_full CPUs %s\n", iso, nohz);
 	if (ib->running == 1)
 		fprintf(p->out, "  irqbalance: running (pid %ld), %s\n", ib->pid,
-			ib->policyscript ? ib->policyscript : "no policy script");
+			ib->policyscript ? t(p, ib->policyscript) : "no policy script");
 	else if (ib->running == 0)
 		fprintf(p->out, "  irqbalance: not running\n");
 	else
@@ -104,7 +130,7 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 				sys->fixes[i].in_kernel == 1   ? "in this kernel"
 				: sys->fixes[i].in_kernel == 0 ? "not in this kernel"
 							       : "unknown",
-				sys->fixes[i].basis ? sys->fixes[i].basis : "?");
+				sys->fixes[i].basis ? t(p, sys->fixes[i].basis) : "?");
 	if (!ns_machine_multi_node(m))
 		fprintf(p->out, "  single NUMA node: locality is moot; queues and IRQs are shown below.\n");
 	free(on);
@@ -118,16 +144,16 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 	char *lc;
 
 	fprintf(p->out, "  path %s%s%s -> ", ns_transport_name(path->transport), path->controller ? " " : "",
-		path->controller ? path->controller : "");
+		path->controller ? t(p, path->controller) : "");
 	if (!pci) {
 		fprintf(p->out, "no PCI function\n");
 		return;
 	}
 	lc = cpus(&pci->local_cpus);
-	fprintf(p->out, "PCI %s [%s:%s] driver %s", pci->address,
-		pci->vendor ? pci->vendor + (strncmp(pci->vendor, "0x", 2) ? 0 : 2) : "?",
-		pci->device ? pci->device + (strncmp(pci->device, "0x", 2) ? 0 : 2) : "?",
-		pci->driver ? pci->driver : "(none)");
+	fprintf(p->out, "PCI %s [%s:%s] driver %s", t(p, pci->address),
+		pci->vendor ? t(p, pci->vendor + (strncmp(pci->vendor, "0x", 2) ? 0 : 2)) : "?",
+		pci->device ? t(p, pci->device + (strncmp(pci->device, "0x", 2) ? 0 : 2)) : "?",
+		pci->driver ? t(p, pci->driver) : "(none)");
 	if (pci->module)
 		fprintf(p->out, " (%s%s)",
 			pci->module->patched == 1   ? "numastor-patched"
@@ -159,7 +185,7 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		snprintf(nr, sizeof(nr), "%ld", d->nr_requests);
 	fprintf(p->out, "  queues: %zu hardware queue%s, rq_affinity %s, scheduler %s, nr_requests %s\n", d->nhctx,
 		d->nhctx == 1 ? "" : "s", d->rq_affinity >= 0 ? (const char *[]){"0", "1", "2"}[d->rq_affinity] : "?",
-		d->scheduler ? d->scheduler : "?", nr);
+		d->scheduler ? t(p, d->scheduler) : "?", nr);
 	if (!d->nhctx)
 		return;
 	char fires[64];
@@ -180,7 +206,7 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		if (h->irq)
 			snprintf(irqno, sizeof(irqno), "%d", h->irq->irq);
 		if (h->controller)
-			snprintf(idx, sizeof(idx), "%s/%d", h->controller, h->index);
+			snprintf(idx, sizeof(idx), "%s/%d", t(p, h->controller), h->index);
 		else
 			snprintf(idx, sizeof(idx), "%d", h->index);
 		fprintf(p->out, "    %-8s %-12s %-6s %-6s %-12s %-12s %-8s ", idx, hc, hn, irqno, aff ? aff : "?",
@@ -226,7 +252,7 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 				continue;
 			eff = cpus(ns_irq_target(irq));
 			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, user-settable %s, ", irq->irq,
-				irq->name ? irq->name : "?", eff,
+				irq->name ? t(p, irq->name) : "?", eff,
 				irq->managed == 1   ? "yes"
 				: irq->managed == 0 ? "no"
 						    : "?",
@@ -247,26 +273,27 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 	char size[32];
 
 	human_bytes(size, sizeof(size), d->size_bytes);
-	fprintf(p->out, "\n%s%s%s  %s  %s", col(p, C_BOLD), d->name, col(p, C_RESET), ns_disk_kind_name(d->kind), size);
+	fprintf(p->out, "\n%s%s%s  %s  %s", col(p, C_BOLD), t(p, d->name), col(p, C_RESET), ns_disk_kind_name(d->kind),
+		size);
 	if (d->identity.model)
-		fprintf(p->out, "  %s", d->identity.model);
+		fprintf(p->out, "  %s", t(p, d->identity.model));
 	if (d->identity.serial)
-		fprintf(p->out, "  serial %s", d->identity.serial);
+		fprintf(p->out, "  serial %s", t(p, d->identity.serial));
 	fputc('\n', p->out);
 	if (d->npartitions) {
 		fprintf(p->out, "  partitions:");
 		for (size_t i = 0; i < d->npartitions; i++)
-			fprintf(p->out, " %s", d->partitions[i]);
+			fprintf(p->out, " %s", t(p, d->partitions[i]));
 		fputc('\n', p->out);
 	}
 	if (d->nslaves) {
 		fprintf(p->out, "  sits on:");
 		for (size_t i = 0; i < d->nslaves; i++)
-			fprintf(p->out, " %s", d->slaves[i]);
+			fprintf(p->out, " %s", t(p, d->slaves[i]));
 		fputc('\n', p->out);
 	}
 	if (d->backing_file)
-		fprintf(p->out, "  backed by file: %s\n", d->backing_file);
+		fprintf(p->out, "  backed by file: %s\n", t(p, d->backing_file));
 	if (ns_disk_is_virtual(d)) {
 		fprintf(p->out, "  virtual device: locality follows what it sits on\n");
 		return;
@@ -280,15 +307,16 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 	print_queues(p, sys, d);
 	print_other_irqs(p, d);
 	fprintf(p->out, "  allocations: per-device structures on %s",
-		d->alloc.device_basis ? d->alloc.device_basis : "?");
+		d->alloc.device_basis ? t(p, d->alloc.device_basis) : "?");
 	if (d->alloc.midlayer_basis)
-		fprintf(p->out, "; midlayer: %s", d->alloc.midlayer_basis);
+		fprintf(p->out, "; midlayer: %s", t(p, d->alloc.midlayer_basis));
 	fputc('\n', p->out);
 }
 
 void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findings *f, const struct ns_text_opts *opts)
 {
-	struct pen p = {.out = out, .color = opts->color};
+	struct esc_ring ring = {0};
+	struct pen p = {.out = out, .color = opts->color, .ring = &ring};
 	int code = ns_findings_exit_code(f);
 
 	print_machine(&p, sys);
@@ -303,16 +331,16 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 				: x->severity == NS_SEV_WARNING ? C_YELLOW
 								: C_BLUE;
 		fprintf(out, "  %s%-8s%s %s%s%s%s\n", col(&p, c), ns_severity_name(x->severity), col(&p, C_RESET),
-			x->id, x->device ? " " : "", x->device ? x->device : "", "");
-		fprintf(out, "           %s\n", x->message);
-		fprintf(out, "           remedy: %s%s%s\n", x->remedy_action ? x->remedy_action : "",
-			x->remedy_action ? ": " : "", x->remedy_text);
+			t(&p, x->id), x->device ? " " : "", x->device ? t(&p, x->device) : "", "");
+		fprintf(out, "           %s\n", t(&p, x->message));
+		fprintf(out, "           remedy: %s%s%s\n", x->remedy_action ? t(&p, x->remedy_action) : "",
+			x->remedy_action ? ": " : "", t(&p, x->remedy_text));
 	}
 	if (sys->notes.n) {
 		fprintf(out, "\n%snotes%s\n", col(&p, C_BOLD), col(&p, C_RESET));
 		for (size_t i = 0; i < sys->notes.n; i++)
-			fprintf(out, "  %s %s: %s\n", sys->notes.v[i].subject, sys->notes.v[i].field,
-				sys->notes.v[i].message);
+			fprintf(out, "  %s %s: %s\n", t(&p, sys->notes.v[i].subject), t(&p, sys->notes.v[i].field),
+				t(&p, sys->notes.v[i].message));
 	}
 	fprintf(out, "\nsummary: %s, %zu device%s, %zu critical, %zu warning, %zu info (exit %d)\n",
 		code == 2   ? "CRITICAL"
@@ -320,4 +348,6 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 			    : "OK",
 		sys->ndisks, sys->ndisks == 1 ? "" : "s", ns_findings_count(f, NS_SEV_CRITICAL),
 		ns_findings_count(f, NS_SEV_WARNING), ns_findings_count(f, NS_SEV_INFO), code);
+	for (unsigned i = 0; i < ESC_SLOTS; i++)
+		free(ring.slot[i]);
 }

@@ -108,7 +108,7 @@ int cmd_snapshot(int argc, char **argv)
 		{0},
 	};
 	const char *output = NULL, *sysroot = NULL;
-	char defname[256], facts[512], host[128] = "host", when[32];
+	char defname[256], facts[512], host[128] = "host", when[32], *why = NULL;
 	struct ns_root *root = NULL;
 	struct ns_capture *cap = NULL;
 	struct ns_system sys;
@@ -186,7 +186,12 @@ int cmd_snapshot(int argc, char **argv)
 	if (r == 0 && sys.udev)
 		r = add_udev(cap, &sys);
 	if (r == 0)
-		r = ns_capture_write(cap, output);
+		r = ns_capture_write(cap, output, &why);
+	if (r == -EFBIG && why) {
+		fprintf(stderr, "numastor snapshot: not writing %s, a replay would refuse it: %s\n", output, why);
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
 	if (r < 0) {
 		fprintf(stderr, "numastor snapshot: writing %s: %s\n", output, strerror(-r));
 		code = NS_EXIT_UNKNOWN;
@@ -195,6 +200,7 @@ int cmd_snapshot(int argc, char **argv)
 	printf("wrote %s (%zu entries, %zu devices); replay it with: numastor check --snapshot %s\n", output,
 	       ns_capture_count(cap), sys.ndisks, output);
 out:
+	free(why);
 	json_object_put(doc);
 	ns_findings_free(&findings);
 	ns_system_free(&sys);

@@ -121,6 +121,51 @@ static bool prefixed_number(const char *s, size_t n, const char *prefix)
 	return true;
 }
 
+static size_t lower_hex_run(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (isdigit((unsigned char)s[i]) || (s[i] >= 'a' && s[i] <= 'f')))
+		i++;
+	return i;
+}
+
+/* A PCI function's name exactly as the kernel prints it, "%04x:%02x:%02x.%d" (lowercase; the
+ * schema's address pattern): is_bdf alone takes forms the kernel never makes. */
+static bool is_kernel_bdf(const char *s, size_t n)
+{
+	size_t dom = lower_hex_run(s, n);
+
+	if (!is_bdf(s, n) || dom < 4 || dom > 8 || n != dom + 8 || s[dom] != ':' || s[dom + 3] != ':' ||
+	    s[dom + 6] != '.')
+		return false;
+	return lower_hex_run(s + dom + 1, 2) == 2 && lower_hex_run(s + dom + 4, 2) == 2 && s[dom + 7] >= '0' &&
+	       s[dom + 7] <= '7';
+}
+
+/* A dev file: "MAJOR:MINOR" as the kernel prints it ("%u:%u", MAJOR below 2^12, MINOR below
+ * 2^20), which the JSON's devnum and the run/udev/data/bMAJ:MIN lookup rely on. */
+static bool is_devnum(const char *s)
+{
+	unsigned long part[2] = {0, 0};
+	const unsigned long max[2] = {(1UL << 12) - 1, (1UL << 20) - 1};
+
+	for (int k = 0; k < 2; k++) {
+		const char *start = s;
+		while (isdigit((unsigned char)*s)) {
+			part[k] = part[k] * 10 + (unsigned long)(*s - '0');
+			if (part[k] > max[k])
+				return false;
+			s++;
+		}
+		if (s == start || (s - start > 1 && *start == '0'))
+			return false;
+		if (*s != (k == 0 ? ':' : '\0'))
+			return false;
+		s++;
+	}
+	return true;
+}
+
 static enum ns_disk_kind classify(const char *name, const char *syspath)
 {
 	if (strncmp(name, "dm-", 3) == 0)
@@ -159,7 +204,7 @@ static int resolve_path(struct ns_disk_env *env, const char *disk_syspath, struc
 		enum ns_transport t = NS_TRANSPORT_OTHER;
 		bool ctl = true;
 
-		if (is_bdf(comp, n))
+		if (is_kernel_bdf(comp, n))
 			pci_end = (size_t)(comp - s) + n;
 		if (prefixed_number(comp, n, "nvme"))
 			t = NS_TRANSPORT_NVME;
@@ -440,8 +485,13 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 	d->kind = classify(name, d->syspath);
 
 	snprintf(p, sizeof(p), "%s/dev", d->syspath);
-	if ((r = ns_read_str(env->root, p, &d->devnum)) < 0)
+	if ((r = ns_read_str(env->root, p, &d->devnum)) < 0) {
 		ns_note_read(env->notes, name, "devnum", p, r, NULL);
+	} else if (!is_devnum(d->devnum)) {
+		ns_note_read(env->notes, name, "devnum", p, -EINVAL, d->devnum);
+		free(d->devnum);
+		d->devnum = NULL;
+	}
 	snprintf(p, sizeof(p), "%s/size", d->syspath);
 	txt = NULL;
 	/* 512-byte sectors: a count whose bytes do not fit is refused, not overflowed */

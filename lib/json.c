@@ -6,12 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "rates.h"
 
-/* NULL-safe helpers: a NULL value becomes JSON null. */
+/*
+ * NULL-safe helpers: a NULL value becomes JSON null. Every string of the document goes
+ * through jstr: what the machine said is made valid UTF-8 there (lib/escape.h), since json-c
+ * copies bytes >= 0x80 as they are.
+ */
 static struct json_object *jstr(const char *s)
 {
-	return s ? json_object_new_string(s) : NULL;
+	struct json_object *o;
+	char *e;
+
+	if (!s)
+		return NULL;
+	if (ns_utf8_valid(s, strlen(s)))
+		return json_object_new_string(s);
+	e = ns_escape_json(s);
+	o = e ? json_object_new_string(e) : NULL;
+	free(e);
+	return o;
 }
 
 static struct json_object *jnode(int node) /* null for < 0 */
@@ -28,7 +43,7 @@ static struct json_object *jstrv(char **v, size_t n)
 {
 	struct json_object *a = json_object_new_array();
 	for (size_t i = 0; i < n; i++)
-		json_object_array_add(a, json_object_new_string(v[i]));
+		json_object_array_add(a, jstr(v[i]));
 	return a;
 }
 
@@ -112,15 +127,15 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 	add(o, "name", jstr(irq->name));
 	add(o, "actions", jstr(irq->actions));
 	add(o, "chip", jstr(irq->chip));
-	add(o, "type", json_object_new_string(irq->msi ? "msi" : "intx"));
+	add(o, "type", jstr(irq->msi ? "msi" : "intx"));
 	add(o, "affinity", ns_cpuset_json(&irq->affinity));
 	add(o, "effective_affinity", ns_cpuset_json(&irq->effective));
 	add(o, "affinity_hint", ns_cpuset_json(&irq->hint));
 	add(o, "node", irq->node >= -1 ? json_object_new_int(irq->node) : NULL);
 	add(o, "managed", jtri(irq->managed));
-	add(o, "managed_source", json_object_new_string(ns_managed_source_name(irq->managed_source)));
+	add(o, "managed_source", jstr(ns_managed_source_name(irq->managed_source)));
 	add(o, "user_settable", jtri(irq->user_settable));
-	add(o, "user_settable_source", json_object_new_string(ns_settable_source_name(irq->user_settable_source)));
+	add(o, "user_settable_source", jstr(ns_settable_source_name(irq->user_settable_source)));
 	add(o, "placed_by_numastor", json_object_new_boolean(irq->placed));
 	add(o, "hw_queue", irq->hw_queue >= 0 ? json_object_new_int(irq->hw_queue) : NULL);
 	add(o, "total_count", irq->counts_known ? json_object_new_int64((int64_t)irq->total) : NULL);
@@ -134,7 +149,7 @@ static struct json_object *irq_json(const struct ns_irq *irq)
 		}
 	}
 	add(o, "counts_by_node", counts);
-	add(o, "count_basis", json_object_new_string(ns_count_basis_name(ns_irq_count_basis(irq))));
+	add(o, "count_basis", jstr(ns_count_basis_name(ns_irq_count_basis(irq))));
 	add(o, "counts_since_fix_by_node", irq->since_fix ? counts_json(irq, irq->since_fix) : NULL);
 	add(o, "rates_by_node", irq->interval > 0 && irq->in_interval ? rates_json(irq) : NULL);
 	return o;
@@ -146,11 +161,11 @@ static struct json_object *module_json(const struct ns_module *m)
 	if (!m)
 		return NULL;
 	o = json_object_new_object();
-	add(o, "name", json_object_new_string(m->name));
+	add(o, "name", jstr(m->name));
 	add(o, "state",
-	    json_object_new_string(m->state == NS_MODULE_LIVE	   ? "live"
-				   : m->state == NS_MODULE_BUILTIN ? "builtin"
-								   : "unknown"));
+	    jstr(m->state == NS_MODULE_LIVE	 ? "live"
+		 : m->state == NS_MODULE_BUILTIN ? "builtin"
+						 : "unknown"));
 	add(o, "patched", jtri(m->patched));
 	add(o, "patches", jstrv(m->patches, m->npatches));
 	add(o, "srcversion", jstr(m->srcversion));
@@ -164,7 +179,7 @@ static struct json_object *pci_json(const struct ns_pci *pci)
 	if (!pci)
 		return NULL;
 	o = json_object_new_object();
-	add(o, "address", json_object_new_string(pci->address));
+	add(o, "address", jstr(pci->address));
 	add(o, "vendor", jstr(pci->vendor));
 	add(o, "device", jstr(pci->device));
 	add(o, "class", jstr(pci->class_code));
@@ -194,8 +209,8 @@ static struct json_object *disk_json(const struct ns_disk *d)
 {
 	struct json_object *o = json_object_new_object(), *id, *paths, *q, *hq, *al;
 
-	add(o, "name", json_object_new_string(d->name));
-	add(o, "kind", json_object_new_string(ns_disk_kind_name(d->kind)));
+	add(o, "name", jstr(d->name));
+	add(o, "kind", jstr(ns_disk_kind_name(d->kind)));
 	add(o, "devnum", jstr(d->devnum));
 	add(o, "sysfs_path", NULL);
 	if (d->syspath) {
@@ -204,7 +219,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 		if (p) {
 			p[0] = '/';
 			strcpy(p + 1, d->syspath);
-			add(o, "sysfs_path", json_object_new_string(p));
+			add(o, "sysfs_path", jstr(p));
 			free(p);
 		}
 	}
@@ -221,12 +236,12 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(id, "by_id", jstr(d->identity.by_id));
 	add(o, "identity", id);
 	add(o, "node", jnode(d->node));
-	add(o, "node_source", json_object_new_string(ns_node_source_name(d->node_source)));
+	add(o, "node_source", jstr(ns_node_source_name(d->node_source)));
 	add(o, "local_cpus", ns_cpuset_json(&d->local_cpus));
 	paths = json_object_new_array();
 	for (size_t i = 0; i < d->npaths; i++) {
 		struct json_object *p = json_object_new_object();
-		add(p, "transport", json_object_new_string(ns_transport_name(d->paths[i].transport)));
+		add(p, "transport", jstr(ns_transport_name(d->paths[i].transport)));
 		add(p, "controller", jstr(d->paths[i].controller));
 		add(p, "pci", pci_json(d->paths[i].pci));
 		json_object_array_add(paths, p);
@@ -248,23 +263,68 @@ static struct json_object *disk_json(const struct ns_disk *d)
 		add(e, "nr_tags", h->nr_tags >= 0 ? json_object_new_int64(h->nr_tags) : NULL);
 		add(e, "memory_node", jnode(h->memory_node));
 		add(e, "irq", h->irq ? json_object_new_int(h->irq->irq) : NULL);
-		add(e, "irq_pairing", json_object_new_string(ns_pairing_name(h->pairing)));
+		add(e, "irq_pairing", jstr(ns_pairing_name(h->pairing)));
 		json_object_array_add(hq, e);
 	}
 	add(o, "hw_queues", hq);
 	al = json_object_new_object();
 	add(al, "device_node", jnode(d->alloc.device_node));
-	add(al, "device_basis", json_object_new_string(d->alloc.device_basis ? d->alloc.device_basis : ""));
+	add(al, "device_basis", jstr(d->alloc.device_basis ? d->alloc.device_basis : ""));
 	add(al, "midlayer_node", jnode(d->alloc.midlayer_node));
 	add(al, "midlayer_basis", jstr(d->alloc.midlayer_basis));
 	add(al, "hw_queue_nodes", d->alloc.hw_queue_nodes.known ? jnodes(&d->alloc.hw_queue_nodes) : NULL);
 	add(al, "shared_tags", jtri(d->alloc.shared_tags));
-	add(al, "shared_tags_source",
-	    json_object_new_string(d->alloc.shared_tags_source ? d->alloc.shared_tags_source : "unknown"));
+	add(al, "shared_tags_source", jstr(d->alloc.shared_tags_source ? d->alloc.shared_tags_source : "unknown"));
 	add(al, "tags_nodes", d->alloc.tags_nodes.known ? jnodes(&d->alloc.tags_nodes) : NULL);
-	add(al, "tags_basis", json_object_new_string(d->alloc.tags_basis ? d->alloc.tags_basis : ""));
+	add(al, "tags_basis", jstr(d->alloc.tags_basis ? d->alloc.tags_basis : ""));
 	add(o, "allocations", al);
 	return o;
+}
+
+void ns_json_sanitize(struct json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_string: {
+		const char *s = json_object_get_string(o);
+		char *e;
+		if (ns_utf8_valid(s, (size_t)json_object_get_string_len(o)) &&
+		    strlen(s) == (size_t)json_object_get_string_len(o))
+			return;
+		e = ns_escape_json(s); /* an embedded NUL ends the string */
+		if (e)
+			json_object_set_string(o, e);
+		else
+			json_object_set_string(o, "");
+		free(e);
+		return;
+	}
+	case json_type_array:
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			ns_json_sanitize(json_object_array_get_idx(o, i));
+		return;
+	case json_type_object: {
+		json_object_object_foreach(o, key, val)
+		{
+			(void)key; /* keys are numastor's own */
+			ns_json_sanitize(val);
+		}
+		return;
+	}
+	default:
+		return;
+	}
+}
+
+struct json_object *ns_json_sanitized(struct json_object *o)
+{
+	struct json_object *copy = NULL;
+
+	if (!o)
+		return NULL;
+	if (json_object_deep_copy(o, &copy, NULL) < 0)
+		return NULL;
+	ns_json_sanitize(copy);
+	return copy;
 }
 
 struct json_object *ns_json_head(const struct ns_system *sys, const char *version)
@@ -275,10 +335,10 @@ struct json_object *ns_json_head(const struct ns_system *sys, const char *versio
 		return NULL;
 	add(doc, "schema_version", json_object_new_int(NS_SCHEMA_VERSION));
 	tool = json_object_new_object();
-	add(tool, "name", json_object_new_string("numastor"));
-	add(tool, "version", json_object_new_string(version));
+	add(tool, "name", jstr("numastor"));
+	add(tool, "version", jstr(version));
 	add(doc, "tool", tool);
-	add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
+	add(doc, "root", jstr(ns_root_dir(sys->root)));
 	add(doc, "privileged", json_object_new_boolean(sys->privileged));
 	if (sys->interval_seconds > 0) {
 		char txt[32];
@@ -294,7 +354,7 @@ struct json_object *ns_json_head(const struct ns_system *sys, const char *versio
 		if (!sys->fixes[i].series)
 			continue;
 		f = json_object_new_object();
-		add(f, "series", json_object_new_string(sys->fixes[i].series));
+		add(f, "series", jstr(sys->fixes[i].series));
 		add(f, "in_kernel", jtri(sys->fixes[i].in_kernel));
 		add(f, "basis", jstr(sys->fixes[i].basis));
 		json_object_array_add(fixes, f);
@@ -316,13 +376,13 @@ struct json_object *ns_json_findings(const struct ns_findings *findings)
 	for (size_t i = 0; i < findings->n; i++) {
 		const struct ns_finding *f = &findings->v[i];
 		struct json_object *o = json_object_new_object(), *rem = json_object_new_object();
-		add(o, "id", json_object_new_string(f->id));
-		add(o, "severity", json_object_new_string(ns_severity_name(f->severity)));
+		add(o, "id", jstr(f->id));
+		add(o, "severity", jstr(ns_severity_name(f->severity)));
 		add(o, "device", jstr(f->device));
-		add(o, "message", json_object_new_string(f->message));
-		add(o, "evidence", json_object_get(f->evidence));
+		add(o, "message", jstr(f->message));
+		add(o, "evidence", ns_json_sanitized(f->evidence));
 		add(rem, "action", jstr(f->remedy_action));
-		add(rem, "text", json_object_new_string(f->remedy_text));
+		add(rem, "text", jstr(f->remedy_text));
 		add(o, "remedy", rem);
 		json_object_array_add(fs, o);
 	}
@@ -334,7 +394,7 @@ struct json_object *ns_json_summary(const struct ns_system *sys, const struct ns
 	struct json_object *sum = json_object_new_object();
 	int code = ns_findings_exit_code(findings);
 
-	add(sum, "status", json_object_new_string(code == 2 ? "critical" : code == 1 ? "warning" : "ok"));
+	add(sum, "status", jstr(code == 2 ? "critical" : code == 1 ? "warning" : "ok"));
 	add(sum, "exit_code", json_object_new_int(code));
 	add(sum, "devices", json_object_new_int((int)sys->ndisks));
 	add(sum, "critical", json_object_new_int((int)ns_findings_count(findings, NS_SEV_CRITICAL)));
@@ -349,9 +409,9 @@ struct json_object *ns_json_notes(const struct ns_system *sys)
 
 	for (size_t i = 0; i < sys->notes.n; i++) {
 		struct json_object *n = json_object_new_object();
-		add(n, "subject", json_object_new_string(sys->notes.v[i].subject));
-		add(n, "field", json_object_new_string(sys->notes.v[i].field));
-		add(n, "message", json_object_new_string(sys->notes.v[i].message));
+		add(n, "subject", jstr(sys->notes.v[i].subject));
+		add(n, "field", jstr(sys->notes.v[i].field));
+		add(n, "message", jstr(sys->notes.v[i].message));
 		json_object_array_add(notes, n);
 	}
 	return notes;

@@ -20,6 +20,12 @@ struct json_object *ns_json_device(const struct ns_disk *d);
 struct json_object *ns_json_findings(const struct ns_findings *findings);
 struct json_object *ns_json_summary(const struct ns_system *sys, const struct ns_findings *findings);
 struct json_object *ns_json_notes(const struct ns_system *sys);
+/*
+ * Strings built elsewhere (a finding's evidence, fix's plan) made valid UTF-8 in place, each
+ * invalid sequence replaced by U+FFFD (lib/escape.h); ns_json_sanitized does it to a deep copy.
+ */
+void ns_json_sanitize(struct json_object *o);
+struct json_object *ns_json_sanitized(struct json_object *o);
 /* The whole document at once. */
 struct json_object *ns_json_document(const struct ns_system *sys, const struct ns_findings *findings,
 				     const char *version);

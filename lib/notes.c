@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
 #include "notes.h"
+#include "escape.h"
 #include "util.h"
 
 #include <errno.h>
@@ -9,15 +10,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How much of a garbled value a note quotes (escaped bytes, before "...") */
+#define NOTE_RAW_MAX 40
+
+/*
+ * Notes carry what the machine said (paths, names, raw values): they are recorded escaped
+ * for text (lib/escape.h), so every output shows the same bytes and none reaches a terminal
+ * or a JSON document raw. Escaping is idempotent: the outputs escape again and change nothing.
+ */
 void ns_note(struct ns_notes *notes, const char *subject, const char *field, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
+	char *raw, *msg;
 	struct ns_note *nv;
 
 	va_start(ap, fmt);
-	msg = ns_vfmt(fmt, ap);
+	raw = ns_vfmt(fmt, ap);
 	va_end(ap);
+	msg = ns_escape_text(raw);
+	free(raw);
 	if (!msg)
 		return;
 	if (notes->n == notes->cap) {
@@ -31,8 +42,8 @@ void ns_note(struct ns_notes *notes, const char *subject, const char *field, con
 		notes->cap = cap;
 	}
 	nv = &notes->v[notes->n];
-	nv->subject = strdup(subject ? subject : "machine");
-	nv->field = strdup(field ? field : "");
+	nv->subject = ns_escape_text(subject ? subject : "machine");
+	nv->field = ns_escape_text(field ? field : "");
 	nv->message = msg;
 	if (!nv->subject || !nv->field) {
 		free(nv->subject);
@@ -54,9 +65,11 @@ void ns_note_read(struct ns_notes *notes, const char *subject, const char *field
 		ns_note(notes, subject, field, "/%s is empty", path);
 		break;
 	case EINVAL:
-		if (raw)
-			ns_note(notes, subject, field, "/%s holds a garbled value '%.40s'", path, raw);
-		else
+		if (raw) {
+			char *shown = ns_escape(raw, NS_ESCAPE_TEXT, NOTE_RAW_MAX);
+			ns_note(notes, subject, field, "/%s holds a garbled value '%s'", path, shown ? shown : "?");
+			free(shown);
+		} else
 			ns_note(notes, subject, field, "/%s holds a garbled value", path);
 		break;
 	case ERANGE: /* a number in the right form, outside the field's range (lib/number.h) */

@@ -77,6 +77,26 @@ static char *read_opt(struct ns_root *root, const char *dir, const char *file, s
 	return r < 0 ? NULL : v;
 }
 
+/* An id file as the kernel prints it, "0x%04x" (vendor, device) or "0x%06x" (class): anything
+ * else is null with a note quoting it, so the JSON's ids have the schema's form. */
+static char *read_id(struct ns_root *root, const char *dir, const char *file, size_t digits, struct ns_notes *notes,
+		     const char *subj, const char *field)
+{
+	char *v = read_opt(root, dir, file, notes, subj, field), p[4096];
+	bool ok = v && strlen(v) == digits + 2 && v[0] == '0' && v[1] == 'x';
+
+	for (size_t i = 2; ok && v[i]; i++)
+		ok = isdigit((unsigned char)v[i]) || (v[i] >= 'a' && v[i] <= 'f');
+	if (v && !ok) {
+		snprintf(p, sizeof(p), "%s/%s", dir, file);
+		if (notes)
+			ns_note_read(notes, subj, field, p, -EINVAL, v);
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
 /*
  * The root bus node: the node all CPUs in its cpulistaffinity belong to, -1 when they span
  * nodes. A node-less bus shows the online CPUs: when those sit on one node while other nodes'
@@ -502,9 +522,9 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 	pci->address = strdup(base ? base + 1 : syspath);
 	if (!pci->syspath || !pci->address)
 		return -ENOMEM;
-	pci->vendor = read_opt(root, syspath, "vendor", notes, pci->address, "pci.vendor");
-	pci->device = read_opt(root, syspath, "device", notes, pci->address, "pci.device");
-	pci->class_code = read_opt(root, syspath, "class", notes, pci->address, "pci.class");
+	pci->vendor = read_id(root, syspath, "vendor", 4, notes, pci->address, "pci.vendor");
+	pci->device = read_id(root, syspath, "device", 4, notes, pci->address, "pci.device");
+	pci->class_code = read_id(root, syspath, "class", 6, notes, pci->address, "pci.class");
 	snprintf(p, sizeof(p), "%s/driver", syspath);
 	r = ns_readlink_base(root, p, &pci->driver);
 	if (r < 0 && r != -ENOENT)

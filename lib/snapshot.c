@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
 #include "snapshot.h"
+#include "testhook.h"
 #include "util.h"
 
 #include <archive.h>
@@ -8,13 +9,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* What an entry is, strongest first: a later, weaker record of the same path never wins. */
@@ -273,13 +275,67 @@ static int canonicalize(struct ns_capture *c)
 	return r;
 }
 
-int ns_capture_write(struct ns_capture *c, const char *path)
+/* How entry i of the sorted capture is written, or -1 when it is not (a weaker record of a
+ * path already written). */
+static int written_kind(const struct ns_capture *c, size_t i)
+{
+	const struct entry *e = &c->v[i];
+	enum kind kind = e->kind;
+
+	if (i && strcmp(c->v[i - 1].path, e->path) == 0)
+		return -1; /* the strongest record of this path is already written */
+	/* a placeholder with entries below it is a directory */
+	if (kind == K_PLACEHOLDER && i + 1 < c->n) {
+		size_t n = strlen(e->path);
+		for (size_t k = i + 1; k < c->n; k++) {
+			if (strcmp(c->v[k].path, e->path) == 0)
+				continue;
+			if (strncmp(c->v[k].path, e->path, n) == 0 && c->v[k].path[n] == '/')
+				kind = K_DIR;
+			break;
+		}
+	}
+	return (int)kind;
+}
+
+/* What the budgets have counted of a bundle so far. */
+struct tally {
+	unsigned long long entries, bytes;
+};
+
+static int budget_entry(const char *file, const char *name, mode_t type, long long size, const char *target,
+			struct tally *t, char **why);
+
+/* The replay's budgets, on what would be written: a bundle check --snapshot would refuse is
+ * not written at all. */
+static int capture_budgets(const struct ns_capture *c, char **why)
+{
+	struct tally t = {0};
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct entry *e = &c->v[i];
+		int kind = written_kind(c, i), r;
+		if (kind < 0)
+			continue;
+		r = budget_entry("the capture", e->path,
+				 kind == K_LINK	 ? AE_IFLNK
+				 : kind == K_DIR ? AE_IFDIR
+						 : AE_IFREG,
+				 kind == K_FILE ? (long long)e->len : 0, kind == K_LINK ? e->data : NULL, &t, why);
+		if (r)
+			return -EFBIG;
+	}
+	return 0;
+}
+
+int ns_capture_write(struct ns_capture *c, const char *path, char **why)
 {
 	struct archive *a;
 	struct archive_entry *ae;
 	char *tmp = NULL;
 	int fd, r = 0;
 
+	*why = NULL;
 	if (c->err)
 		return c->err;
 	qsort(c->v, c->n, sizeof(*c->v), entry_cmp);
@@ -287,6 +343,9 @@ int ns_capture_write(struct ns_capture *c, const char *path)
 	if (r < 0)
 		return r;
 	qsort(c->v, c->n, sizeof(*c->v), entry_cmp);
+	r = capture_budgets(c, why);
+	if (r < 0)
+		return r;
 	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
 		return -ENOMEM;
 	fd = mkstemp(tmp);
@@ -305,27 +364,14 @@ int ns_capture_write(struct ns_capture *c, const char *path)
 	}
 	for (size_t i = 0; i < c->n && r == 0; i++) {
 		const struct entry *e = &c->v[i];
-		enum kind kind = e->kind;
-		if (i && strcmp(c->v[i - 1].path, e->path) == 0)
-			continue; /* the strongest record of this path is already written */
-		/* a placeholder with entries below it is a directory */
-		if (kind == K_PLACEHOLDER && i + 1 < c->n) {
-			size_t n = strlen(e->path);
-			for (size_t k = i + 1; k < c->n && strcmp(c->v[k].path, e->path) == 0; k++)
-				;
-			for (size_t k = i + 1; k < c->n; k++) {
-				if (strcmp(c->v[k].path, e->path) == 0)
-					continue;
-				if (strncmp(c->v[k].path, e->path, n) == 0 && c->v[k].path[n] == '/')
-					kind = K_DIR;
-				break;
-			}
-		}
+		int kind = written_kind(c, i);
+		if (kind < 0)
+			continue;
 		archive_entry_clear(ae);
 		archive_entry_set_pathname(ae, e->path);
 		archive_entry_set_uid(ae, 0);
 		archive_entry_set_gid(ae, 0);
-		switch (kind) {
+		switch ((enum kind)kind) {
 		case K_FILE:
 			archive_entry_set_filetype(ae, AE_IFREG);
 			archive_entry_set_perm(ae, e->mode & 07777);
@@ -381,10 +427,30 @@ static __attribute__((format(printf, 2, 3))) int refuse(char **why, const char *
 	return -EINVAL;
 }
 
+/* An entry's name as a message shows it: control bytes and bytes above 0x7e as \xNN, at most
+ * 200 bytes of it (the terminal is not the bundle's to write to). */
+static const char *shown(const char *name, char buf[static 1024])
+{
+	size_t o = 0;
+	for (const unsigned char *s = (const unsigned char *)name; *s && o < 1000; s++) {
+		if (o >= 200) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (*s < 0x20 || *s > 0x7e || *s == '\\')
+			o += (size_t)snprintf(buf + o, 5, "\\x%02x", *s);
+		else
+			buf[o++] = (char)*s;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 /* A relative path with no "." or ".." component and nothing odd in it. */
 static bool safe_path(const char *p)
 {
-	if (!*p || *p == '/' || strlen(p) >= 4096)
+	if (!*p || *p == '/')
 		return false;
 	for (const char *s = p; *s;) {
 		size_t n = strcspn(s, "/");
@@ -422,73 +488,278 @@ static bool link_inside(const char *path, const char *target)
 	return true;
 }
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+/* The id in a component "PREFIX<digits>" (node12, cpu7), or -1 when the component is not one;
+ * ids past max are max (a bigger id need not be told apart). */
+static long long component_id(const char *s, size_t n, const char *prefix, long long max)
 {
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(p) < 0 ? -1 : 0;
+	size_t k = strlen(prefix);
+	long long id = 0;
+
+	if (n <= k || strncmp(s, prefix, k) != 0)
+		return -1;
+	for (size_t i = k; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		if (id < max)
+			id = id * 10 + (s[i] - '0');
+	}
+	return id < max ? id : max;
+}
+
+/*
+ * One entry against the budgets (numastor-snapshot(8), BUDGETS): name is its path (without a
+ * leading "./"), type AE_IFREG, AE_IFDIR or AE_IFLNK (others count as entries only), size
+ * a file's, target a link's. Both ways: a capture is not written beyond them, and a replay
+ * checks them on the headers alone, before anything of the bundle is written.
+ */
+static int budget_entry(const char *file, const char *name, mode_t type, long long size, const char *target,
+			struct tally *t, char **why)
+{
+	unsigned long long max_file;
+	size_t len = strlen(name), depth = 1;
+	char show[1024];
+
+	if (++t->entries > NS_SNAPSHOT_MAX_ENTRIES)
+		return refuse(why, "%s has more than %u entries (files, directories and links), the budget", file,
+			      NS_SNAPSHOT_MAX_ENTRIES);
+	if (len > NS_SNAPSHOT_MAX_PATH)
+		return refuse(why, "%s: an entry's path is %zu bytes long, beyond the budget of %u ('%s')", file, len,
+			      NS_SNAPSHOT_MAX_PATH, shown(name, show));
+	for (const char *s = name; *s; s++)
+		depth += *s == '/';
+	if (depth > NS_SNAPSHOT_MAX_DEPTH)
+		return refuse(why, "%s: entry '%s' is %zu levels deep, beyond the budget of %u", file,
+			      shown(name, show), depth, NS_SNAPSHOT_MAX_DEPTH);
+	for (const char *s = name; *s;) {
+		size_t n = strcspn(s, "/");
+		long long node = component_id(s, n, "node", NS_SNAPSHOT_MAX_NODE),
+			  cpu = component_id(s, n, "cpu", NS_SNAPSHOT_MAX_CPU);
+		if (node >= NS_SNAPSHOT_MAX_NODE)
+			return refuse(why, "%s: entry '%s' names node %.*s: node ids are below %u, the budget", file,
+				      shown(name, show), (int)(n - 4 > 24 ? 24 : n - 4), s + 4, NS_SNAPSHOT_MAX_NODE);
+		if (cpu >= NS_SNAPSHOT_MAX_CPU)
+			return refuse(why, "%s: entry '%s' names CPU %.*s: CPU ids are below %u, the budget", file,
+				      shown(name, show), (int)(n - 3 > 24 ? 24 : n - 3), s + 3, NS_SNAPSHOT_MAX_CPU);
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	if (type == AE_IFLNK && target && strlen(target) > NS_SNAPSHOT_MAX_PATH)
+		return refuse(why, "%s: link '%s' has a target of %zu bytes, beyond the budget of %u", file,
+			      shown(name, show), strlen(target), NS_SNAPSHOT_MAX_PATH);
+	if (type != AE_IFREG)
+		return 0;
+	/* by kind: the check's own JSON is as big as a report may be; everything else is a file
+	 * the reader reads, which takes no more than its own limit */
+	max_file = strcmp(name, ".numastor/check.json") == 0 ? NS_SNAPSHOT_MAX_JSON : NS_SNAPSHOT_MAX_FILE;
+	if (size < 0 || (unsigned long long)size > max_file)
+		return refuse(why, "%s: entry '%s' is %lld bytes, beyond the budget of %llu for %s", file,
+			      shown(name, show), size, max_file,
+			      max_file == NS_SNAPSHOT_MAX_FILE ? "a file the reader reads" : "the check's JSON");
+	t->bytes += (unsigned long long)size;
+	if (t->bytes > NS_SNAPSHOT_MAX_TOTAL)
+		return refuse(why, "%s holds more than %u MiB of files, the budget", file, NS_SNAPSHOT_MAX_TOTAL >> 20);
+	return 0;
+}
+
+/* One entry of a bundle read for replay: the budgets, then the safety rules. */
+static int check_entry(const char *file, struct archive_entry *ae, const char *name, struct tally *t, char **why)
+{
+	mode_t type = archive_entry_filetype(ae);
+	const char *target = type == AE_IFLNK ? archive_entry_symlink(ae) : NULL;
+	char show[1024], show2[1024];
+	int r = budget_entry(file, name, type, (long long)archive_entry_size(ae), target, t, why);
+
+	if (r)
+		return r;
+	if (!safe_path(name))
+		return refuse(why, "%s: entry '%s' is not a plain relative path inside the bundle", file,
+			      shown(name, show));
+	if (archive_entry_hardlink(ae))
+		return refuse(why, "%s: entry '%s' is a hard link", file, shown(name, show));
+	if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)
+		return refuse(why, "%s: entry '%s' is neither a file, a directory nor a symlink", file,
+			      shown(name, show));
+	if (type == AE_IFLNK && (!target || !link_inside(name, target)))
+		return refuse(why, "%s: link '%s' points outside the bundle ('%s')", file, shown(name, show),
+			      shown(target ? target : "", show2));
+	if (archive_entry_sparse_count(ae) > 0)
+		return refuse(why, "%s: entry '%s' is a sparse file", file, shown(name, show));
+	/* a device, FIFO or hard link has no data of its own; any other entry's size is what the
+	 * budgets counted */
+	if (type != AE_IFREG && archive_entry_size(ae) > 0)
+		return refuse(why, "%s: entry '%s' claims %lld bytes of data", file, shown(name, show),
+			      (long long)archive_entry_size(ae));
+	return 0;
+}
+
+/*
+ * The async-signal-safe part of removing an extraction directory: dirfd's entries, each
+ * directory made 0700 first (its owner may always do that; a 0500 or 0000 directory would
+ * otherwise keep what it holds), links removed, never followed. No allocation, no stdio:
+ * ns_snapshot_remove runs from a signal handler too.
+ */
+static int clear_dir(int dirfd, unsigned level)
+{
+	char buf[1024] __attribute__((aligned(8)));
+	int err = 0;
+	bool again = true;
+
+	if (level > NS_SNAPSHOT_MAX_DEPTH + 8)
+		return -ELOOP;
+	/* entries removed while reading may shift the directory's offsets: read it again until
+	 * a whole pass finds nothing to remove */
+	while (again) {
+		long n;
+		again = false;
+		if (lseek(dirfd, 0, SEEK_SET) < 0)
+			return -errno;
+		while ((n = syscall(SYS_getdents64, dirfd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				struct linux_dirent64 {
+					uint64_t d_ino;
+					int64_t d_off;
+					unsigned short d_reclen;
+					unsigned char d_type;
+					char d_name[];
+				} *d = (void *)(buf + off);
+				const char *nm = d->d_name;
+				bool isdir = d->d_type == DT_DIR;
+				off += d->d_reclen;
+				if (nm[0] == '.' && (!nm[1] || (nm[1] == '.' && !nm[2])))
+					continue;
+				if (d->d_type == DT_UNKNOWN) {
+					struct stat st;
+					isdir = fstatat(dirfd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						S_ISDIR(st.st_mode);
+				}
+				if (isdir) {
+					int fd;
+					fchmodat(dirfd, nm, 0700, 0);
+					fd = openat(dirfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+					if (fd < 0) {
+						err = err ? err : -errno;
+						continue;
+					}
+					{
+						int e = clear_dir(fd, level + 1);
+						err = err ? err : e;
+					}
+					close(fd);
+				}
+				if (unlinkat(dirfd, nm, isdir ? AT_REMOVEDIR : 0) < 0)
+					err = err ? err : -errno;
+				else
+					again = true;
+			}
+		}
+		if (n < 0)
+			return -errno;
+	}
+	return err;
 }
 
 int ns_snapshot_remove(const char *dir)
 {
-	/* FTW_PHYS: never follow a link out of the bundle */
-	return nftw(dir, rm_entry, 32, FTW_DEPTH | FTW_PHYS) < 0 ? -errno : 0;
-}
+	int saved = errno, fd, r;
 
-int ns_snapshot_extract(const char *file, char **dir_out, char **why)
-{
-	const char *tmpdir = getenv("TMPDIR");
-	char *dir = NULL;
-	struct archive *in = archive_read_new(), *out = archive_write_disk_new();
-	struct archive_entry *ae;
-	unsigned long long total = 0, entries = 0;
-	int r = 0, fd;
-
-	*why = NULL;
-	*dir_out = NULL;
-	if (!in || !out) {
-		r = -ENOMEM;
-		goto done;
-	}
-	fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* the top too: the bundle cannot name it, but its mode is not this function's to trust */
+	chmod(dir, 0700);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		r = -errno;
-		refuse(why, "cannot open %s: %s", file, strerror(errno));
-		goto done;
+		errno = saved;
+		return r;
 	}
-	if (asprintf(&dir, "%s/numastor-snapshot.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0 || !mkdtemp(dir)) {
+	r = clear_dir(fd, 0);
+	close(fd);
+	if (rmdir(dir) < 0 && !r)
 		r = -errno;
-		close(fd);
-		goto done;
+	errno = saved;
+	return r;
+}
+
+int ns_snapshot_mkdir(char **dir_out)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char *dir = NULL, *real;
+	int r;
+
+	*dir_out = NULL;
+	if (asprintf(&dir, "%s/numastor-snapshot.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp") < 0)
+		return -ENOMEM;
+	if (!mkdtemp(dir)) {
+		r = -errno;
+		free(dir);
+		return r;
 	}
+	/* entry names are checked to be relative; the absolute path written is our own
+	 * directory's (canonical, so the symlink check of every component holds) */
+	real = realpath(dir, NULL);
+	if (!real) {
+		r = -errno;
+		rmdir(dir);
+		free(dir);
+		return r;
+	}
+	free(dir);
+	*dir_out = real;
+	return 0;
+}
+
+#define NAME_BUF 4096 /* an entry's name as read, before the path budget (check_entry) judges it */
+
+/* An entry's name without a leading "./" (and a directory's trailing '/'), copied: setting
+ * the entry's path later frees the library's string. */
+static int entry_name(const char *file, struct archive_entry *ae, char name[static NAME_BUF], char **why)
+{
+	const char *n = archive_entry_pathname(ae);
+	size_t len;
+
+	if (!n)
+		return refuse(why, "%s: an entry has no usable path", file);
+	if (strncmp(n, "./", 2) == 0)
+		n += 2;
+	len = strlen(n);
+	if (len >= NAME_BUF) { /* far beyond the budget: not even copied */
+		char show[1024];
+		return refuse(why, "%s: an entry's path is %zu bytes long, beyond the budget of %u ('%s')", file, len,
+			      NS_SNAPSHOT_MAX_PATH, shown(n, show));
+	}
+	memcpy(name, n, len + 1);
+	if (len > 1 && name[len - 1] == '/' && archive_entry_filetype(ae) == AE_IFDIR)
+		name[len - 1] = '\0';
+	return 0;
+}
+
+/*
+ * One pass over the bundle read from fd: every entry checked against the budgets; with out
+ * set, also written under dir. The first pass writes nothing, so a bundle beyond a budget
+ * costs its headers' reading and no more; the second checks everything again (the file may
+ * have changed in between).
+ */
+static int extract_pass(int fd, const char *file, struct archive *out, const char *dir, char **why)
+{
+	struct archive *in = archive_read_new();
+	struct archive_entry *ae;
+	struct tally t = {0};
+	const char *delay = ns_test_hook("NUMASTOR_TEST_EXTRACT_DELAY_MS");
+	int r = 0;
+
+	if (!in)
+		return -ENOMEM;
 	archive_read_support_filter_gzip(in);
 	archive_read_support_filter_xz(in);
 	archive_read_support_filter_zstd(in);
 	archive_read_support_format_tar(in);
 	if (archive_read_open_fd(in, fd, 65536) != ARCHIVE_OK) {
 		r = refuse(why, "%s is not a numastor snapshot: %s", file, archive_error_string(in));
-		close(fd);
-		goto done;
+		archive_read_free(in);
+		return r;
 	}
-	/* entry names were checked to be relative; the absolute path written is our own directory's
-	 * (canonical, so the symlink check of every component holds) */
-	{
-		char *real = realpath(dir, NULL);
-		if (!real) {
-			r = -errno;
-			close(fd);
-			goto done;
-		}
-		free(dir);
-		dir = real;
-	}
-	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
-						    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_NO_OVERWRITE);
 	for (;;) {
-		const char *target;
-		char full[8192], name[4096];
-		la_int64_t size;
+		char full[NAME_BUF + 4096 + 8], name[NAME_BUF], show[1024];
+		la_int64_t size, written = 0;
 		mode_t type;
 		int h = archive_read_next_header(in, &ae);
 
@@ -498,60 +769,38 @@ int ns_snapshot_extract(const char *file, char **dir_out, char **why)
 			r = refuse(why, "%s is malformed: %s", file, archive_error_string(in));
 			break;
 		}
-		{
-			const char *n = archive_entry_pathname(ae);
-			if (n && strncmp(n, "./", 2) == 0)
-				n += 2;
-			/* a copy: setting the entry's path below frees the library's string */
-			if (!n || strlen(n) >= sizeof(name)) {
-				r = refuse(why, "%s: an entry has no usable path", file);
-				break;
-			}
-			strcpy(name, n);
-		}
+		r = entry_name(file, ae, name, why);
+		if (r == 0)
+			r = check_entry(file, ae, name, &t, why);
+		if (r)
+			break;
+		if (!out)
+			continue; /* the data is skipped by the next header's read */
 		type = archive_entry_filetype(ae);
 		size = archive_entry_size(ae);
-		if (++entries > NS_SNAPSHOT_MAX_ENTRIES) {
-			r = refuse(why, "%s has more than %u entries", file, NS_SNAPSHOT_MAX_ENTRIES);
+		if (snprintf(full, sizeof(full), "%s/%s", dir, name) >= (int)sizeof(full)) {
+			r = refuse(why, "%s: entry '%s' is too long a path under %s", file, shown(name, show), dir);
 			break;
 		}
-		if (!safe_path(name)) {
-			r = refuse(why, "%s: entry '%s' is not a plain relative path inside the bundle", file, name);
-			break;
-		}
-		if (archive_entry_hardlink(ae)) {
-			r = refuse(why, "%s: entry '%s' is a hard link", file, name);
-			break;
-		}
-		if (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
-			r = refuse(why, "%s: entry '%s' is neither a file, a directory nor a symlink", file, name);
-			break;
-		}
-		if (type == AE_IFLNK) {
-			target = archive_entry_symlink(ae);
-			if (!target || !link_inside(name, target)) {
-				r = refuse(why, "%s: link '%s' points outside the bundle ('%s')", file, name,
-					   target ? target : "");
+		/* a second record of a path (a directory's aside: its files may come first) */
+		{
+			struct stat st;
+			if (lstat(full, &st) == 0 && !(type == AE_IFDIR && S_ISDIR(st.st_mode))) {
+				r = refuse(why, "%s: entry '%s' appears twice in the bundle", file, shown(name, show));
 				break;
 			}
 		}
-		if (size < 0 || (unsigned long long)size > NS_SNAPSHOT_MAX_FILE) {
-			r = refuse(why, "%s: entry '%s' is %lld bytes, more than %u", file, name, (long long)size,
-				   NS_SNAPSHOT_MAX_FILE);
-			break;
-		}
-		total += (unsigned long long)size;
-		if (total > NS_SNAPSHOT_MAX_TOTAL) {
-			r = refuse(why, "%s holds more than %u MiB", file, NS_SNAPSHOT_MAX_TOTAL >> 20);
-			break;
-		}
-		snprintf(full, sizeof(full), "%s/%s", dir, name);
 		archive_entry_set_pathname(ae, full);
 		archive_entry_set_uid(ae, getuid());
 		archive_entry_set_gid(ae, getgid());
+		/* permission bits only: no setuid, setgid or sticky file of a bundle's making,
+		 * root-owned when root replays it (the reader needs none of them) */
+		if (type != AE_IFLNK)
+			archive_entry_set_perm(ae, archive_entry_perm(ae) & 0777);
 		if (archive_write_header(out, ae) != ARCHIVE_OK) {
-			r = refuse(why, "%s: entry '%s' could not be extracted: %s", file, name,
-				   archive_error_string(out));
+			r = refuse(why, "%s: entry '%s' could not be extracted: %s", file, shown(name, show),
+				   archive_error_string(out) ? archive_error_string(out)
+							     : strerror(archive_errno(out)));
 			break;
 		}
 		if (type == AE_IFREG && size > 0) {
@@ -559,35 +808,112 @@ int ns_snapshot_extract(const char *file, char **dir_out, char **why)
 			size_t len;
 			la_int64_t off;
 			int d;
-			while ((d = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK)
-				if (archive_write_data_block(out, buf, len, off) != ARCHIVE_OK) {
+			while ((d = archive_read_data_block(in, &buf, &len, &off)) == ARCHIVE_OK) {
+				written += (la_int64_t)len;
+				if (written > size) {
 					d = ARCHIVE_FATAL;
 					break;
 				}
+				if (archive_write_data_block(out, buf, len, off) != ARCHIVE_OK) {
+					d = ARCHIVE_FAILED;
+					break;
+				}
+			}
+			if (d == ARCHIVE_FAILED) {
+				/* the writing failed, not the bundle: say why from that side */
+				r = refuse(why, "%s: entry '%s' could not be extracted: %s", file, shown(name, show),
+					   archive_error_string(out) ? archive_error_string(out)
+								     : strerror(archive_errno(out)));
+				break;
+			}
 			if (d != ARCHIVE_EOF) {
-				r = refuse(why, "%s: entry '%s' is truncated or unreadable: %s", file, name,
-					   archive_error_string(in));
+				const char *e = archive_error_string(in);
+				r = refuse(why, "%s: entry '%s' is truncated or unreadable%s%s", file,
+					   shown(name, show), e ? ": " : "", e ? e : "");
 				break;
 			}
 		}
 		archive_write_finish_entry(out);
+		if (delay)
+			usleep((useconds_t)atoi(delay) * 1000);
 	}
-	if (!r && !entries)
+	if (!r && !t.entries)
 		r = refuse(why, "%s is empty", file);
 	archive_read_close(in);
-	close(fd);
-done:
-	if (in)
-		archive_read_free(in);
-	if (out) {
-		archive_write_close(out);
-		archive_write_free(out);
+	archive_read_free(in);
+	return r;
+}
+
+static int extract_into(const char *file, const char *dir, char **why)
+{
+	struct archive *out;
+	struct stat st;
+	int r, fd;
+
+	/* O_NONBLOCK: a FIFO given as the bundle must not hang the open (it is refused below) */
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		r = -errno;
+		refuse(why, "cannot open %s: %s", file, strerror(-r));
+		return r;
 	}
-	if (r && dir) {
+	/* two passes over one open file: it must be one that can be read twice */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return refuse(why, "%s is not a regular file (a bundle is read twice: checked, then extracted)", file);
+	}
+	r = extract_pass(fd, file, NULL, dir, why);
+	if (r) {
+		close(fd);
+		return r;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	out = archive_write_disk_new();
+	if (!out) {
+		close(fd);
+		return -ENOMEM;
+	}
+	archive_write_disk_set_options(out, ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+						    ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_NO_OVERWRITE);
+	r = extract_pass(fd, file, out, dir, why);
+	archive_write_close(out);
+	archive_write_free(out);
+	close(fd);
+	return r;
+}
+
+int ns_snapshot_extract_into(const char *file, const char *dir, char **why)
+{
+	int r;
+
+	*why = NULL;
+	r = extract_into(file, dir, why);
+	/* every refusal says why, the system's own failures too */
+	if (r < 0 && !*why)
+		*why = ns_fmt("%s: %s", file, strerror(-r));
+	return r;
+}
+
+int ns_snapshot_extract(const char *file, char **dir_out, char **why)
+{
+	char *dir;
+	int r;
+
+	*why = NULL;
+	*dir_out = NULL;
+	r = ns_snapshot_mkdir(&dir);
+	if (r < 0)
+		return r;
+	r = ns_snapshot_extract_into(file, dir, why);
+	if (r < 0) {
 		ns_snapshot_remove(dir);
 		free(dir);
-		dir = NULL;
+		return r;
 	}
 	*dir_out = dir;
-	return r;
+	return 0;
 }

@@ -13,9 +13,18 @@
 
 #include "root.h"
 
-#define NS_SNAPSHOT_MAX_FILE (1u << 20)	   /* the reader's own limit */
-#define NS_SNAPSHOT_MAX_TOTAL (512u << 20) /* all files together */
-#define NS_SNAPSHOT_MAX_ENTRIES 2000000u
+/*
+ * The replay budgets (numastor-snapshot(8), BUDGETS): a bundle beyond any of them is refused
+ * from its headers, before anything of it is extracted.
+ */
+#define NS_SNAPSHOT_MAX_FILE NS_READ_MAX   /* a file the reader reads: the reader's own limit */
+#define NS_SNAPSHOT_MAX_JSON (64u << 20)   /* .numastor/check.json, and check --json's whole output */
+#define NS_SNAPSHOT_MAX_TOTAL (128u << 20) /* all files together, check.json included */
+#define NS_SNAPSHOT_MAX_ENTRIES 65536u	   /* files, directories and links together */
+#define NS_SNAPSHOT_MAX_DEPTH 64u	   /* components of a path */
+#define NS_SNAPSHOT_MAX_PATH 1024u	   /* bytes of a path, and of a link's target */
+#define NS_SNAPSHOT_MAX_NODE 1024u	   /* node ids (nodeN in a name) are below it: MAX_NUMNODES */
+#define NS_SNAPSHOT_MAX_CPU 8192u	   /* CPU ids (cpuN in a name) are below it: the largest NR_CPUS */
 
 struct ns_capture;
 
@@ -26,16 +35,28 @@ void ns_capture_attach(struct ns_capture *c, struct ns_root *root);
 void ns_capture_detach(struct ns_root *root);
 /* A file that is not in the tree read (facts, modinfo, udev data, the check's own JSON). */
 int ns_capture_add(struct ns_capture *c, const char *path, const char *data, size_t len, mode_t mode);
-/* Write the bundle to path (temp file beside it, then rename). */
-int ns_capture_write(struct ns_capture *c, const char *path);
+/* Write the bundle to path (temp file beside it, then rename). -EFBIG, with *why saying which
+ * budget (caller frees), when check --snapshot would refuse it: then nothing is written. */
+int ns_capture_write(struct ns_capture *c, const char *path, char **why);
 size_t ns_capture_count(const struct ns_capture *c);
 
 /*
- * Extract the bundle at file into a new private directory (*dir, caller frees and removes
- * it with ns_snapshot_remove). -EINVAL for a malformed or hostile bundle, with *why saying
- * what was wrong (caller frees).
+ * Replay. ns_snapshot_mkdir makes a new private directory (under TMPDIR, else /tmp; *dir is
+ * canonical, the caller frees it); ns_snapshot_extract_into checks the bundle at file against
+ * the budgets and safety rules (one pass over its headers, writing nothing), then extracts it
+ * into dir, checking again. -EINVAL for a malformed, hostile or over-budget bundle, with *why
+ * saying what was wrong and which budget (caller frees). The caller removes dir whatever the
+ * outcome.
  */
+int ns_snapshot_mkdir(char **dir);
+int ns_snapshot_extract_into(const char *file, const char *dir, char **why);
+/* Both, the directory removed on failure. */
 int ns_snapshot_extract(const char *file, char **dir, char **why);
+/*
+ * Remove an extraction directory whatever the modes inside it (each directory is made 0700
+ * first; links are removed, never followed). Async-signal-safe (no allocation, no stdio, errno
+ * kept): a handler of SIGINT or SIGTERM may call it.
+ */
 int ns_snapshot_remove(const char *dir);
 
 #endif
