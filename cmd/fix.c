@@ -56,7 +56,9 @@ static void fix_usage(FILE *out)
 		     "  -h, --help                show this help\n"
 		     "\n"
 		     "Exit status: 0 done (or nothing to do), 1 some writes failed (with --modules --dry-run:\n"
-		     "the swap would be refused), 3 could not run.\n");
+		     "the swap would be refused), 3 could not run (also: an excluded-CPU list such as\n"
+		     "IRQBALANCE_BANNED_CPULIST or cpu/isolated that does not parse, a malformed journal,\n"
+		     "which is kept, or a state directory that is not numastor's own).\n");
 }
 
 struct fix_opts {
@@ -236,6 +238,47 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 }
 
+/* A value read from the machine, quoted and escaped for the terminal (at most 60 bytes of it). */
+static void print_value(FILE *out, const char *v)
+{
+	char *e = ns_escape(v, NS_ESCAPE_TEXT, 60);
+
+	fprintf(out, "'%s'", e ? e : "?");
+	free(e);
+}
+
+/* Why the plan was refused (-EBADMSG): each exclusion input that did not parse, by file and value. */
+static void print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
+{
+	for (size_t i = 0; i < m->nunparsed; i++) {
+		const struct ns_unparsed *u = &m->unparsed[i];
+		bool mask = strcmp(u->field, "irqbalance.banned_cpus_mask") == 0,
+		     banned = mask || strcmp(u->field, "irqbalance.banned_cpus") == 0;
+		fprintf(stderr, "numastor fix: refused: %s/%s ",
+			!banned ? ""
+			: mask	? "IRQBALANCE_BANNED_CPUS in "
+				: "IRQBALANCE_BANNED_CPULIST in ",
+			u->path);
+		if (u->raw) {
+			fputs(banned ? "is " : "reads ", stderr);
+			print_value(stderr, u->raw);
+			if (u->err == -ERANGE)
+				fputs(", which names a CPU this machine cannot have (beyond kernel_max or the possible "
+				      "CPUs)\n",
+				      stderr);
+			else
+				fprintf(stderr, ", which does not parse as a CPU %s (%s)\n", mask ? "mask" : "list",
+					strerror(-u->err));
+		} else {
+			fprintf(stderr, "cannot be read (%s)\n", strerror(-u->err));
+		}
+	}
+	fprintf(stderr,
+		"numastor fix: %s: fix never places IRQs from a partial set of excluded CPUs (offline, "
+		"isolated, nohz_full, banned by irqbalance); correct the value and run fix again\n",
+		o->dry_run ? "nothing was planned" : "nothing was planned or changed");
+}
+
 /* Test-only (lib/testhook.h): NUMASTOR_TEST_IRQ_WRITE_ERRNO=EIO|EPERM|EACCES makes every IRQ
  * affinity write fail so, as a kernel would: how the errno classes are shown without one. */
 static int fake_irq_errno(void)
@@ -259,6 +302,29 @@ static struct json_object *jstr_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+/*
+ * The journal is checked like input before anything acts on it: a malformed one is refused
+ * (said on stderr, -EINVAL) and kept byte for byte. 0 when there is none or it is valid; a
+ * journal of another version is left to the callers' own message (-EPROTO passes as 0 here).
+ */
+static int malformed_journal(struct ns_root *root, const char *who, const struct fix_opts *o)
+{
+	char *why = NULL;
+	int r = ns_journal_check(root, NULL, &why);
+
+	if (r != -EINVAL) {
+		free(why);
+		return 0;
+	}
+	fprintf(stderr,
+		"%s: refused: /%s is malformed (%s): nothing was changed and the file is kept as it is. It is "
+		"not what numastor writes: restore by hand what still applies of it (each entry's previous "
+		"value), then remove it%s\n",
+		who, NS_JOURNAL_PATH, why ? why : "?", o->revert ? "" : " and run fix again");
+	free(why);
+	return -EINVAL;
+}
+
 /* The IRQ and rq_affinity revert. With --json the document is left in *docp (the module
  * revert adds to it, then cmd_fix prints it once). */
 static int do_revert(struct ns_root *root, const struct fix_opts *o, const struct ns_apply_opts *aopts,
@@ -266,7 +332,11 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 {
 	struct ns_revert_report rep;
 	size_t restored = 0, unchanged = 0;
-	int r = ns_revert(root, aopts, &rep);
+	int r;
+
+	if (malformed_journal(root, "numastor fix --revert", o) < 0)
+		return NS_EXIT_UNKNOWN;
+	r = ns_revert(root, aopts, &rep);
 
 	if (r == -ENOENT) {
 		if (o->json) {
@@ -967,6 +1037,28 @@ int cmd_fix(int argc, char **argv)
 		return NS_EXIT_UNKNOWN;
 	}
 	if (!o.dry_run) {
+		/* the journal and the lock only in numastor's own directories: a symlink or a directory
+		 * others may write would send them (and what --revert trusts) elsewhere */
+		char *why = NULL;
+		const char *dir = NS_STATE_DIR;
+		r = ns_state_dir_ensure(root, dir, &why);
+		if (r == 0 && (o.revert || o.modules)) {
+			dir = NS_SWAP_JOURNAL_DIR;
+			r = ns_state_dir_check(root, dir, &why);
+			if (r == -ENOENT)
+				r = 0; /* made (and checked) when a swap first journals */
+		}
+		if (r < 0) {
+			fprintf(stderr,
+				"numastor fix: refused: %s; numastor keeps its journal and lock only in a real "
+				"directory owned by root that no one else may write (/%s): nothing was changed\n",
+				why ? why : strerror(-r), dir);
+			free(why);
+			ns_root_free(root);
+			return NS_EXIT_UNKNOWN;
+		}
+	}
+	if (!o.dry_run) {
 		/* the lock says what this run does, so that a waiter can tell a swap from a fix; the
 		 * plan is built only once the lock is ours, so a fix that waited plans afresh */
 		const char *what = o.revert ? "revert" : o.modules ? "modules" : "irqs";
@@ -1028,8 +1120,17 @@ int cmd_fix(int argc, char **argv)
 	r = ns_findings_evaluate(&sys, &findings);
 	if (r == 0)
 		r = ns_plan_build(&sys, &findings, &popts, &plan);
+	if (r == -EBADMSG) {
+		print_unparsed(&sys.machine, &o);
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
 	if (r < 0) {
 		fprintf(stderr, "numastor fix: building the plan: %s\n", strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (!o.dry_run && (r = malformed_journal(root, "numastor fix", &o)) < 0) {
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}

@@ -10,12 +10,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "journal.h"
+#include "number.h"
 #include "machine.h"
 #include "module.h"
 #include "numastor.h"
@@ -95,8 +97,8 @@ int cmd_irqbalance_policy(int argc, char **argv)
 	const char *sysroot = NULL;
 	struct ns_root *root;
 	struct ns_journal j;
-	char *end, *name;
-	long irq;
+	char *name;
+	long long irq;
 	int c, r;
 
 	optind = 1;
@@ -117,9 +119,7 @@ int cmd_irqbalance_policy(int argc, char **argv)
 		policy_usage(stderr);
 		return 2;
 	}
-	errno = 0;
-	irq = strtol(argv[optind + 1], &end, 10);
-	if (errno || *end || end == argv[optind + 1] || irq < 0) {
+	if (ns_parse_dec(argv[optind + 1], 0, INT_MAX, &irq) < 0) {
 		fprintf(stderr, "numastor irqbalance-policy: '%s' is not an IRQ number\n", argv[optind + 1]);
 		return 2;
 	}
@@ -138,7 +138,7 @@ int cmd_irqbalance_policy(int argc, char **argv)
 		name = ns_irq_first_action(root, (int)irq);
 		if (pci && ns_journal_same_boot(&j, boot) && ns_journal_irq_of_pci(root, pci, (int)irq))
 			e = ns_journal_find_irq(&j, pci, name);
-		snprintf(path, sizeof(path), "proc/irq/%ld/smp_affinity_list", irq);
+		snprintf(path, sizeof(path), "proc/irq/%lld/smp_affinity_list", irq);
 		if (e && ns_read_str(root, path, &txt) == 0)
 			ns_cpuset_parse_list(&current, txt);
 		/* only what numastor really wrote and still holds */

@@ -200,7 +200,7 @@ static void write_irq(struct ns_root *root, int irq, const struct ns_cpuset *tar
 	read_list(root, path, &res->after_effective);
 	if (r < 0) {
 		res->status = strcmp(res->err_class, "managed") == 0 ? NS_APPLY_SKIPPED : NS_APPLY_FAILED;
-	} else if (!ns_cpuset_equal(&res->after, target)) {
+	} else if (!res->after.known || !ns_cpuset_equal(&res->after, target)) {
 		res->status = NS_APPLY_FAILED; /* the kernel took the write but kept another mask */
 		res->err_class = "other";
 	} else if (res->after_effective.known && !ns_cpuset_subset(&res->after_effective, target)) {
@@ -256,7 +256,10 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		}
 		snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", e->irq);
 		r = ns_read_str(root, path, &prev);
+		if (r == 0 && !ns_journal_cpulist_ok(prev))
+			r = -EBADMSG; /* a previous value that is no CPU list could never be restored */
 		if (r < 0) {
+			free(prev);
 			irq_results[i].status = NS_APPLY_FAILED;
 			irq_results[i].err = r;
 			irq_results[i].err_class = "other";
@@ -423,6 +426,12 @@ static int restore_irq(struct ns_root *root, int irq, const char *previous, cons
 	int r, ok;
 
 	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", irq);
+	/* parsed before it is written: a journal's text is input, never passed on unread */
+	if (!ns_journal_cpulist_ok(previous) || ns_cpuset_parse_list(&want, previous) < 0) {
+		*problem = ns_fmt("its previous value '%.40s' is not a CPU list: not written", previous);
+		ns_cpuset_clear(&want);
+		return 0;
+	}
 	for (unsigned a = 0;; a++) {
 		r = ns_write_str(root, path, previous);
 		(*nwrites)++;
@@ -432,9 +441,9 @@ static int restore_irq(struct ns_root *root, int irq, const char *previous, cons
 			break;
 		sleep_ms(opts->retry_delay_ms);
 	}
-	ns_cpuset_parse_list(&want, previous);
 	read_list(root, path, &got);
-	ok = r == 0 && ns_cpuset_equal(&want, &got);
+	/* parsed sets compared: a read-back that does not parse never equals */
+	ok = r == 0 && want.known && got.known && ns_cpuset_equal(&want, &got);
 	if (!ok)
 		*problem = ns_fmt("writing %s failed: %s", previous, r ? strerror(-r) : "read back a different mask");
 	ns_cpuset_clear(&want);

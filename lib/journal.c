@@ -6,11 +6,16 @@
 #include "irq.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char *dup_or_null(const char *s)
 {
@@ -34,28 +39,296 @@ static bool get_int(struct json_object *o, const char *key, int *out)
 	return true;
 }
 
-int ns_journal_load(struct ns_root *root, struct ns_journal *j)
+/*
+ * The journal is checked like input, by the rules of schema/journal.schema.json ($defs
+ * irq_journal), before anything of it is used: each rule below is one of the schema's, and
+ * tests/check-journal-schema.py runs a corpus through both. The C check is stricter only where
+ * a JSON Schema cannot say it: a CPU list's ranges in order (ns_cpuset_parse_list).
+ */
+
+/* One JSON text and nothing after it but whitespace: json_tokener_parse ignores trailing bytes
+ * and takes single quotes and such; strict mode (json-c 0.15+) refuses both. */
+struct json_object *ns_journal_parse_json(const char *txt)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *doc;
+
+	if (!tok)
+		return NULL;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	doc = json_tokener_parse_ex(tok, txt, (int)strlen(txt));
+	if (json_tokener_get_error(tok) != json_tokener_success) {
+		json_object_put(doc);
+		doc = NULL;
+	}
+	json_tokener_free(tok);
+	return doc;
+}
+
+/* The schema's "cpulist": ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$, and ranges that parse. */
+bool ns_journal_cpulist_ok(const char *s)
+{
+	struct ns_cpuset set = {0};
+	const char *p = s;
+	bool ok;
+
+	if (!s)
+		return false;
+	for (;;) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return false;
+			while (isdigit((unsigned char)*p))
+				p++;
+		}
+		if (!*p)
+			break;
+		if (*p++ != ',')
+			return false;
+	}
+	ok = ns_cpuset_parse_list(&set, s) == 0 && set.known;
+	ns_cpuset_clear(&set);
+	return ok;
+}
+
+/* ^[0-9]+(,[0-9]+)*$ */
+static bool counts_ok(const char *s)
+{
+	for (;;) {
+		if (!isdigit((unsigned char)*s))
+			return false;
+		while (isdigit((unsigned char)*s))
+			s++;
+		if (!*s)
+			return true;
+		if (*s++ != ',')
+			return false;
+	}
+}
+
+/* A PCI function's address: ^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ */
+static bool pci_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+
+	if (n < 4 || n > 8 || s[n] != ':')
+		return false;
+	s += n + 1;
+	return strspn(s, "0123456789abcdef") == 2 && s[2] == ':' && strspn(s + 3, "0123456789abcdef") == 2 &&
+	       s[5] == '.' && s[6] >= '0' && s[6] <= '7' && !s[7];
+}
+
+/* A JSON integer (json-c reads 2.0 as a double; the schema's "integer" takes it) in [min, max]. */
+static bool int_in(struct json_object *v, long long min, long long max, long long *out)
+{
+	long long x;
+
+	if (json_object_is_type(v, json_type_int)) {
+		errno = 0;
+		x = json_object_get_int64(v);
+		if (errno || (x == INT64_MAX && json_object_get_uint64(v) > (uint64_t)INT64_MAX))
+			return false;
+	} else if (json_object_is_type(v, json_type_double)) {
+		double d = json_object_get_double(v);
+		if (!(d >= (double)min && d <= (double)max) || d != (double)(long long)d)
+			return false;
+		x = (long long)d;
+	} else {
+		return false;
+	}
+	if (x < min || x > max)
+		return false;
+	if (out)
+		*out = x;
+	return true;
+}
+
+static const char *type_name(struct json_object *v)
+{
+	switch (v ? json_object_get_type(v) : json_type_null) {
+	case json_type_boolean:
+		return "a boolean";
+	case json_type_double:
+		return "a number";
+	case json_type_int:
+		return "an integer";
+	case json_type_object:
+		return "an object";
+	case json_type_array:
+		return "an array";
+	case json_type_string:
+		return "a string";
+	default:
+		return "null";
+	}
+}
+
+/* Only the keys in allowed (NULL-terminated); *bad names the first other one. */
+static bool only_keys(struct json_object *o, const char *const *allowed, const char **bad)
+{
+	json_object_object_foreach(o, key, val)
+	{
+		size_t i;
+		(void)val;
+		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
+			;
+		if (!allowed[i]) {
+			*bad = key;
+			return false;
+		}
+	}
+	return true;
+}
+
+#define BAD(...)                                        \
+	do {                                            \
+		if (problem)                            \
+			*problem = ns_fmt(__VA_ARGS__); \
+		return -EINVAL;                         \
+	} while (0)
+
+static int check_irq_entry(struct json_object *e, size_t i, char **problem)
+{
+	static const char *const keys[] = {"pci", "name", "irq", "previous", "placed", "counts", NULL};
+	static const char *const cpulists[] = {"previous", "placed"};
+	struct json_object *v;
+	const char *bad;
+
+	if (!json_object_is_type(e, json_type_object))
+		BAD("irqs[%zu] is %s, not an object", i, type_name(e));
+	if (!only_keys(e, keys, &bad))
+		BAD("irqs[%zu] has an unknown key \"%.40s\"", i, bad);
+	if (!json_object_object_get_ex(e, "pci", &v) || !json_object_is_type(v, json_type_string) ||
+	    !pci_ok(json_object_get_string(v)))
+		BAD("irqs[%zu].pci is missing or not a PCI address", i);
+	if (!json_object_object_get_ex(e, "name", &v) || !json_object_is_type(v, json_type_string) ||
+	    json_object_get_string_len(v) < 1 || json_object_get_string_len(v) > 256)
+		BAD("irqs[%zu].name is missing or not a string of 1 to 256 bytes", i);
+	if (!json_object_object_get_ex(e, "irq", &v) || (v && !int_in(v, 0, INT32_MAX, NULL)))
+		BAD("irqs[%zu].irq is missing or not null or an IRQ number", i);
+	for (size_t k = 0; k < 2; k++)
+		if (!json_object_object_get_ex(e, cpulists[k], &v) || !json_object_is_type(v, json_type_string) ||
+		    !ns_journal_cpulist_ok(json_object_get_string(v)))
+			BAD("irqs[%zu].%s is missing or not a CPU list", i, cpulists[k]);
+	if (json_object_object_get_ex(e, "counts", &v) &&
+	    (!json_object_is_type(v, json_type_string) || !counts_ok(json_object_get_string(v))))
+		BAD("irqs[%zu].counts is not a list of counts", i);
+	return 0;
+}
+
+static int check_rq_entry(struct json_object *e, size_t i, char **problem)
+{
+	static const char *const keys[] = {"disk", "device", "previous", "placed", NULL};
+	static const char *const values[] = {"previous", "placed"};
+	struct json_object *v;
+	const char *bad, *disk;
+
+	if (!json_object_is_type(e, json_type_object))
+		BAD("rq_affinity[%zu] is %s, not an object", i, type_name(e));
+	if (!only_keys(e, keys, &bad))
+		BAD("rq_affinity[%zu] has an unknown key \"%.40s\"", i, bad);
+	if (!json_object_object_get_ex(e, "disk", &v) || !json_object_is_type(v, json_type_string) ||
+	    (disk = json_object_get_string(v),
+	     !((strncmp(disk, "wwid:", 5) == 0 && disk[5]) || (strncmp(disk, "serial:", 7) == 0 && disk[7]))))
+		BAD("rq_affinity[%zu].disk is missing or not a disk identity (wwid:... or serial:...)", i);
+	if (!json_object_object_get_ex(e, "device", &v) || (v && !json_object_is_type(v, json_type_string)))
+		BAD("rq_affinity[%zu].device is missing or not a string or null", i);
+	for (size_t k = 0; k < 2; k++)
+		if (!json_object_object_get_ex(e, values[k], &v) || !int_in(v, 0, 2, NULL))
+			BAD("rq_affinity[%zu].%s is missing or not 0, 1 or 2", i, values[k]);
+	return 0;
+}
+
+/* The whole document; -EPROTO (with *version) for a journal of another version. */
+static int check_doc(struct json_object *doc, int *version, char **problem)
+{
+	static const char *const keys[] = {"version", "boot_id", "irqs", "rq_affinity", NULL};
+	struct json_object *v, *arr;
+	const char *bad;
+	long long ver;
+	int r;
+
+	if (!doc)
+		BAD("it is not JSON");
+	if (!json_object_is_type(doc, json_type_object))
+		BAD("it is %s, not an object", type_name(doc));
+	if (!json_object_object_get_ex(doc, "version", &v) || !int_in(v, INT32_MIN, INT32_MAX, &ver))
+		BAD("its version is missing or not an integer");
+	*version = (int)ver;
+	if (ver != NS_JOURNAL_VERSION)
+		return -EPROTO; /* another numastor's format: nothing of it is trusted */
+	if (!only_keys(doc, keys, &bad))
+		BAD("it has an unknown key \"%.40s\"", bad);
+	if (!json_object_object_get_ex(doc, "boot_id", &v) ||
+	    (v && (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) < 1 ||
+		   json_object_get_string_len(v) > 64)))
+		BAD("its boot_id is missing or not null or a boot id");
+	arr = NULL;
+	if (!json_object_object_get_ex(doc, "irqs", &arr) || !json_object_is_type(arr, json_type_array))
+		BAD("its \"irqs\" is %s, not an array", arr ? type_name(arr) : "missing");
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		if ((r = check_irq_entry(json_object_array_get_idx(arr, i), i, problem)) < 0)
+			return r;
+	arr = NULL;
+	if (!json_object_object_get_ex(doc, "rq_affinity", &arr) || !json_object_is_type(arr, json_type_array))
+		BAD("its \"rq_affinity\" is %s, not an array", arr ? type_name(arr) : "missing");
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		if ((r = check_rq_entry(json_object_array_get_idx(arr, i), i, problem)) < 0)
+			return r;
+	return 0;
+}
+
+/* Read and check; *doc holds the document on 0. */
+static int read_checked(struct ns_root *root, struct json_object **doc, int *version, char **problem)
 {
 	char *txt;
+	int r;
+
+	*doc = NULL;
+	*version = 0;
+	if (problem)
+		*problem = NULL;
+	r = ns_read_str(root, NS_JOURNAL_PATH, &txt);
+	if (r == -ENODATA)
+		BAD("it is empty");
+	if (r < 0)
+		return r;
+	*doc = ns_journal_parse_json(txt);
+	free(txt);
+	r = check_doc(*doc, version, problem);
+	if (r < 0) {
+		json_object_put(*doc);
+		*doc = NULL;
+	}
+	return r;
+}
+
+int ns_journal_check(struct ns_root *root, int *version, char **problem)
+{
+	struct json_object *doc;
+	int v, r = read_checked(root, &doc, &v, problem);
+
+	if (version)
+		*version = v;
+	json_object_put(doc);
+	return r;
+}
+
+int ns_journal_load(struct ns_root *root, struct ns_journal *j)
+{
 	struct json_object *doc, *arr;
 	int r, version;
 
 	memset(j, 0, sizeof(*j));
-	r = ns_read_str(root, NS_JOURNAL_PATH, &txt);
+	r = read_checked(root, &doc, &version, NULL);
+	j->version = version;
 	if (r < 0)
-		return r == -ENODATA ? -EINVAL : r;
-	doc = json_tokener_parse(txt);
-	free(txt);
-	if (!doc || !json_object_is_type(doc, json_type_object) || !get_int(doc, "version", &version)) {
-		json_object_put(doc);
-		return -EINVAL;
-	}
-	if (version != NS_JOURNAL_VERSION) {
-		/* another numastor's format: nothing of it is trusted, so nothing is loaded */
-		json_object_put(doc);
-		j->version = version;
-		return -EPROTO;
-	}
+		return r;
 	j->version = version;
 	j->boot_id = dup_or_null(get_str(doc, "boot_id"));
 	if (json_object_object_get_ex(doc, "irqs", &arr) && json_object_is_type(arr, json_type_array)) {
@@ -105,6 +378,79 @@ static struct json_object *str_or_null(const char *s)
 	return s ? json_object_new_string(s) : NULL;
 }
 
+int ns_state_dir_check(struct ns_root *root, const char *dir, char **problem)
+{
+	char path[512], *save = NULL, *comp;
+	int fd, r = 0;
+	struct stat st;
+	size_t done = 0;
+
+	*problem = NULL;
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	fd = open(ns_root_path(root), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* each component inside the root: a directory, never a symlink (which would send the
+	 * journal and the lock elsewhere); the state directory itself root's and 0755 at most */
+	for (comp = strtok_r(path, "/", &save); comp; comp = strtok_r(NULL, "/", &save)) {
+		bool last;
+		int next;
+		done += strlen(comp) + 1;
+		last = done >= strlen(dir);
+		if (fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			*problem = ns_fmt("/%.*s is a symlink", (int)(done - 1), dir);
+			r = -ELOOP;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			*problem = ns_fmt("/%.*s is not a directory", (int)(done - 1), dir);
+			r = -ENOTDIR;
+			break;
+		}
+		if (last && st.st_uid != 0 && (ns_root_is_live(root) || st.st_uid != geteuid())) {
+			*problem = ns_fmt("/%s is owned by uid %u, not by root", dir, (unsigned)st.st_uid);
+			r = -EPERM;
+			break;
+		}
+		if (last && (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			*problem = ns_fmt("/%s is %s-writable (mode %04o)", dir,
+					  st.st_mode & S_IWOTH ? "world" : "group", (unsigned)(st.st_mode & 07777));
+			r = -EPERM;
+			break;
+		}
+		next = openat(fd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			r = -errno;
+			break;
+		}
+		close(fd);
+		fd = next;
+	}
+	close(fd);
+	if (r < 0 && r != -ENOENT && !*problem)
+		*problem = ns_fmt("/%s cannot be checked: %s", dir, strerror(-r));
+	return r;
+}
+
+int ns_state_dir_ensure(struct ns_root *root, const char *dir, char **problem)
+{
+	int r = ns_state_dir_check(root, dir, problem);
+
+	if (r == -ENOENT) {
+		r = ns_mkdir_p(root, dir);
+		if (r == 0)
+			r = ns_state_dir_check(root, dir, problem);
+		if (r < 0 && !*problem)
+			*problem = ns_fmt("/%s cannot be made: %s", dir, strerror(-r));
+	}
+	return r;
+}
+
 int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
 {
 	struct json_object *doc = json_object_new_object(), *irqs = json_object_new_array(),
@@ -135,7 +481,11 @@ int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
 		json_object_array_add(rqs, e);
 	}
 	json_object_object_add(doc, "rq_affinity", rqs);
-	r = ns_mkdir_p(root, NS_STATE_DIR);
+	{
+		char *why = NULL;
+		r = ns_state_dir_ensure(root, NS_STATE_DIR, &why);
+		free(why);
+	}
 	if (r == 0)
 		r = ns_write_atomic(
 			root, NS_JOURNAL_PATH,

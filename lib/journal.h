@@ -53,6 +53,29 @@ struct ns_journal {
 	size_t nrqs;
 };
 
+/*
+ * Check the journal like input, by the rules of schema/journal.schema.json, without loading it:
+ * 0 valid, -ENOENT none, -EPROTO another version (*version says which), -EINVAL malformed with
+ * *problem (malloc'd) saying what ("its \"irqs\" is a string, not an array"). ns_journal_load
+ * applies the same check first.
+ */
+int ns_journal_check(struct ns_root *root, int *version, char **problem);
+/* One JSON text and nothing after it; NULL when it is not (shared with the swap journal). */
+struct json_object *ns_journal_parse_json(const char *txt);
+/* Is s a CPU list as the schema's "cpulist" says ("0-3,8"), whose ranges parse? */
+bool ns_journal_cpulist_ok(const char *s);
+
+/*
+ * numastor's state directories (NS_STATE_DIR, where the journal and the lock are; the swap
+ * journal's NS_SWAP_JOURNAL_DIR): every component inside the root a real directory, no symlink,
+ * and the directory itself owned by root (under a sysroot, also by the user running numastor,
+ * who owns the captured tree) and not group- or world-writable. 0 when so, -ENOENT when it does
+ * not exist, else a negative errno with *problem (malloc'd) saying why. _ensure makes a missing
+ * one (0755) and checks it.
+ */
+int ns_state_dir_check(struct ns_root *root, const char *dir, char **problem);
+int ns_state_dir_ensure(struct ns_root *root, const char *dir, char **problem);
+
 /* -ENOENT when there is no journal; -EINVAL when it is malformed; -EPROTO when it is of another
  * version (j->version says which, nothing else is loaded). */
 int ns_journal_load(struct ns_root *root, struct ns_journal *j);

@@ -55,6 +55,64 @@ static void read_cpuset(struct ns_root *root, const struct ns_machine *m, const 
 	free(txt);
 }
 
+/* Record an exclusion input that did not parse (raw may be NULL: it could not be read). */
+static int record_unparsed(struct ns_machine *m, const char *field, const char *path, const char *raw, int err)
+{
+	struct ns_unparsed *nv = realloc(m->unparsed, (m->nunparsed + 1) * sizeof(*nv)), *u;
+
+	if (!nv)
+		return -ENOMEM;
+	m->unparsed = nv;
+	u = &nv[m->nunparsed];
+	u->field = strdup(field);
+	u->path = strdup(path);
+	u->raw = raw ? strdup(raw) : NULL;
+	u->err = err;
+	if (!u->field || !u->path || (raw && !u->raw)) {
+		free(u->field);
+		free(u->path);
+		free(u->raw);
+		return -ENOMEM;
+	}
+	m->nunparsed++;
+	return 0;
+}
+
+/*
+ * read_cpuset()'s failures of the CPU sets fix keeps IRQs off: each one unknown is recorded with
+ * the file and the text read again (no CPU is excluded by an unknown set, so fix must refuse).
+ */
+static int record_unknown_exclusions(struct ns_root *root, struct ns_machine *m)
+{
+	const struct {
+		const struct ns_cpuset *s;
+		const char *field, *path;
+	} in[] = {
+		{&m->online, "online_cpus", CPU_DIR "/online"},
+		{&m->isolated, "isolated_cpus", CPU_DIR "/isolated"},
+		{&m->nohz_full, "nohz_full_cpus", CPU_DIR "/nohz_full"},
+	};
+
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		char *txt = NULL;
+		int r;
+		if (in[i].s->known)
+			continue;
+		r = ns_read_str(root, in[i].path, &txt);
+		if (r == 0) { /* the parser's own answer: garbled, or CPUs this machine cannot have */
+			struct ns_cpuset again = {0};
+			r = ns_machine_parse_cpus(m, &again, txt, false);
+			ns_cpuset_clear(&again);
+			r = r < 0 ? r : -EINVAL;
+		}
+		r = record_unparsed(m, in[i].field, in[i].path, txt, r);
+		free(txt);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static void parse_kernel_version(struct ns_machine *m)
 {
 	const char *p = m->kernel_release;
@@ -351,34 +409,70 @@ static int build_cpu_node_map(struct ns_machine *m, struct ns_notes *notes)
 	return 0;
 }
 
-/* irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs. */
-static void read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
+/* KEY=value in an environ read with its NULs as spaces: the value up to the next space. */
+static char *env_value(const char *env, const char *key)
 {
+	size_t len = strlen(key);
+
+	for (const char *p = env; p && *p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
+		if (strncmp(p, key, len) == 0 && p[len] == '=')
+			return strndup(p + len + 1, strcspn(p + len + 1, " "));
+	return NULL;
+}
+
+/* KEY=value, KEY="value" or KEY='value' on a line of a shell-style options file. */
+static char *file_value(const char *txt, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (const char *p = txt; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		p += strspn(p, " \t");
+		if (strncmp(p, key, len) == 0 && p[len] == '=') {
+			p += len + 1;
+			p += strspn(p, "\"'");
+			return strndup(p, strcspn(p, "\"'\n "));
+		}
+	}
+	return NULL;
+}
+
+/*
+ * irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs:
+ * IRQBALANCE_BANNED_CPULIST, else the older hex mask IRQBALANCE_BANNED_CPUS (irqbalance reads
+ * the mask only without the list), from the running daemon's environment, else the
+ * distribution's options file. A banned list that does not parse (or a process list that
+ * cannot be read) is recorded in m->unparsed.
+ */
+static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
+{
+	static const char *const keys[] = {"IRQBALANCE_BANNED_CPULIST", "IRQBALANCE_BANNED_CPUS"};
 	struct ns_irqbalance *ib = &m->irqbalance;
 	char **names;
-	size_t n;
+	size_t n, key = 0;
 	int r;
-	char *banned = NULL;
+	char *banned = NULL, from[64] = "";
 
 	ib->running = -1;
 	ib->pid = -1;
 	r = ns_list_dir(root, "proc", &names, &n);
 	if (r < 0) {
 		ns_note_read(notes, "machine", "irqbalance.running", "proc", r, NULL);
-		return;
+		/* whether a daemon runs with its own banned list is unknown */
+		return record_unparsed(m, "irqbalance.banned_cpus", "proc", NULL, r);
 	}
 	ib->running = 0;
 	for (size_t i = 0; i < n && ib->running != 1; i++) {
 		char path[64], *comm;
-		if (!isdigit((unsigned char)names[i][0]))
-			continue;
+		long long pid;
+		if (ns_parse_dec(names[i], 1, NS_PID_MAX, &pid) < 0)
+			continue; /* not a process (PID_MAX_LIMIT is 2^22) */
 		snprintf(path, sizeof(path), "proc/%s/comm", names[i]);
 		if (ns_read_str(root, path, &comm) < 0)
 			continue; /* exited meanwhile */
 		if (strcmp(comm, "irqbalance") == 0) {
 			char *cmd, *env;
 			ib->running = 1;
-			ib->pid = strtol(names[i], NULL, 10);
+			ib->pid = (long)pid;
 			snprintf(path, sizeof(path), "proc/%s/cmdline", names[i]);
 			if (ns_read_str(root, path, &cmd) == 0) {
 				/* NULs became spaces: options are separated by spaces */
@@ -395,11 +489,10 @@ static void read_irqbalance(struct ns_root *root, struct ns_machine *m, struct n
 			snprintf(path, sizeof(path), "proc/%s/environ", names[i]);
 			r = ns_read_str(root, path, &env);
 			if (r == 0) {
-				char *p = strstr(env, "IRQBALANCE_BANNED_CPULIST=");
-				if (p) {
-					p += strlen("IRQBALANCE_BANNED_CPULIST=");
-					banned = strndup(p, strcspn(p, " "));
-				}
+				for (key = 0; key < 2 && !banned; key++)
+					banned = env_value(env, keys[key]);
+				if (banned)
+					snprintf(from, sizeof(from), "%s", path);
 				free(env);
 			} else if (r == -EACCES || r == -EPERM) {
 				ns_note_read(notes, "machine", "irqbalance.banned_cpus", path, r, NULL);
@@ -412,29 +505,34 @@ static void read_irqbalance(struct ns_root *root, struct ns_machine *m, struct n
 		/* the distribution's options file, as the service reads it */
 		static const char *const files[] = {"etc/default/irqbalance", "etc/sysconfig/irqbalance"};
 		for (size_t i = 0; i < 2 && !banned; i++) {
-			char *txt, *p;
+			char *txt;
 			if (ns_read_str(root, files[i], &txt) < 0)
 				continue;
-			for (p = txt; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-				p += strspn(p, " \t");
-				if (strncmp(p, "IRQBALANCE_BANNED_CPULIST=", 26) == 0) {
-					p += 26;
-					p += strspn(p, "\"'");
-					banned = strndup(p, strcspn(p, "\"'\n "));
-					break;
-				}
-			}
+			for (key = 0; key < 2 && !banned; key++)
+				banned = file_value(txt, keys[key]);
+			if (banned)
+				snprintf(from, sizeof(from), "%s", files[i]);
 			free(txt);
 		}
 	}
+	r = 0;
 	if (banned) {
-		if (ns_cpuset_parse_list(&ib->banned_cpus, banned) < 0)
-			ns_note(notes, "machine", "irqbalance.banned_cpus",
-				"IRQBALANCE_BANNED_CPULIST holds a garbled value '%.40s'", banned);
+		/* (key is one past the one found) a CPU beyond kernel_max is no CPU of this kernel,
+		 * and a list reaching far beyond would cost a set that large */
+		bool mask = key == 2;
+		int pr = mask ? ns_cpuset_parse_mask_max(&ib->banned_cpus, banned, m->cpu_limit)
+			      : ns_cpuset_parse_list_max(&ib->banned_cpus, banned, m->cpu_limit);
+		if (pr < 0) {
+			ns_note(notes, "machine", "irqbalance.banned_cpus", "%s holds a garbled value '%.40s'",
+				keys[key - 1], banned);
+			r = record_unparsed(m, mask ? "irqbalance.banned_cpus_mask" : "irqbalance.banned_cpus", from,
+					    banned, pr);
+		}
 		free(banned);
-	} else if (ib->running >= 0) {
+	} else {
 		ib->banned_cpus.known = true;
 	}
+	return r;
 }
 
 int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
@@ -485,6 +583,9 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 		ns_cpuset_copy(&m->possible, &m->online);
 	read_cpuset(root, m, CPU_DIR "/isolated", &m->isolated, notes, "isolated_cpus", true);
 	read_cpuset(root, m, CPU_DIR "/nohz_full", &m->nohz_full, notes, "nohz_full_cpus", true);
+	r = record_unknown_exclusions(root, m);
+	if (r < 0)
+		return r;
 	r = read_nodes(root, m, notes);
 	if (r < 0)
 		return r;
@@ -494,8 +595,7 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 	r = build_cpu_node_map(m, notes);
 	if (r < 0)
 		return r;
-	read_irqbalance(root, m, notes);
-	return 0;
+	return read_irqbalance(root, m, notes);
 }
 
 void ns_machine_free(struct ns_machine *m)
@@ -512,6 +612,12 @@ void ns_machine_free(struct ns_machine *m)
 	ns_cpuset_clear(&m->isolated);
 	ns_cpuset_clear(&m->nohz_full);
 	free(m->cpu_node);
+	for (size_t i = 0; i < m->nunparsed; i++) {
+		free(m->unparsed[i].field);
+		free(m->unparsed[i].path);
+		free(m->unparsed[i].raw);
+	}
+	free(m->unparsed);
 	free(m->irqbalance.policyscript);
 	ns_cpuset_clear(&m->irqbalance.banned_cpus);
 	memset(m, 0, sizeof(*m));

@@ -26,6 +26,18 @@ struct ns_irqbalance {
 	struct ns_cpuset banned_cpus;
 };
 
+/*
+ * An exclusion input fix must honour (irqbalance's banned list, cpu/isolated, cpu/nohz_full,
+ * cpu/online, whose complement are the offline CPUs) that could not be read or did not parse:
+ * fix refuses rather than plan from a partial set of excluded CPUs (lib/plan.c).
+ */
+struct ns_unparsed {
+	char *field; /* "irqbalance.banned_cpus" (_mask: IRQBALANCE_BANNED_CPUS), "isolated_cpus", ... */
+	char *path;  /* root-relative file it came from ("etc/default/irqbalance", "proc/812/environ") */
+	char *raw;   /* the value as read; NULL when it could not be read */
+	int err;     /* negative errno: the read's or the parser's */
+};
+
 struct ns_machine {
 	char *kernel_release;
 	int kver_major, kver_minor; /* 0 when unknown */
@@ -39,6 +51,8 @@ struct ns_machine {
 	unsigned cpu_limit;    /* CPU ids are below it: cpu/kernel_max + 1, else NS_CPU_MAX */
 	bool cpu_map_partial;  /* an online CPU on no node's cpulist, or on two */
 	struct ns_irqbalance irqbalance;
+	struct ns_unparsed *unparsed; /* exclusion inputs that did not parse, nunparsed of them */
+	size_t nunparsed;
 };
 
 /* TAINT_FIRMWARE_WORKAROUND ('I'): among others, a PCI device's numa_node written by hand */

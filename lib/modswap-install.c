@@ -226,9 +226,18 @@ int ns_swap_uninstall(struct ns_system *sys, struct ns_swap_journal *j, ns_swap_
 	if (!ns_root_is_live(sys->root) || !rel)
 		return -EOPNOTSUPP;
 	for (size_t i = 0; i < j->ninstalled; i++) {
-		int u = ns_unlink(sys->root, j->installed[i]);
-		char *msg = ns_fmt("removed /%s%s%s", j->installed[i], u < 0 && u != -ENOENT ? ": " : "",
-				   u < 0 && u != -ENOENT ? strerror(-u) : (u == -ENOENT ? " (gone already)" : ""));
+		/* only a file of this release's own numastor directory, reached through no link out */
+		int u = ns_swap_installed_resolves(sys->root, rel, j->installed[i]);
+		char *msg;
+		if (u == 0)
+			u = ns_unlink(sys->root, j->installed[i]);
+		if (u == -EXDEV || u == -EINVAL)
+			msg = ns_fmt("not removed: /%s is not a file of /lib/modules/%s/updates/numastor (a link "
+				     "leads elsewhere, or it is not a regular file)",
+				     j->installed[i], rel);
+		else
+			msg = ns_fmt("removed /%s%s%s", j->installed[i], u < 0 && u != -ENOENT ? ": " : "",
+				     u < 0 && u != -ENOENT ? strerror(-u) : (u == -ENOENT ? " (gone already)" : ""));
 		if (progress && msg)
 			progress(data, msg, u == 0 || u == -ENOENT);
 		free(msg);

@@ -24,6 +24,8 @@
 /* NUMA distances the kernel keeps (a u8; 10 is local, 255 means unreachable). */
 #define NS_DISTANCE_MIN 10
 #define NS_DISTANCE_MAX 254
+/* PID_MAX_LIMIT on 64-bit: process ids are at most 2^22. */
+#define NS_PID_MAX (4 * 1024 * 1024)
 
 /* Decimal only: optional '-' only when min < 0, then digits; no '+', no spaces, no "0x", no
  * leading zeros beyond a single "0" (and no "-0"). -EINVAL garbled, -ERANGE outside

@@ -46,18 +46,28 @@ static char *answers_for(const struct ns_findings *f, const char *device)
 	return out;
 }
 
-static void allowed_cpus(const struct ns_system *sys, struct ns_cpuset *out)
+/*
+ * The CPUs an IRQ may go to: online, not isolated, not nohz_full, not banned by irqbalance.
+ * Never from a partial exclusion set: -EBADMSG when one of them did not parse or could not be
+ * read (lib/machine.c records each in m->unparsed, for fix to name), as an unknown set would
+ * exclude no CPU at all.
+ */
+static int allowed_cpus(const struct ns_system *sys, struct ns_cpuset *out)
 {
 	const struct ns_machine *m = &sys->machine;
 
 	ns_cpuset_clear(out);
+	if (m->nunparsed)
+		return -EBADMSG;
 	out->known = true;
 	ns_cpuset_foreach (c, &m->online) {
 		if (ns_cpuset_test(&m->isolated, (unsigned)c) || ns_cpuset_test(&m->nohz_full, (unsigned)c) ||
 		    ns_cpuset_test(&m->irqbalance.banned_cpus, (unsigned)c))
 			continue;
-		ns_cpuset_set(out, (unsigned)c);
+		if (ns_cpuset_set(out, (unsigned)c) < 0)
+			return -ENOMEM;
 	}
+	return 0;
 }
 
 /* s & allowed into out */
@@ -278,7 +288,9 @@ int ns_plan_build(const struct ns_system *sys, const struct ns_findings *finding
 	int r;
 
 	memset(plan, 0, sizeof(*plan));
-	allowed_cpus(sys, &plan->allowed);
+	r = allowed_cpus(sys, &plan->allowed);
+	if (r < 0)
+		return r;
 	if (!ns_machine_multi_node(&sys->machine))
 		return 0;
 	for (size_t i = 0; i < sys->ndisks; i++) {

@@ -53,6 +53,8 @@ struct ns_plan {
 	char *irqbalance_advice;  /* what to do about irqbalance, NULL when nothing */
 };
 
+/* -EBADMSG (nothing planned) when an exclusion input did not parse or is unknown: the machine's
+ * unparsed list names them. */
 int ns_plan_build(const struct ns_system *sys, const struct ns_findings *findings, const struct ns_plan_opts *opts,
 		  struct ns_plan *plan);
 void ns_plan_free(struct ns_plan *plan);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #define _GNU_SOURCE
 #include "snapshot.h"
+
+#include "escape.h"
 #include "testhook.h"
 #include "util.h"
 
@@ -427,23 +429,14 @@ static __attribute__((format(printf, 2, 3))) int refuse(char **why, const char *
 	return -EINVAL;
 }
 
-/* An entry's name as a message shows it: control bytes and bytes above 0x7e as \xNN, at most
- * 200 bytes of it (the terminal is not the bundle's to write to). */
+/* An entry's name as a message shows it: escaped for the terminal (lib/escape.h), at most 200
+ * bytes of it (the terminal is not the bundle's to write to). */
 static const char *shown(const char *name, char buf[static 1024])
 {
-	size_t o = 0;
-	for (const unsigned char *s = (const unsigned char *)name; *s && o < 1000; s++) {
-		if (o >= 200) {
-			memcpy(buf + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (*s < 0x20 || *s > 0x7e || *s == '\\')
-			o += (size_t)snprintf(buf + o, 5, "\\x%02x", *s);
-		else
-			buf[o++] = (char)*s;
-	}
-	buf[o] = '\0';
+	char *e = ns_escape(name, NS_ESCAPE_TEXT, 200);
+
+	snprintf(buf, 1024, "%s", e ? e : "?");
+	free(e);
 	return buf;
 }
 

@@ -6,7 +6,9 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "journal.h"
 #include "util.h"
 
 #define SWAP_JOURNAL_VERSION 1
@@ -65,6 +67,52 @@ static bool safe_rel(const char *p)
 	return p && p[0] && p[0] != '/' && !strstr(p, "..");
 }
 
+/* A plain file name: no '/', not "." or "..". */
+static bool plain(const char *s, size_t n)
+{
+	return n > 0 && !memchr(s, '/', n) && !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+bool ns_swap_installed_ok(const char *release, const char *path)
+{
+	size_t rl = release ? strlen(release) : 0;
+	const char *file;
+
+	if (!path || !plain(release ? release : "", rl) || strncmp(path, "lib/modules/", 12) != 0 ||
+	    strncmp(path + 12, release, rl) != 0 || strncmp(path + 12 + rl, "/updates/numastor/", 18) != 0)
+		return false;
+	file = path + 12 + rl + 18;
+	return plain(file, strlen(file));
+}
+
+int ns_swap_installed_resolves(struct ns_root *root, const char *release, const char *path)
+{
+	char *dir = NULL, *real = NULL, *want = ns_fmt("lib/modules/%s/updates/numastor", release ? release : "");
+	struct stat st;
+	int r;
+
+	if (!want)
+		return -ENOMEM;
+	if (!ns_swap_installed_ok(release, path)) {
+		free(want);
+		return -EINVAL;
+	}
+	dir = strndup(path, (size_t)(strrchr(path, '/') - path));
+	r = dir ? ns_realpath(root, dir, &real) : -ENOMEM;
+	/* no link on the way leads out of the release's own numastor directory */
+	if (r == 0 && strcmp(real, want) != 0)
+		r = -EXDEV;
+	if (r == 0) {
+		char *abs = ns_fmt("%s/%s", ns_root_path(root), path);
+		r = !abs ? -ENOMEM : lstat(abs, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EXDEV;
+		free(abs);
+	}
+	free(dir);
+	free(real);
+	free(want);
+	return r;
+}
+
 int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 {
 	struct json_object *doc, *a, *v;
@@ -75,7 +123,7 @@ int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 	r = ns_read_str(root, NS_SWAP_JOURNAL_PATH, &txt);
 	if (r < 0)
 		return r == -ENODATA ? -EINVAL : r;
-	doc = json_tokener_parse(txt);
+	doc = ns_journal_parse_json(txt);
 	free(txt);
 	r = -EINVAL;
 	if (!doc || !json_object_is_type(doc, json_type_object) || !json_object_object_get_ex(doc, "version", &v) ||
@@ -91,7 +139,7 @@ int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 		goto bad;
 	r = -EINVAL;
 	for (size_t i = 0; i < j->ninstalled; i++)
-		if (!safe_rel(j->installed[i]) || !strstr(j->installed[i], "/updates/numastor/"))
+		if (!ns_swap_installed_ok(j->kernel_release, j->installed[i]))
 			goto bad;
 	if (!json_object_object_get_ex(doc, "modules", &a) || !json_object_is_type(a, json_type_array))
 		goto bad;
@@ -199,7 +247,11 @@ int ns_swap_journal_save(struct ns_root *root, const struct ns_swap_journal *j)
 	json_object_object_add(doc, "disks", disks);
 	json_object_object_add(doc, "installed", strv(j->installed, j->ninstalled));
 	json_object_object_add(doc, "initramfs_updated", json_object_new_boolean(j->initramfs_updated));
-	r = ns_mkdir_p(root, NS_SWAP_JOURNAL_DIR);
+	{
+		char *why = NULL;
+		r = ns_state_dir_ensure(root, NS_SWAP_JOURNAL_DIR, &why);
+		free(why);
+	}
 	if (r == 0)
 		r = ns_write_atomic(
 			root, NS_SWAP_JOURNAL_PATH,

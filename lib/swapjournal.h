@@ -55,6 +55,14 @@ struct ns_swap_journal {
 	bool initramfs_updated; /* --install rewrote the initramfs of kernel_release */
 };
 
+/* Is path one of the files an --install of release writes: exactly
+ * lib/modules/<release>/updates/numastor/<file> (release and file plain names)? */
+bool ns_swap_installed_ok(const char *release, const char *path);
+/* And does it resolve there inside root, a regular file, through no link that leads out?
+ * 0 yes; -EXDEV it leads elsewhere or is not a regular file; -ENOENT gone; -EINVAL not such a
+ * path. */
+int ns_swap_installed_resolves(struct ns_root *root, const char *release, const char *path);
+
 /* -ENOENT: no journal; -EINVAL: malformed or of another version (never half-read). */
 int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j);
 int ns_swap_journal_save(struct ns_root *root, const struct ns_swap_journal *j);

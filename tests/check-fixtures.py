@@ -453,6 +453,11 @@ def facts_garbled_node_cpulist(doc, code):
     assert not bad, f"numbers changed to something other than null: {bad[:20]}"
 
 
+# Fixtures whose exclusion inputs do not all parse: fix refuses them, with this on stderr.
+FIX_REFUSES = {
+    "broken-inputs": "IRQBALANCE_BANNED_CPULIST in /etc/default/irqbalance is 'banana', which does not parse",
+}
+
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
@@ -819,6 +824,18 @@ def main():
             ok &= compare(name, "text", text, os.path.join(EXPECTED, name + ".txt"))
             # the fix plan for the same machine
             pcode, pout, perr = run(numastor, root, "--json", cmd="fix")
+            if name in FIX_REFUSES:
+                # an exclusion input that does not parse: fix refuses (exit 3), naming file and value
+                for args in (("--json",), ()):
+                    rcode, rout, rerr = run(numastor, root, *args, cmd="fix")
+                    if rcode != 3 or rout or FIX_REFUSES[name] not in rerr:
+                        print(f"  {name}: fix {' '.join(args)} did not refuse with exit 3 naming "
+                              f"{FIX_REFUSES[name]!r}: exit {rcode}, stdout {rout[:200]!r}, stderr {rerr[:300]!r}")
+                        ok = False
+                print(("PASS " if ok else "FAIL ") + name)
+                passed += ok
+                failed += not ok
+                continue
             try:
                 assert pcode == 0, f"fix --sysroot exited {pcode}: {perr[:300]}"
                 plan = json.loads(pout)

@@ -14,7 +14,7 @@ DESTDIR="$tmp/stage" meson install -C "$builddir" --no-rebuild --quiet >/dev/nul
 	DESTDIR="$tmp/stage" meson install -C "$builddir" --no-rebuild
 }
 root=$tmp/stage$prefix
-for f in sbin/numastor share/numastor/numastor.schema.json share/numastor/numastor-fix.schema.json \
+for f in sbin/numastor share/numastor/numastor.schema.json share/numastor/numastor-fix.schema.json share/numastor/journal.schema.json \
 	share/man/man8/numastor.8 share/man/man8/numastor-check.8 share/man/man8/numastor-fix.8 \
 	share/man/man8/numastor-irqbalance-policy.8 share/man/man8/numastor-snapshot.8 share/man/man7/numastor-findings.7 \
 	share/bash-completion/completions/numastor \

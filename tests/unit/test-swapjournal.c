@@ -134,6 +134,42 @@ int main(void)
 	CHECK(load_with(root, "\"loaded\": true,", "\"loaded\": \"yes\",") == -EINVAL);
 	CHECK(load_with(root, "\"name\": \"sda\",", "") == -EINVAL);
 	CHECK(load_with(root, "\"groups\": [\"scsi\"]", "\"groups\": [\"\"]") == -EINVAL);
+	/* installed: exactly the journal's release's own numastor directory, a plain file name */
+	CHECK(load_with(root, "\"installed\": [\"lib/modules/6.1.0-57-amd64/updates/numastor/scsi_mod.ko\"]",
+			"\"installed\": [\"lib/modules/6.1.0-99-amd64/updates/numastor/scsi_mod.ko\"]") == -EINVAL);
+	CHECK(load_with(root, "\"installed\": [\"lib/modules/6.1.0-57-amd64/updates/numastor/scsi_mod.ko\"]",
+			"\"installed\": [\"lib/modules/6.1.0-57-amd64/updates/numastor/sub/x.ko\"]") == -EINVAL);
+	CHECK(load_with(root, "\"installed\": [\"lib/modules/6.1.0-57-amd64/updates/numastor/scsi_mod.ko\"]",
+			"\"installed\": [\"lib/modules/6.1.0-57-amd64/updates/numastor/\"]") == -EINVAL);
+	CHECK(load_with(root, "\"kernel_release\": \"6.1.0-57-amd64\"", "\"kernel_release\": null") == -EINVAL);
+	CHECK(!ns_swap_installed_ok("6.1.0-57-amd64", "lib/modules/6.1.0-57-amd64/updates/numastor/.."));
+	CHECK(!ns_swap_installed_ok("..", "lib/modules/../updates/numastor/x.ko"));
+	CHECK(ns_swap_installed_ok("6.1.0-57-amd64", "lib/modules/6.1.0-57-amd64/updates/numastor/x.ko"));
+	/* and it resolves there: a link on the way that leads out is refused, the file left alone */
+	{
+		char q[4096];
+		int fd;
+		snprintf(q, sizeof(q), "%s/lib/modules/R/updates/numastor", base);
+		CHECK(ns_mkdir_p(root, "lib/modules/R/updates/numastor") == 0);
+		CHECK(ns_mkdir_p(root, "victim") == 0);
+		snprintf(q, sizeof(q), "%s/lib/modules/R/updates/numastor/x.ko", base);
+		fd = open(q, O_WRONLY | O_CREAT, 0644);
+		CHECK(fd >= 0);
+		close(fd);
+		snprintf(q, sizeof(q), "%s/victim/x.ko", base);
+		fd = open(q, O_WRONLY | O_CREAT, 0644);
+		close(fd);
+		CHECK(ns_swap_installed_resolves(root, "R", "lib/modules/R/updates/numastor/x.ko") == 0);
+		CHECK(ns_swap_installed_resolves(root, "R", "lib/modules/R/updates/numastor/gone.ko") == -ENOENT);
+		snprintf(q, sizeof(q), "%s/lib/modules/S/updates", base);
+		CHECK(ns_mkdir_p(root, "lib/modules/S/updates") == 0);
+		snprintf(q, sizeof(q), "%s/lib/modules/S/updates/numastor", base);
+		CHECK(symlink("../../../../victim", q) == 0);
+		CHECK(ns_swap_installed_resolves(root, "S", "lib/modules/S/updates/numastor/x.ko") == -EXDEV);
+		snprintf(q, sizeof(q), "%s/lib/modules/R/updates/numastor/link.ko", base);
+		CHECK(symlink("../../../../../victim/x.ko", q) == 0);
+		CHECK(ns_swap_installed_resolves(root, "R", "lib/modules/R/updates/numastor/link.ko") == -EXDEV);
+	}
 	put_journal("{\"version\": 1,");
 	CHECK(ns_swap_journal_load(root, &k) == -EINVAL);
 	put_journal("");
