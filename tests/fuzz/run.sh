@@ -73,8 +73,8 @@ for h in $harnesses; do
 done
 
 # The documents behind every kept input, against their schemas.
-validate() { # harness schema
-	local h=$1 schema=$2 out=$work/dump-$1
+validate() { # harness schema [--input]
+	local h=$1 schema=$2 out=$work/dump-$1 opt=${3:-}
 	case " $harnesses " in *" $h "*) ;; *) return 0 ;; esac
 	if [ ! -f "$schema" ]; then
 		echo "fuzz: $h documents: SKIPPED, no $schema yet"
@@ -84,7 +84,7 @@ validate() { # harness schema
 	NS_FUZZ_DUMP=$out nice "$build/tests/fuzz/fuzz-$h" -runs=0 -timeout=5 -artifact_prefix="$work/art/$h-replay-" \
 		"$work/corpus/$h" "tests/fuzz/corpus/$h" \
 		>"$work/$h-replay.log" 2>&1
-	if python3 tests/fuzz/validate.py "$schema" "$out" >"$work/$h-validate.log" 2>&1; then
+	if python3 tests/fuzz/validate.py $opt "$schema" "$out" >"$work/$h-validate.log" 2>&1; then
 		echo "fuzz: $h documents: $(tail -1 "$work/$h-validate.log" | sed 's/^validate: //')"
 		passed=$((passed + 1))
 	else
@@ -94,7 +94,7 @@ validate() { # harness schema
 	fi
 }
 validate model schema/numastor.schema.json
-validate journal schema/journal.schema.json
+validate journal schema/journal.schema.json --input
 
 if [ $failed = 0 ]; then
 	rm -rf "$work"
