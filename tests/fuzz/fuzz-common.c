@@ -148,7 +148,7 @@ char *fuzz_strndup(const uint8_t *data, size_t size)
 	return s;
 }
 
-void fuzz_dump(const char *text)
+void fuzz_dump(const void *data, size_t len)
 {
 	static unsigned long n;
 	const char *dir = getenv("NS_FUZZ_DUMP");
@@ -160,7 +160,7 @@ void fuzz_dump(const char *text)
 	if (asprintf(&path, "%s/%06lu-%d.json", dir, n++, (int)getpid()) < 0)
 		abort();
 	f = fopen(path, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
 		perror("fuzz: dump");
 		abort();
 	}

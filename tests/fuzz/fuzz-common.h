@@ -35,8 +35,8 @@ void fuzz_rmtree(const char *path);
 bool fuzz_utf8_valid(const char *s, size_t len);
 /* NUL-terminated copy of an input. */
 char *fuzz_strndup(const uint8_t *data, size_t size);
-/* When $NS_FUZZ_DUMP names a directory: write text there as the next NNNNNN.json, so a
- * script can validate the outputs against the JSON schema afterwards. */
-void fuzz_dump(const char *text);
+/* When $NS_FUZZ_DUMP names a directory: write the len bytes of data there as the next
+ * NNNNNN.json, so a script can validate them against the JSON schema afterwards. */
+void fuzz_dump(const void *data, size_t len);
 
 #endif

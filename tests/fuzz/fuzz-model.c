@@ -218,7 +218,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		back = json_tokener_parse(txt);
 		FUZZ_ASSERT(back && json_object_is_type(back, json_type_object), "JSON does not parse back (file %s)",
 			    e->rel);
-		fuzz_dump(txt);
+		fuzz_dump(txt, strlen(txt));
 		json_object_put(back);
 		json_object_put(doc);
 

@@ -5,8 +5,9 @@ valid UTF-8, parse as JSON and validate (patterns included).
     validate.py [--input] SCHEMA DIR     exit 1 naming the first documents that fail (at most 5)
 
 --input: the documents are inputs a C reader accepted (journals), held to the schema on their
-content: a raw control character inside a string, which json-c's parser takes and RFC 8259 does
-not, is not judged here. Without it (numastor's own output) the JSON must be strict.
+content: raw control characters and bytes that are not UTF-8 inside a string, which json-c's
+parser takes and RFC 8259 does not, are not judged here (the JSON text is cut at a NUL, as the
+C reader's strlen cuts it). Without it (numastor's own output) the JSON must be strict.
 """
 import json
 import os
@@ -27,7 +28,10 @@ def main(argv):
     for n in names:
         raw = open(os.path.join(d, n), "rb").read()
         try:
-            doc = json.loads(raw.decode("utf-8", errors="strict"), strict=not lenient)
+            if lenient:
+                doc = json.loads(raw.split(b"\0")[0].decode("utf-8", errors="replace"), strict=False)
+            else:
+                doc = json.loads(raw.decode("utf-8", errors="strict"))
             v.validate(doc)
         except (UnicodeDecodeError, json.JSONDecodeError, jsonschema.ValidationError) as e:
             bad += 1
