@@ -70,7 +70,8 @@ static bool lower_hex(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
-/* DDDD:BB:DD.F as the PCI core names a function ("%04x:%02x:%02x.%d"), the function 0-7 */
+/* DDDD:BB:DD.F exactly as the PCI core names a function ("%04x:%02x:%02x.%d": lowercase, the
+ * schema's address pattern), the function 0-7 */
 static bool is_bdf(const char *s, size_t n)
 {
 	size_t i = 0, k;
@@ -119,27 +120,6 @@ static bool prefixed_number(const char *s, size_t n, const char *prefix)
 		if (!isdigit((unsigned char)s[i]))
 			return false;
 	return true;
-}
-
-static size_t lower_hex_run(const char *s, size_t n)
-{
-	size_t i = 0;
-	while (i < n && (isdigit((unsigned char)s[i]) || (s[i] >= 'a' && s[i] <= 'f')))
-		i++;
-	return i;
-}
-
-/* A PCI function's name exactly as the kernel prints it, "%04x:%02x:%02x.%d" (lowercase; the
- * schema's address pattern): is_bdf alone takes forms the kernel never makes. */
-static bool is_kernel_bdf(const char *s, size_t n)
-{
-	size_t dom = lower_hex_run(s, n);
-
-	if (!is_bdf(s, n) || dom < 4 || dom > 8 || n != dom + 8 || s[dom] != ':' || s[dom + 3] != ':' ||
-	    s[dom + 6] != '.')
-		return false;
-	return lower_hex_run(s + dom + 1, 2) == 2 && lower_hex_run(s + dom + 4, 2) == 2 && s[dom + 7] >= '0' &&
-	       s[dom + 7] <= '7';
 }
 
 /* A dev file: "MAJOR:MINOR" as the kernel prints it ("%u:%u", MAJOR below 2^12, MINOR below
@@ -204,7 +184,7 @@ static int resolve_path(struct ns_disk_env *env, const char *disk_syspath, struc
 		enum ns_transport t = NS_TRANSPORT_OTHER;
 		bool ctl = true;
 
-		if (is_kernel_bdf(comp, n))
+		if (is_bdf(comp, n))
 			pci_end = (size_t)(comp - s) + n;
 		if (prefixed_number(comp, n, "nvme"))
 			t = NS_TRANSPORT_NVME;
