@@ -49,8 +49,11 @@ int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *
 		struct json_object *e = json_object_array_get_idx(mods, i), *p;
 		struct ns_manifest_module *mm = &m->v[m->n];
 		const char *name = jstr(e, "name"), *file = jstr(e, "file"), *sha = jstr(e, "sha256");
-		if (!name || !file || !sha || strchr(file, '/')) {
-			r = -EINVAL; /* a file name, never a path out of the directory */
+		/* a file name in the directory: never a path, nor "", "." or ".." (the directory
+		 * itself or its parent) */
+		if (!name || !file || !sha || strchr(file, '/') || !file[0] || strcmp(file, ".") == 0 ||
+		    strcmp(file, "..") == 0) {
+			r = -EINVAL;
 			goto bad;
 		}
 		mm->name = strdup(name);

@@ -51,6 +51,11 @@ else
 	failed=$((failed + 1))
 fi
 
+# libFuzzer harnesses (tests/fuzz/), clang build in build-fuzz, about 60 s: a crash, leak, input
+# over 1 s or schema-failing document fails the stage; one count for the whole stage.
+echo "== fuzz harnesses (tests/fuzz/run.sh)"
+if tests/fuzz/run.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 echo "== release build (-Dtest_hooks=false): no test-only switch"
 if tests/check-release.sh build-release; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 
