@@ -236,17 +236,6 @@ int ns_cpuset_parse_list(struct ns_cpuset *s, const char *text)
 	return ns_cpuset_parse_list_max(s, text, NS_CPU_MAX);
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int ns_cpuset_parse_mask_max(struct ns_cpuset *s, const char *text, unsigned limit)
 {
 	size_t len, ndigits = 0, lead = SIZE_MAX;
@@ -269,7 +258,7 @@ int ns_cpuset_parse_mask_max(struct ns_cpuset *s, const char *text, unsigned lim
 				return -EINVAL;
 			continue;
 		}
-		if (hex_digit(text[i]) < 0)
+		if (ns_hex_digit(text[i]) < 0)
 			return -EINVAL;
 		if (lead == SIZE_MAX && text[i] != '0')
 			lead = ndigits; /* the most significant non-zero digit */
@@ -281,7 +270,7 @@ int ns_cpuset_parse_mask_max(struct ns_cpuset *s, const char *text, unsigned lim
 		size_t seen = 0;
 		for (size_t i = 0; i < len; i++)
 			if (text[i] != ',' && seen++ == lead) {
-				v = hex_digit(text[i]);
+				v = ns_hex_digit(text[i]);
 				break;
 			}
 		top = (unsigned long long)(ndigits - 1 - lead) * 4 +
@@ -297,7 +286,7 @@ int ns_cpuset_parse_mask_max(struct ns_cpuset *s, const char *text, unsigned lim
 		int v;
 		if (text[i] == ',')
 			continue;
-		v = hex_digit(text[i]);
+		v = ns_hex_digit(text[i]);
 		if (v)
 			s->words[bit / WBITS] |= (unsigned long)v << (bit % WBITS);
 		bit += 4;

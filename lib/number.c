@@ -9,7 +9,7 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hex_value(char c)
+int ns_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -113,10 +113,10 @@ int ns_parse_hex(const char *text, uint64_t max, uint64_t *out)
 		return -EINVAL;
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	if (hex_value(*p) < 0)
+	if (ns_hex_digit(*p) < 0)
 		return -EINVAL;
 	for (; *p; p++) {
-		int d = hex_value(*p);
+		int d = ns_hex_digit(*p);
 		if (d < 0)
 			return -EINVAL;
 		if (over || (uint64_t)d > max || v > (max - (uint64_t)d) / 16)

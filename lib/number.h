@@ -40,5 +40,7 @@ int ns_parse_hex(const char *text, uint64_t max, uint64_t *out);
  * a name ("node12", "Node 0 MemTotal: 123 kB"): digits only (no sign), *p is moved past
  * them. -EINVAL when *p does not start with a digit or has a leading zero. */
 int ns_parse_dec_prefix(const char **p, uint64_t max, uint64_t *out);
+/* The value of one hex digit (either case), or -1. */
+int ns_hex_digit(char c);
 
 #endif
