@@ -8,8 +8,9 @@
 #
 #   tests/fuzz/run.sh [SECONDS_SCALE]     SECONDS_SCALE multiplies every harness's time (default 1)
 #   NS_FUZZ_ONLY="model cpuset" tests/fuzz/run.sh 60   one or a few harnesses, longer
-# Scratch, new corpus entries and crash artifacts go to $TMPDIR/numastor-fuzz-run.*/ (kept on
-# failure, so the input that failed can be replayed: build-fuzz/tests/fuzz/fuzz-NAME FILE).
+# Scratch, new corpus entries and crash artifacts go to numastor-fuzz-run.*/ under $TMPDIR
+# (else /dev/shm, else /tmp), kept on failure so the input that failed can be replayed:
+# build-fuzz/tests/fuzz/fuzz-NAME FILE.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
@@ -44,8 +45,14 @@ if ! nice ninja -C "$build" "${targets[@]}" >/dev/null; then
 	exit 1
 fi
 
-mkdir -p "${TMPDIR:-/tmp}"
-work=$(mktemp -d "${TMPDIR:-/tmp}/numastor-fuzz-run.XXXXXX")
+# scratch on tmpfs where there is one: the harnesses make and remove directories by the
+# thousand, and a disk-backed /tmp under load turns that into timeouts
+scratch_top=${TMPDIR:-}
+if [ -z "$scratch_top" ]; then
+	if [ -d /dev/shm ] && [ -w /dev/shm ]; then scratch_top=/dev/shm; else scratch_top=/tmp; fi
+fi
+mkdir -p "$scratch_top"
+work=$(mktemp -d "$scratch_top/numastor-fuzz-run.XXXXXX")
 export TMPDIR=$work/tmp
 mkdir -p "$TMPDIR"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
