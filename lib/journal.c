@@ -293,9 +293,11 @@ static int read_checked(struct ns_root *root, struct json_object **doc, int *ver
 	*version = 0;
 	if (problem)
 		*problem = NULL;
-	r = ns_read_str(root, NS_JOURNAL_PATH, &txt);
+	r = ns_read_text(root, NS_JOURNAL_PATH, &txt);
 	if (r == -ENODATA)
 		BAD("it is empty");
+	if (r == -EBADMSG)
+		BAD("it holds NUL bytes, which numastor never writes: zero-filled blocks after a crash?");
 	if (r < 0)
 		return r;
 	*doc = ns_journal_parse_json(txt);

@@ -130,12 +130,24 @@ static int root_openat(struct ns_root *root, const char *path, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+static int read_text(struct ns_root *root, const char *path, char **out, mode_t *mode, bool nul_is_error);
+
 int ns_read_str(struct ns_root *root, const char *path, char **out)
 {
-	return ns_read_str_mode(root, path, out, NULL);
+	return read_text(root, path, out, NULL, false);
 }
 
 int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t *mode)
+{
+	return read_text(root, path, out, mode, false);
+}
+
+int ns_read_text(struct ns_root *root, const char *path, char **out)
+{
+	return read_text(root, path, out, NULL, true);
+}
+
+static int read_text(struct ns_root *root, const char *path, char **out, mode_t *mode, bool nul_is_error)
 {
 	size_t cap = 4096, len = 0; /* a sysfs attribute is at most a page */
 	char *buf;
@@ -196,6 +208,11 @@ int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t 
 	close(fd);
 	record(root,
 	       (struct ns_record){.op = NS_REC_FILE, .path = rel(path), .data = buf, .len = len, .mode = st.st_mode});
+	if (nul_is_error && memchr(buf, '\0', len)) {
+		/* a file numastor wrote never holds one: zero-filled blocks after a crash, or not ours */
+		free(buf);
+		return -EBADMSG;
+	}
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t' || buf[len - 1] == '\0'))
 		len--;
 	buf[len] = '\0';

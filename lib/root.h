@@ -54,6 +54,9 @@ const char *ns_root_path(const struct ns_root *root);
 int ns_read_str(struct ns_root *root, const char *path, char **out);
 /* The same, also giving the file's mode (the permission bits tell managed IRQs apart). */
 int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t *mode);
+/* The same for a text numastor itself wrote (its journals): a NUL byte anywhere in it is
+ * -EBADMSG rather than a space, since such a file is damaged, not text. */
+int ns_read_text(struct ns_root *root, const char *path, char **out);
 /*
  * A decimal integer in the kernel's form (lib/number.h, ns_parse_dec): ns_read_str, then
  * ns_parse_dec. -EINVAL when garbled, -ERANGE outside [min, max]; on either, *raw (when raw

@@ -120,9 +120,9 @@ int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 	int r;
 
 	memset(j, 0, sizeof(*j));
-	r = ns_read_str(root, NS_SWAP_JOURNAL_PATH, &txt);
-	if (r < 0)
-		return r == -ENODATA ? -EINVAL : r;
+	r = ns_read_text(root, NS_SWAP_JOURNAL_PATH, &txt);
+	if (r < 0) /* empty, or NUL bytes in it: malformed */
+		return r == -ENODATA || r == -EBADMSG ? -EINVAL : r;
 	doc = ns_journal_parse_json(txt);
 	free(txt);
 	r = -EINVAL;

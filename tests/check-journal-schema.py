@@ -78,6 +78,10 @@ def irq_cases(good):
     yield "not JSON", "{\"version\": 2, \"irqs\": ["
     yield "trailing garbage", json.dumps(good) + " {}"
     yield "empty", ""
+    # zero-filled blocks (a crash before the data reached the disk): NULs are never JSON
+    yield "NUL bytes between tokens", json.dumps(good)[:1] + "\0" * 32 + json.dumps(good)[1:]
+    yield "NUL bytes in a string", json.dumps(good).replace('"name": "', '"name": "\0\0\0\0', 1)
+    yield "NUL bytes at the end", json.dumps(good) + "\0" * 512
     # stricter than a schema can say: a range out of order
     yield "previous 3-1", edit(entry("previous", "3-1"))
 
@@ -101,6 +105,7 @@ def swap_cases():
         "installed", [f"lib/modules/{REL}/updates/numastor/a/nvme.ko"]))
     yield "swap: installed without a release", edit(lambda j: j.__setitem__("kernel_release", None))
     yield "swap: modules missing", edit(lambda j: j.pop("modules"))
+    yield "swap: NUL bytes", json.dumps(base)[:1] + "\0" * 32 + json.dumps(base)[1:]
     yield "swap: stock_path absolute", edit(lambda j: j.__setitem__(
         "modules", [{"name": "nvme", "loaded": True, "stock_path": "/lib/x.ko"}]))
     # stricter than a schema can say: another release's directory than the journal's own
@@ -122,6 +127,7 @@ REASONS = {
     "irqs missing": 'its "irqs" is missing',
     "previous zz,,": "irqs[0].previous is missing or not a CPU list",
     "an array": "it is an array, not an object",
+    "NUL bytes between tokens": "it holds NUL bytes",
     "swap: installed outside": "swap.json is malformed",
 }
 
