@@ -36,9 +36,21 @@ static bool same(const char *a, const char *b)
 }
 
 /* Root-relative, no "..", not absolute. */
+/* Relative, and no component is ".." ("nvme-core..ko" is a file name like any other; "lib//x"
+ * and "./x" stay where they are). */
 static bool inside(const char *p)
 {
-	return p && p[0] && p[0] != '/' && !strstr(p, "..");
+	if (!p || !p[0] || p[0] == '/')
+		return false;
+	for (const char *c = p; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 2 && c[0] == '.' && c[1] == '.')
+			return false;
+		c += n;
+		if (*c == '/')
+			c++;
+	}
+	return true;
 }
 
 static bool same_strv(char **a, size_t na, char **b, size_t nb)
