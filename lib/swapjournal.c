@@ -87,7 +87,8 @@ bool ns_swap_installed_ok(const char *release, const char *path)
 
 int ns_swap_installed_resolves(struct ns_root *root, const char *release, const char *path)
 {
-	char *dir = NULL, *real = NULL, *want = ns_fmt("lib/modules/%s/updates/numastor", release ? release : "");
+	char *dir = NULL, *real = NULL, *real_want = NULL,
+	     *want = ns_fmt("lib/modules/%s/updates/numastor", release ? release : "");
 	struct stat st;
 	int r;
 
@@ -99,9 +100,15 @@ int ns_swap_installed_resolves(struct ns_root *root, const char *release, const 
 	}
 	dir = strndup(path, (size_t)(strrchr(path, '/') - path));
 	r = dir ? ns_realpath(root, dir, &real) : -ENOMEM;
-	/* no link on the way leads out of the release's own numastor directory */
-	if (r == 0 && strcmp(real, want) != 0)
-		r = -EXDEV;
+	/* no link below lib/modules leads out of the release's own numastor directory; above it
+	 * one may (merged /usr: /lib is a link to usr/lib) */
+	if (r == 0)
+		r = ns_realpath(root, "lib/modules", &real_want);
+	if (r == 0) {
+		char *expect = ns_fmt("%s/%s", real_want, want + strlen("lib/modules/"));
+		r = !expect ? -ENOMEM : strcmp(real, expect) != 0 ? -EXDEV : 0;
+		free(expect);
+	}
 	if (r == 0) {
 		char *abs = ns_fmt("%s/%s", ns_root_path(root), path);
 		r = !abs ? -ENOMEM : lstat(abs, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EXDEV;
@@ -109,6 +116,7 @@ int ns_swap_installed_resolves(struct ns_root *root, const char *release, const 
 	}
 	free(dir);
 	free(real);
+	free(real_want);
 	free(want);
 	return r;
 }

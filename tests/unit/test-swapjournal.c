@@ -170,6 +170,24 @@ int main(void)
 		CHECK(symlink("../../../../../victim/x.ko", q) == 0);
 		CHECK(ns_swap_installed_resolves(root, "R", "lib/modules/R/updates/numastor/link.ko") == -EXDEV);
 	}
+	/* merged /usr (Debian 12): lib is a link to usr/lib, and the installed file is still ours */
+	{
+		char q[4096];
+		struct ns_root *merged;
+		int fd;
+		CHECK(ns_mkdir_p(root, "merged/usr/lib/modules/R/updates/numastor") == 0);
+		snprintf(q, sizeof(q), "%s/merged/lib", base);
+		CHECK(symlink("usr/lib", q) == 0);
+		snprintf(q, sizeof(q), "%s/merged/usr/lib/modules/R/updates/numastor/x.ko", base);
+		fd = open(q, O_WRONLY | O_CREAT, 0644);
+		CHECK(fd >= 0);
+		close(fd);
+		snprintf(q, sizeof(q), "%s/merged", base);
+		CHECK(ns_root_open(q, &merged) == 0);
+		CHECK(ns_swap_installed_resolves(merged, "R", "lib/modules/R/updates/numastor/x.ko") == 0);
+		CHECK(ns_swap_installed_resolves(merged, "R", "lib/modules/R/updates/numastor/gone.ko") == -ENOENT);
+		ns_root_free(merged);
+	}
 	put_journal("{\"version\": 1,");
 	CHECK(ns_swap_journal_load(root, &k) == -EINVAL);
 	put_journal("");
