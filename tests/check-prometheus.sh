@@ -5,7 +5,7 @@
 set -u
 numastor=$1
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/numastor-prom.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/numastor-prom.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -29,6 +29,10 @@ done
 grep -q '^numastor_device_node_forced{device="nvme0n1"} 1$' "$tmp/cloud.prom" || fail "cloud: node_forced metric"
 grep -q '^numastor_finding{id="irq-confined",severity="critical",device="nvme0n1"} 1$' "$tmp/cloud.prom" ||
 	fail "cloud: irq-confined finding metric"
+
+# the new metrics against the report, the series bound and the man page's count (see there)
+python3 "$here/prometheus/check-metrics.py" "$numastor" "$tmp/fx" "$here/../man/numastor-check.8.scd" ||
+	fail "check-metrics.py"
 
 # the counter NumastorIrqsFireRemote takes rate() of: sda's one vector fired on node 0, sda is on node 1
 "$numastor" check --sysroot "$tmp/fx/hba-megaraid-node1-irq-cpu0" -f prometheus >"$tmp/hba.prom"
