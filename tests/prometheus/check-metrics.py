@@ -23,9 +23,10 @@ import re
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import promtext  # noqa: E402
+
 CLASSES = ["machine", "irqbalance", "device", "queue", "pci", "irq", "rates", "module", "other"]
-LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?')
 
 LARGE = "large-8n448c-64nvme"
 fails = []
@@ -40,20 +41,6 @@ def bound(disks, nodes, virtual, findings):
 def fail(msg):
     fails.append(msg)
     print("FAIL: " + msg)
-
-
-def parse(text):
-    """[(name, {label: value}, float)] of an exposition text (numastor's: no timestamps)."""
-    out = []
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        m = LINE.match(line)
-        if not m:
-            raise ValueError("unparsed line: %r" % line)
-        labels = dict(LABEL.findall(m.group(2) or ""))
-        out.append((m.group(1), labels, float(m.group(3))))
-    return out
 
 
 def run(numastor, root, *args):
@@ -71,7 +58,7 @@ def by_device(series, name, **match):
 
 def check_fixture(numastor, root):
     fx = os.path.basename(root)
-    s = parse(run(numastor, root, "--format", "prometheus"))
+    s = promtext.parse(run(numastor, root, "--format", "prometheus"))[0]
     doc = json.loads(run(numastor, root, "--json") or "{}")
 
     source = {l["device"]: l["node_source"] for n, l, v in s if n == "numastor_device_info"}
