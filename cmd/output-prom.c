@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Prometheus text exposition of a check, for node_exporter's textfile collector: numastor_
- * prefix, _info gauges for identity, base units, no timestamps, labels per device and per
- * finding (never per IRQ x CPU), so cardinality stays bounded by disks x nodes.
+ * prefix, _info gauges for identity, base units, no timestamps, labels per device, per
+ * finding, per node and per note class (never per IRQ or CPU), so cardinality stays bounded:
+ * at most 16 + disks x (11 + nodes) + virtual disks + findings series (numastor-check(8),
+ * METRICS; tests/prometheus/check-metrics.py holds every fixture to it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -157,8 +159,11 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 {
 	const struct ns_machine *m = &sys->machine;
 	static const char *const sev[] = {"info", "warning", "critical"};
-	struct remote_count *remote;
+	/* before the first line: out of memory writes nothing rather than half the families */
+	struct remote_count *remote = calloc(sys->ndisks ? sys->ndisks : 1, sizeof(*remote));
 
+	if (!remote)
+		return -ENOMEM;
 	family(out, "numastor_info", "gauge", "numastor version and the kernel it checked (always 1).");
 	fputs("numastor_info{", out);
 	label(out, "version", NUMASTOR_VERSION, true);
@@ -293,9 +298,6 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 	/* The counter the NumastorIrqsFireRemote alert takes rate() of: queue vectors' interrupts
 	 * since boot, split by whether the CPU that took them is on a node the vector's queue serves
 	 * (the device's node for a queue serving every node), as irq-fires-remote judges them. */
-	remote = calloc(sys->ndisks ? sys->ndisks : 1, sizeof(*remote));
-	if (!remote)
-		return -ENOMEM;
 	family(out, "numastor_device_queue_interrupts_total", "counter",
 	       "Interrupts of a device's queue vectors, local when taken on a node their queue serves.");
 	for (size_t i = 0; i < sys->ndisks; i++) {
