@@ -103,6 +103,7 @@ static int print_json(FILE *out, const struct ns_system *sys, const struct ns_fi
 			json_object_object_add(row, o->cols[k]->json, o->cols[k]->get(&c));
 		json_object_array_add(devs, row);
 	}
+	json_object_object_add(doc, "notes", ns_json_notes(sys));
 	ns_json_sanitize(doc);
 	fprintf(out, "%s\n", json_object_to_json_string_ext(doc, JSON_FLAGS));
 	json_object_put(doc);
@@ -117,6 +118,10 @@ int ns_print_list(FILE *out, const struct ns_system *sys, const struct ns_findin
 
 	if (o->json)
 		return print_json(out, sys, f, o);
+	/* what the listing cannot show: a partition named stands for its disk */
+	for (size_t i = 0; i < sys->notes.n; i++)
+		if (strcmp(sys->notes.v[i].field, "device-argument") == 0)
+			fprintf(stderr, "numastor check: %s\n", sys->notes.v[i].message);
 	cells = calloc(rows * nc, sizeof(*cells));
 	width = calloc(nc ? nc : 1, sizeof(*width));
 	if (!cells || !width) {
