@@ -353,7 +353,7 @@ def check_devices(numastor, vm, hba):
     if "partition" in r.stderr:
         fail(f"check vda: a partition note for a disk ({r.stderr!r})")
     # names that are none of these: one line, exit 3, nothing on stdout
-    for bad in ("nosuchdisk", "/dev/nosuchdisk", "/dev/disk/by-id/nosuch", "vda9", "../vda", "/dev/../vda",
+    for bad in ("nosuchdisk", "/dev/nosuchdisk", "/dev/disk/by-id/nosuch", "vda9", "../vda", "/dev/../vda", ".", "..",
                 "sys/block/vda", ""):
         for extra in ([], ["--list"]):
             r = run(numastor, "check", "--sysroot", vm, *extra, "vda", bad)
