@@ -112,15 +112,18 @@ int ns_devarg_resolve(struct ns_root *root, const char *arg, struct ns_devarg *o
 {
 	char p[512], *target = NULL, *name = NULL;
 	const char *rest = arg;
+	bool dev = false;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (strncmp(arg, "/dev/", 5) == 0)
+	if (strncmp(arg, "/dev/", 5) == 0) {
 		rest = arg + 5;
+		dev = true;
+	}
 	if (strlen(rest) >= 256)
 		return -ENODEV;
-	if (rest != arg && strchr(rest, '/')) {
-		/* a link below /dev: the tree's own, else what udev says it made */
+	if (dev) {
+		/* a link below /dev (by-id, mapper, an alias): the tree's own when it has it */
 		snprintf(p, sizeof(p), "dev/%s", rest);
 		if (ns_readlink(root, p, &target) == 0) {
 			const char *base = strrchr(target, '/');
@@ -128,20 +131,18 @@ int ns_devarg_resolve(struct ns_root *root, const char *arg, struct ns_devarg *o
 			free(target);
 			if (!name)
 				return -ENOMEM;
-		} else {
+		} else if (strchr(rest, '/')) {
+			/* a captured tree has no /dev: what udev says it made */
 			r = from_udev_db(root, rest, &out->disk, &out->partition);
 			if (r < 0)
 				ns_devarg_free(out);
 			return r;
 		}
-	} else {
-		name = strdup(rest);
-		if (!name)
-			return -ENOMEM;
 	}
-	if (!plain_name(name)) {
-		r = -ENODEV;
-	} else {
+	if (!name && !(name = strdup(rest)))
+		return -ENOMEM;
+	r = -ENODEV;
+	if (plain_name(name)) {
 		snprintf(p, sizeof(p), "sys/block/%s", name);
 		if (ns_exists(root, p)) {
 			out->disk = name;
@@ -154,8 +155,11 @@ int ns_devarg_resolve(struct ns_root *root, const char *arg, struct ns_devarg *o
 		}
 	}
 	free(name);
-	ns_devarg_free(out);
-	return r == -ENOMEM ? r : -ENODEV;
+	if (r == -ENODEV && dev && plain_name(rest))
+		r = from_udev_db(root, rest, &out->disk, &out->partition); /* /dev/cdrom: udev's alias */
+	if (r < 0)
+		ns_devarg_free(out);
+	return r == -ENOMEM ? r : r < 0 ? -ENODEV : 0;
 }
 
 void ns_devarg_free(struct ns_devarg *a)

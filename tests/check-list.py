@@ -323,6 +323,8 @@ def check_devices(numastor, vm, hba):
         (vm, [by_id["vda"]], ["vda"]),  # under a sysroot: the udev database's S: line
         (vm, [by_id["sda"]], ["sda"]),
         (vm, ["/dev/disk/by-id/test-link"], ["zram0"]),  # the tree's own dev/ link
+        (vm, ["/dev/vdisk"], ["vda"]),  # an alias link at the top of the tree's dev/
+        (vm, ["/dev/vol-alias"], ["vda"]),  # an alias only the udev database knows
         (vm, ["/dev/disk/by-id/virtio-vol-root-part1"], ["vda"]),  # a partition's link
         (vm, ["vda1"], ["vda"]),
         (vm, ["/dev/vda2"], ["vda"]),
@@ -440,6 +442,9 @@ def main():
         # a link the tree holds itself, and a partition's link only the udev database knows
         os.makedirs(os.path.join(vm, "dev", "disk", "by-id"))
         os.symlink("../../zram0", os.path.join(vm, "dev", "disk", "by-id", "test-link"))
+        os.symlink("vda", os.path.join(vm, "dev", "vdisk"))
+        with open(os.path.join(vm, "run", "udev", "data", "b254:0"), "a") as f:
+            f.write("S:vol-alias\n")
         with open(os.path.join(vm, "run", "udev", "data", "b254:1"), "w") as f:
             f.write("S:disk/by-id/virtio-vol-root-part1\nE:ID_PART_ENTRY_NUMBER=1\n")
         check_options(numastor, hba, cols, default)
