@@ -292,10 +292,10 @@ static void check_usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"  -j, --json             print one JSON document (schema_version %d)\n"
-		"  -f, --format FORMAT    text (default), json, prometheus (node_exporter textfile),\n"
-		"                         or svg (the --map picture)\n"
+		"  -f, --format FORMAT    text (default), json, prometheus (node_exporter's\n"
+		"                         textfile), or svg (the --map picture)\n"
 		"  -O, --output-file FILE write the report to FILE atomically (temp file, rename)\n"
-		"  -R, --sysroot DIR      read a captured tree under DIR instead of the live system\n"
+		"  -R, --sysroot DIR      read a captured tree under DIR, not the live system\n"
 		"  -s, --snapshot FILE    replay a bundle written by `numastor snapshot`\n"
 		"  -i, --interval SECONDS judge interrupt rates: read every IRQ's per_cpu_count\n"
 		"                         twice, SECONDS apart (above 0, at most %d; 0.5 too)\n"
@@ -572,7 +572,8 @@ int cmd_check(int argc, char **argv)
 			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
 		}
 	} else if (prom) {
-		ns_print_prometheus(out, &sys, &findings);
+		if ((r = ns_print_prometheus(out, &sys, &findings)) < 0)
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing the metrics: %s", strerror(-r));
 	} else {
 		ns_print_text(out, &sys, &findings, &topts);
 	}

@@ -341,5 +341,5 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 	free(remote);
 
 	print_notes(out, &sys->notes);
-	return ferror(out) ? -1 : 0;
+	return ferror(out) ? -EIO : 0;
 }
