@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "json.h"
 #include "numastor.h"
@@ -284,26 +285,42 @@ static void check_usage(FILE *out)
 	fprintf(out,
 		"Usage: numastor check [OPTIONS] [DEVICE...]\n"
 		"\n"
-		"Report, for every block device (or the DEVICEs named, as in /sys/block), the PCI\n"
-		"function behind it, its NUMA node, its IRQs and blk-mq queues, where its driver's\n"
-		"allocations land, and findings with remedies.\n"
+		"Report, for every block device (or the DEVICEs named: nvme0n1, /dev/sda, a\n"
+		"/dev/disk/by-id link), the PCI function behind it, its NUMA node, its IRQs and\n"
+		"blk-mq queues, where its driver's allocations land, and findings with remedies.\n"
 		"\n"
 		"Options:\n"
-		"  -j, --json           print one JSON document (schema_version %d)\n"
-		"  -f, --format FORMAT  text (default), json, or prometheus (node_exporter textfile)\n"
-		"  -o, --output FILE    write the report to FILE atomically (temp file, then rename)\n"
-		"  -r, --sysroot DIR    read a captured tree under DIR instead of the live system\n"
-		"  -s, --snapshot FILE  replay a bundle written by `numastor snapshot`\n"
-		"  -i, --interval SECONDS\n"
-		"                       judge interrupt rates: read every IRQ's per_cpu_count twice,\n"
-		"                       SECONDS apart (above 0, at most %d; a fraction such as 0.5 too)\n"
-		"      --color WHEN     colour the text report: auto (default), always, never\n"
-		"  -h, --help           show this help\n"
+		"  -j, --json             print one JSON document (schema_version %d)\n"
+		"  -f, --format FORMAT    text (default), json, prometheus (node_exporter textfile),\n"
+		"                         or svg (the --map picture)\n"
+		"  -O, --output-file FILE write the report to FILE atomically (temp file, rename)\n"
+		"  -R, --sysroot DIR      read a captured tree under DIR instead of the live system\n"
+		"  -s, --snapshot FILE    replay a bundle written by `numastor snapshot`\n"
+		"  -i, --interval SECONDS judge interrupt rates: read every IRQ's per_cpu_count\n"
+		"                         twice, SECONDS apart (above 0, at most %d; 0.5 too)\n"
+		"  -a, --all              also list empty devices (size 0)\n"
+		"  -v, --verbose          the full queue tables of every device\n"
+		"  -l, --list             one line per device, in columns (see -o)\n"
+		"  -o, --output COLUMNS   the columns of --list (implies it), comma-separated\n"
+		"  -n, --noheadings       --list without its heading line\n"
+		"  -r, --raw              --list unaligned, values separated by one space\n"
+		"  -P, --pairs            --list as KEY=\"value\" pairs\n"
+		"  -m, --map              draw the nodes, their CPUs and devices, and where the\n"
+		"                         interrupts fire\n"
+		"      --color WHEN       colour the text report: auto (default), always, never\n"
+		"  -h, --help             show this help\n"
 		"\n"
 		"Exit status: 0 ok, 1 warning, 2 critical, 3 could not check.\n"
-		"NO_COLOR in the environment turns colour off.\n",
+		"NO_COLOR in the environment, or TERM=dumb, turns colour off.\n",
 		NS_SCHEMA_VERSION, INTERVAL_MAX);
 }
+
+/* What the command line asked for. */
+struct check_args {
+	const char *sysroot, *color, *format, *output_file, *snapshot, *interval_arg, *columns;
+	bool all, verbose, list, noheadings, raw, pairs, map;
+	double interval;
+};
 
 int cmd_check(int argc, char **argv)
 {
@@ -311,107 +328,129 @@ int cmd_check(int argc, char **argv)
 		// clang-format off
 		{"json", no_argument, NULL, 'j'},
 		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"sysroot", required_argument, NULL, 'r'},
+		{"output-file", required_argument, NULL, 'O'},
+		{"sysroot", required_argument, NULL, 'R'},
 		{"snapshot", required_argument, NULL, 's'},
 		{"interval", required_argument, NULL, 'i'},
+		{"all", no_argument, NULL, 'a'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"list", no_argument, NULL, 'l'},
+		{"output", required_argument, NULL, 'o'},
+		{"noheadings", no_argument, NULL, 'n'},
+		{"raw", no_argument, NULL, 'r'},
+		{"pairs", no_argument, NULL, 'P'},
+		{"map", no_argument, NULL, 'm'},
 		{"color", required_argument, NULL, 'C'},
 		{"colour", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 		// clang-format on
 	};
-	const char *sysroot = NULL, *color = "auto", *format = "text", *output = NULL, *snapshot = NULL,
-		   *interval_arg = NULL;
-	double interval = 0;
+	struct check_args a = {.color = "auto", .format = "text"};
+	const char *sysroot;
 	char *tmpname = NULL, *snapdir = NULL, *why = NULL;
 	FILE *out = stdout;
 	bool json = false, prom = false;
+	struct ns_cli cli;
 	struct ns_root *root = NULL;
 	struct ns_system sys;
 	struct ns_findings findings = {0};
 	struct ns_text_opts topts = {0};
 	int c, r, code;
 
+	ns_cli_init(&cli, "check", argc, argv);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jf:o:r:s:i:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jf:O:R:s:i:avlo:nrPmh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			format = "json";
+			a.format = "json";
 			break;
 		case 'f':
-			format = optarg;
+			a.format = optarg;
 			break;
-		case 'o':
-			output = optarg;
+		case 'O':
+			a.output_file = optarg;
 			break;
-		case 'r':
-			sysroot = optarg;
+		case 'R':
+			a.sysroot = optarg;
 			break;
 		case 's':
-			snapshot = optarg;
+			a.snapshot = optarg;
 			break;
 		case 'C':
-			color = optarg;
+			a.color = optarg;
 			break;
 		case 'i':
-			interval_arg = optarg;
+			a.interval_arg = optarg;
+			break;
+		case 'a':
+			a.all = true;
+			break;
+		case 'v':
+			a.verbose = true;
+			break;
+		case 'l':
+			a.list = true;
+			break;
+		case 'o':
+			a.columns = optarg;
+			a.list = true;
+			break;
+		case 'n':
+			a.noheadings = true;
+			break;
+		case 'r':
+			a.raw = true;
+			break;
+		case 'P':
+			a.pairs = true;
+			break;
+		case 'm':
+			a.map = true;
 			break;
 		case 'h':
 			check_usage(stdout);
 			return NS_EXIT_OK;
 		default:
-			check_usage(stderr);
-			return NS_EXIT_UNKNOWN;
+			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
-	if (strcmp(format, "json") == 0)
+	if (strcmp(a.format, "json") == 0)
 		json = true;
-	else if (strcmp(format, "prometheus") == 0)
+	else if (strcmp(a.format, "prometheus") == 0)
 		prom = true;
-	else if (strcmp(format, "text") != 0) {
-		fprintf(stderr, "numastor check: --format takes text, json or prometheus, not '%s'\n", format);
-		return NS_EXIT_UNKNOWN;
-	}
-	if (output && !*output) {
-		fprintf(stderr, "numastor check: --output needs a file name\n");
-		return NS_EXIT_UNKNOWN;
-	}
-	r = ns_color_choice(color, stdout);
-	if (r < 0) {
-		fprintf(stderr, "numastor check: --color takes auto, always or never, not '%s'\n", color);
-		return NS_EXIT_UNKNOWN;
-	}
-	topts.color = r && !output;
-	if (sysroot && !*sysroot) {
-		fprintf(stderr, "numastor check: --sysroot needs a directory\n");
-		return NS_EXIT_UNKNOWN;
-	}
-	if (interval_arg && (r = parse_interval(interval_arg, &interval)) < 0) {
-		fprintf(stderr,
-			"numastor check: --interval takes seconds, a plain number above 0 and at most %d (e.g. 2 "
-			"or 0.5), not '%s'\n",
-			INTERVAL_MAX, interval_arg);
-		return NS_EXIT_UNKNOWN;
-	}
-	if (interval_arg && snapshot) {
-		fprintf(stderr, "numastor check: a snapshot's counts do not change: --interval needs a live system\n");
-		return NS_EXIT_UNKNOWN;
-	}
-	if (snapshot && sysroot) {
-		fprintf(stderr, "numastor check: --snapshot and --sysroot are two roots; give one\n");
-		return NS_EXIT_UNKNOWN;
-	}
-	if (snapshot) {
+	else if (strcmp(a.format, "text") != 0)
+		return ns_cli_bad_usage(&cli, "--format takes text, json, prometheus or svg, not '%s'", a.format);
+	if (a.output_file && !*a.output_file)
+		return ns_cli_bad_usage(&cli, "--output-file needs a file name");
+	r = ns_color_choice(a.color, stdout);
+	if (r < 0)
+		return ns_cli_bad_usage(&cli, "--color takes auto, always or never, not '%s'", a.color);
+	topts.color = r && !a.output_file;
+	topts.verbose = a.verbose;
+	topts.all = a.all;
+	topts.width = ns_text_width(stdout);
+	if (a.sysroot && !*a.sysroot)
+		return ns_cli_bad_usage(&cli, "--sysroot needs a directory");
+	if (a.interval_arg && (r = parse_interval(a.interval_arg, &a.interval)) < 0)
+		return ns_cli_bad_usage(&cli,
+					"--interval takes seconds, a plain number above 0 and at most %d (e.g. 2 "
+					"or 0.5), not '%s'",
+					INTERVAL_MAX, a.interval_arg);
+	if (a.interval_arg && a.snapshot)
+		return ns_cli_bad_usage(&cli, "a snapshot's counts do not change: --interval needs a live system");
+	if (a.snapshot && a.sysroot)
+		return ns_cli_bad_usage(&cli, "--snapshot and --sysroot are two roots; give one");
+	sysroot = a.sysroot;
+	if (a.snapshot) {
 		r = make_snapdir(&snapdir);
+		if (r < 0)
+			return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot make a directory to extract %s into: %s",
+					   a.snapshot, strerror(-r));
+		r = ns_snapshot_extract_into(a.snapshot, snapdir, &why);
 		if (r < 0) {
-			fprintf(stderr, "numastor check: cannot make a directory to extract %s into: %s\n", snapshot,
-				strerror(-r));
-			return NS_EXIT_UNKNOWN;
-		}
-		r = ns_snapshot_extract_into(snapshot, snapdir, &why);
-		if (r < 0) {
-			fprintf(stderr, "numastor check: %s\n", why ? why : strerror(-r));
+			ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s", why ? why : strerror(-r));
 			free(why);
 			remove_snapdir(&snapdir);
 			return NS_EXIT_UNKNOWN;
@@ -420,54 +459,50 @@ int cmd_check(int argc, char **argv)
 	}
 	r = ns_root_open(sysroot, &root);
 	if (r < 0) {
-		fprintf(stderr, "numastor check: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
-			strerror(-r));
+		ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", sysroot ? sysroot : "/",
+			    strerror(-r));
 		remove_snapdir(&snapdir);
 		return NS_EXIT_UNKNOWN;
 	}
-	if (snapshot) {
+	cli.root = root;
+	if (a.snapshot) {
 		char *label;
-		if (asprintf(&label, "snapshot:%s", snapshot) >= 0) {
+		if (asprintf(&label, "snapshot:%s", a.snapshot) >= 0) {
 			ns_root_set_label(root, label);
 			free(label);
 		}
 	}
 	r = ns_system_discover(root, (const char *const *)argv + optind, (size_t)(argc - optind), &sys);
 	if (r == -ENODEV) {
-		fprintf(stderr, "numastor check: %s\n",
-			sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : "no such device");
-		code = NS_EXIT_UNKNOWN;
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s",
+				   sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : "no such device");
 		goto out;
 	}
 	if (r < 0) {
-		fprintf(stderr, "numastor check: cannot read the block devices under %s/sys/block: %s\n",
-			sysroot ? sysroot : "", strerror(-r));
-		code = NS_EXIT_UNKNOWN;
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot read the block devices under %s/sys/block: %s",
+				   sysroot ? sysroot : "", strerror(-r));
 		goto out;
 	}
-	if (interval > 0 && (r = sample_rates(root, &sys, interval)) < 0) {
-		fprintf(stderr, "numastor check: sampling the interrupt counts: %s\n", strerror(-r));
-		code = NS_EXIT_UNKNOWN;
+	if (a.interval > 0 && (r = sample_rates(root, &sys, a.interval)) < 0) {
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "sampling the interrupt counts: %s", strerror(-r));
 		goto out;
 	}
 	r = ns_findings_evaluate(&sys, &findings);
 	if (r < 0) {
-		fprintf(stderr, "numastor check: evaluating findings: %s\n", strerror(-r));
-		code = NS_EXIT_UNKNOWN;
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "evaluating findings: %s", strerror(-r));
 		goto out;
 	}
 	code = ns_findings_exit_code(&findings);
-	if (output) {
+	if (a.output_file) {
 		/* beside the target, so the rename is atomic: the textfile collector never sees half a file */
 		int fd;
-		if (asprintf(&tmpname, "%s.XXXXXX", output) < 0 || (fd = mkstemp(tmpname)) < 0 ||
+		if (asprintf(&tmpname, "%s.XXXXXX", a.output_file) < 0 || (fd = mkstemp(tmpname)) < 0 ||
 		    !(out = fdopen(fd, "w"))) {
-			fprintf(stderr, "numastor check: cannot create a file beside %s: %s\n", output,
-				strerror(errno));
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot create a file beside %s: %s", a.output_file,
+					   strerror(errno));
 			free(tmpname);
 			tmpname = NULL;
 			out = stdout;
-			code = NS_EXIT_UNKNOWN;
 			goto out;
 		}
 		fchmod(fd, 0644);
@@ -475,37 +510,32 @@ int cmd_check(int argc, char **argv)
 	if (json) {
 		r = ns_print_json_stream(out, &sys, &findings);
 		if (r == -EFBIG) {
-			fprintf(stderr,
-				"numastor check: the JSON report would be more than %zu bytes, its budget "
-				"(numastor-snapshot(8), BUDGETS); nothing was written\n",
-				json_budget());
-			code = NS_EXIT_UNKNOWN;
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN,
+					   "the JSON report would be more than %zu bytes, its budget "
+					   "(numastor-snapshot(8), BUDGETS); nothing was written",
+					   json_budget());
 		} else if (r < 0) {
-			fprintf(stderr, "numastor check: out of memory\n");
-			code = NS_EXIT_UNKNOWN;
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
 		}
 	} else if (prom) {
 		ns_print_prometheus(out, &sys, &findings);
 	} else {
 		ns_print_text(out, &sys, &findings, &topts);
 	}
-	if (fflush(out) != 0 || ferror(out) || (output && fsync(fileno(out)) < 0)) {
-		fprintf(stderr, "numastor check: writing the report%s%s: %s\n", output ? " to " : "",
-			output ? output : "", strerror(errno));
-		code = NS_EXIT_UNKNOWN;
+	if (fflush(out) != 0 || ferror(out) || (a.output_file && fsync(fileno(out)) < 0)) {
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing the report%s%s: %s", a.output_file ? " to " : "",
+				   a.output_file ? a.output_file : "", strerror(errno));
 	}
-	if (output) {
-		if (fclose(out) != 0 && code != NS_EXIT_UNKNOWN) {
-			fprintf(stderr, "numastor check: writing %s: %s\n", output, strerror(errno));
-			code = NS_EXIT_UNKNOWN;
-		}
+	if (a.output_file) {
+		if (fclose(out) != 0 && code != NS_EXIT_UNKNOWN)
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", a.output_file, strerror(errno));
 		out = stdout;
 		if (code == NS_EXIT_UNKNOWN)
 			unlink(tmpname);
-		else if (rename(tmpname, output) < 0) {
-			fprintf(stderr, "numastor check: cannot rename onto %s: %s\n", output, strerror(errno));
+		else if (rename(tmpname, a.output_file) < 0) {
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot rename onto %s: %s", a.output_file,
+					   strerror(errno));
 			unlink(tmpname);
-			code = NS_EXIT_UNKNOWN;
 		}
 		free(tmpname);
 		tmpname = NULL;

@@ -15,6 +15,7 @@
 #include "journal.h"
 #include "modswap.h"
 #include "swapjournal.h"
+#include "cli.h"
 #include "json.h"
 #include "numastor.h"
 #include "plan.h"
@@ -55,7 +56,7 @@ static void fix_usage(FILE *out)
 		     "                            drop-in numastor-policy.conf into irqbalance.service.d/,\n"
 		     "                            reload systemd and restart irqbalance (--revert removes it;\n"
 		     "                            refused while irqbalance has a policy script of its own)\n"
-		     "  -r, --sysroot DIR         plan for a captured tree (implies --dry-run)\n"
+		     "  -R, --sysroot DIR         plan for a captured tree (implies --dry-run)\n"
 		     "  -q, --quiet               print only problems\n"
 		     "      --color WHEN          colour: auto (default), always, never\n"
 		     "  -h, --help                show this help\n"
@@ -1046,7 +1047,7 @@ int cmd_fix(int argc, char **argv)
 	static const struct option lopts[] = {
 		{"dry-run", no_argument, NULL, 'n'},
 		{"json", no_argument, NULL, 'j'},
-		{"revert", no_argument, NULL, 'R'},
+		{"revert", no_argument, NULL, 'X'},
 		{"rq-affinity", required_argument, NULL, 'A'},
 		{"lock-timeout", required_argument, NULL, 'T'},
 		{"hotplug", no_argument, NULL, 'H'},
@@ -1054,7 +1055,7 @@ int cmd_fix(int argc, char **argv)
 		{"module-dir", required_argument, NULL, 'D'},
 		{"install", no_argument, NULL, 'I'},
 		{"irqbalance", required_argument, NULL, 'B'},
-		{"sysroot", required_argument, NULL, 'r'},
+		{"sysroot", required_argument, NULL, 'R'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"color", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
@@ -1072,12 +1073,15 @@ int cmd_fix(int argc, char **argv)
 	struct ns_apply_opts aopts = {
 		.retries = 3, .retry_delay_ms = 50, .after_write = stop_after_writes, .data = &stop_after};
 	int c, r, code = NS_EXIT_OK, lockfd = -1;
+	struct ns_cli cli;
 	struct ns_lock_holder holder;
 	struct ib_outcome ibo = {0};
 	char *end;
 
+	ns_cli_init(&cli, "fix", argc, argv);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "njr:qh", lopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":njR:qh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			o.dry_run = true;
@@ -1085,7 +1089,7 @@ int cmd_fix(int argc, char **argv)
 		case 'j':
 			o.json = true;
 			break;
-		case 'R':
+		case 'X':
 			o.revert = true;
 			break;
 		case 'A':
@@ -1107,7 +1111,7 @@ int cmd_fix(int argc, char **argv)
 			o.lock_timeout_s = (unsigned)v;
 			break;
 		}
-		case 'r':
+		case 'R':
 			o.sysroot = optarg;
 			break;
 		case 'H':
@@ -1140,8 +1144,7 @@ int cmd_fix(int argc, char **argv)
 			fix_usage(stdout);
 			return NS_EXIT_OK;
 		default:
-			fix_usage(stderr);
-			return NS_EXIT_UNKNOWN;
+			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
 	if (ns_color_choice(color, stdout) < 0) {

@@ -33,7 +33,7 @@ static void policy_usage(FILE *out)
 		     "Exit status: 0 (a policy printed, or nothing to say about this IRQ), 2 error.\n"
 		     "\n"
 		     "Options:\n"
-		     "  -r, --sysroot DIR   answer for a captured tree\n"
+		     "  -R, --sysroot DIR   answer for a captured tree\n"
 		     "  -h, --help          show this help\n");
 }
 
@@ -90,7 +90,7 @@ static int device_forced(struct ns_root *root, const char *devpath)
 int cmd_irqbalance_policy(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"sysroot", required_argument, NULL, 'r'},
+		{"sysroot", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -102,9 +102,9 @@ int cmd_irqbalance_policy(int argc, char **argv)
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "r:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "R:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'r':
+		case 'R':
 			sysroot = optarg;
 			break;
 		case 'h':

@@ -13,7 +13,14 @@ enum { NS_EXIT_OK = 0, NS_EXIT_WARNING = 1, NS_EXIT_CRITICAL = 2, NS_EXIT_UNKNOW
 
 struct ns_text_opts {
 	bool color;
+	bool verbose; /* -v: the full queue tables of every device */
+	bool all;     /* -a: empty devices too */
+	int width;    /* columns to fit: ns_text_width() */
 };
+
+/* The width a text report fits: COLUMNS when set to a number, else the terminal's when out is
+ * one, else 80 (a pipe, a file). Never below 40. */
+int ns_text_width(FILE *out);
 
 int cmd_check(int argc, char **argv);
 int cmd_fix(int argc, char **argv);

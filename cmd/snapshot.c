@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "config.h"
 #include "json.h"
 #include "numastor.h"
@@ -16,7 +17,7 @@
 
 static void snapshot_usage(FILE *out)
 {
-	fprintf(out, "Usage: numastor snapshot [-o FILE] [--sysroot DIR]\n"
+	fprintf(out, "Usage: numastor snapshot [-o FILE] [-R DIR]\n"
 		     "\n"
 		     "Capture exactly the files `numastor check` reads (with the bytes it read, links\n"
 		     "as links), plus the facts that are not files (kernel release, page size, capture\n"
@@ -25,7 +26,7 @@ static void snapshot_usage(FILE *out)
 		     "\n"
 		     "Options:\n"
 		     "  -o, --output FILE   where to write it (default numastor-snapshot-HOST-TIME.tar.gz)\n"
-		     "  -r, --sysroot DIR   capture a captured tree instead of the live system\n"
+		     "  -R, --sysroot DIR   capture a captured tree instead of the live system\n"
 		     "  -h, --help          show this help\n"
 		     "\n"
 		     "Exit status: 0 written, 3 could not.\n");
@@ -103,7 +104,7 @@ int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
-		{"sysroot", required_argument, NULL, 'r'},
+		{"sysroot", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -117,22 +118,24 @@ int cmd_snapshot(int argc, char **argv)
 	time_t now = time(NULL);
 	struct tm tm;
 	int c, r, code = NS_EXIT_OK;
+	struct ns_cli cli;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:r:h", opts, NULL)) != -1) {
+	ns_cli_init(&cli, "snapshot", argc, argv);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:R:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			output = optarg;
 			break;
-		case 'r':
+		case 'R':
 			sysroot = optarg;
 			break;
 		case 'h':
 			snapshot_usage(stdout);
 			return NS_EXIT_OK;
 		default:
-			snapshot_usage(stderr);
-			return NS_EXIT_UNKNOWN;
+			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
 	if (optind < argc) {

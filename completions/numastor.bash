@@ -20,7 +20,7 @@ _numastor() {
 	case $cmd in
 	fix)
 		case $prev in
-		--sysroot | -r)
+		--sysroot | -R)
 			_filedir -d
 			return
 			;;
@@ -48,7 +48,7 @@ _numastor() {
 		;;
 	snapshot)
 		case $prev in
-		--sysroot | -r)
+		--sysroot | -R)
 			_filedir -d
 			return
 			;;
@@ -61,7 +61,7 @@ _numastor() {
 		;;
 	irqbalance-policy)
 		case $prev in
-		--sysroot | -r)
+		--sysroot | -R)
 			_filedir -d
 			return
 			;;
@@ -74,7 +74,7 @@ _numastor() {
 		;;
 	check)
 		case $prev in
-		--sysroot | -r)
+		--sysroot | -R)
 			_filedir -d
 			return
 			;;
@@ -83,10 +83,10 @@ _numastor() {
 			return
 			;;
 		--format | -f)
-			COMPREPLY=($(compgen -W "text json prometheus" -- "$cur"))
+			COMPREPLY=($(compgen -W "text json prometheus svg" -- "$cur"))
 			return
 			;;
-		--output | -o | --snapshot | -s)
+		--output-file | -O | --snapshot | -s)
 			_filedir
 			return
 			;;
@@ -96,12 +96,12 @@ _numastor() {
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --format --output --sysroot --snapshot --interval --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --format --output-file --sysroot --snapshot --interval --all --verbose --list --output --noheadings --raw --pairs --map --color --help" -- "$cur"))
 			return
 		fi
 		local sysroot="" j
 		for ((j = 1; j < cword; j++)); do
-			[[ ${words[j]} == --sysroot || ${words[j]} == -r ]] && sysroot=${words[j + 1]}
+			[[ ${words[j]} == --sysroot || ${words[j]} == -R ]] && sysroot=${words[j + 1]}
 		done
 		local devs
 		devs=$(ls "${sysroot:-}/sys/block" 2>/dev/null)

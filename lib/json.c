@@ -433,3 +433,27 @@ struct json_object *ns_json_document(const struct ns_system *sys, const struct n
 	add(doc, "notes", ns_json_notes(sys));
 	return doc;
 }
+
+struct json_object *ns_json_envelope(const struct ns_root *root, int schema_version)
+{
+	struct json_object *doc = json_object_new_object();
+
+	(void)root;
+	if (doc)
+		add(doc, "schema_version", json_object_new_int(schema_version));
+	return doc;
+}
+
+struct json_object *ns_json_error(const struct ns_root *root, const char *command, const char *message, int exit_code)
+{
+	struct json_object *doc = ns_json_envelope(root, NS_SCHEMA_VERSION), *err;
+
+	if (!doc)
+		return NULL;
+	add(doc, "command", jstr(command));
+	err = json_object_new_object();
+	add(err, "message", jstr(message));
+	add(err, "exit_code", json_object_new_int(exit_code));
+	add(doc, "error", err);
+	return doc;
+}

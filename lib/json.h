@@ -26,6 +26,14 @@ struct json_object *ns_json_notes(const struct ns_system *sys);
  */
 void ns_json_sanitize(struct json_object *o);
 struct json_object *ns_json_sanitized(struct json_object *o);
+/*
+ * What every document starts with: schema_version, and (json helper: host, generated_at)
+ * about the machine under root (NULL: nothing read yet). NULL when out of memory.
+ */
+struct json_object *ns_json_envelope(const struct ns_root *root, int schema_version);
+/* The document of a command that failed (schema/numastor-error.schema.json): the envelope, the
+ * command, and error {message, exit_code}. */
+struct json_object *ns_json_error(const struct ns_root *root, const char *command, const char *message, int exit_code);
 /* The whole document at once. */
 struct json_object *ns_json_document(const struct ns_system *sys, const struct ns_findings *findings,
 				     const char *version);

@@ -27,7 +27,18 @@ expect 0 "check" "$numastor" --help
 expect 3 "Usage" "$numastor"
 expect 3 "unknown command 'frobnicate'" "$numastor" frobnicate
 expect 0 "--sysroot DIR" "$numastor" check --help
-expect 3 "Usage: numastor check" "$numastor" check --no-such-option
+expect 3 "unrecognized option '--no-such-option'" "$numastor" check --no-such-option
+# a bad option is one line and a pointer to --help, as util-linux does, not the whole help
+for cmd in check fix snapshot; do
+	out=$("$numastor" $cmd --no-such-option 2>&1)
+	rc=$?
+	if [ "$rc" != 3 ] || [ "$(wc -l <<<"$out")" != 2 ] || ! grep -qx "Try 'numastor $cmd --help'." <<<"$out"; then
+		echo "FAIL: '$cmd --no-such-option' is not one line and a pointer to --help (exit $rc): ${out:0:300}"
+		fails=$((fails + 1))
+	fi
+done
+expect 3 "unrecognized option '-x'" "$numastor" check -jx
+expect 3 "Try 'numastor --help'" "$numastor" frobnicate
 expect 3 "cannot use /nonexistent/capture as the root" "$numastor" check --sysroot /nonexistent/capture
 expect 3 "needs a directory" "$numastor" check --sysroot ""
 expect 3 "--color takes auto, always or never, not 'purple'" "$numastor" check --color purple
@@ -46,7 +57,7 @@ for bad in "" 0 0.0 -1 +2 abc 0.2s 1e-1 3601 3600.5 inf nan . 1. .5 " 2" 0x10 "2
 done
 expect 3 "--interval takes seconds" "$numastor" check --interval=-1
 expect 3 "--interval needs a live system" "$numastor" check --snapshot "$tmp/file" --interval 1
-expect 3 "Usage: numastor check" "$numastor" check --interval
+expect 3 "option '--interval' needs an argument" "$numastor" check --interval
 # this machine, live: the interval is waited and reported
 out=$("$numastor" check --json --interval 0.2 2>&1)
 rc=$?

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Prometheus output: promtool accepts the metrics of every fixture machine and of this
-# machine; --output replaces the file atomically and leaves no temp file; the shipped
+# machine; --output-file replaces the file atomically and leaves no temp file; the shipped
 # alerting rules pass promtool check rules and their unit tests.
 set -u
 numastor=$1
@@ -36,19 +36,19 @@ grep -q '^numastor_device_queue_interrupts_total{device="sda",local="false"} 182
 	grep -q '^numastor_device_queue_interrupts_total{device="sda",local="true"} 0$' "$tmp/hba.prom" ||
 	fail "hba: queue interrupts by locality: $(grep queue_interrupts "$tmp/hba.prom")"
 
-# --output: atomic replace, no temp file left, errors are exit 3
+# --output-file: atomic replace, no temp file left, errors are exit 3
 echo "old" >"$tmp/numastor.prom"
-"$numastor" check --sysroot "$tmp/fx/baremetal-2s-4nvme-healthy" -f prometheus -o "$tmp/numastor.prom" >"$tmp/stdout"
-[ $? = 0 ] || fail "--output exited non-zero"
-[ -s "$tmp/stdout" ] && fail "--output also wrote to stdout"
-grep -q '^numastor_check_status 0$' "$tmp/numastor.prom" || fail "--output did not replace the file"
-[ "$(ls "$tmp" | grep -c '^numastor.prom')" = 1 ] || fail "--output left a temp file: $(ls "$tmp")"
-[ "$(stat -c %a "$tmp/numastor.prom")" = 644 ] || fail "--output file mode is $(stat -c %a "$tmp/numastor.prom")"
-out=$("$numastor" check -f prometheus -o "$tmp/no/such/dir/numastor.prom" 2>&1)
+"$numastor" check --sysroot "$tmp/fx/baremetal-2s-4nvme-healthy" -f prometheus -O "$tmp/numastor.prom" >"$tmp/stdout"
+[ $? = 0 ] || fail "--output-file exited non-zero"
+[ -s "$tmp/stdout" ] && fail "--output-file also wrote to stdout"
+grep -q '^numastor_check_status 0$' "$tmp/numastor.prom" || fail "--output-file did not replace the file"
+[ "$(ls "$tmp" | grep -c '^numastor.prom')" = 1 ] || fail "--output-file left a temp file: $(ls "$tmp")"
+[ "$(stat -c %a "$tmp/numastor.prom")" = 644 ] || fail "--output-file file mode is $(stat -c %a "$tmp/numastor.prom")"
+out=$("$numastor" check -f prometheus -O "$tmp/no/such/dir/numastor.prom" 2>&1)
 [ $? = 3 ] && grep -q "cannot create a file beside $tmp/no/such/dir/numastor.prom" <<<"$out" ||
-	fail "--output into a missing directory: $out"
+	fail "--output-file into a missing directory: $out"
 out=$("$numastor" check -f yaml 2>&1)
-[ $? = 3 ] && grep -q "takes text, json or prometheus, not 'yaml'" <<<"$out" || fail "--format yaml: $out"
+[ $? = 3 ] && grep -q "takes text, json, prometheus or svg, not 'yaml'" <<<"$out" || fail "--format yaml: $out"
 
 out=$(promtool check rules "$here/../data/numastor-alerts.yml" 2>&1) || fail "promtool check rules: $out"
 out=$(cd "$here/prometheus" && promtool test rules alerts-test.yml 2>&1) || fail "promtool test rules: $out"
