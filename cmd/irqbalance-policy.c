@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "journal.h"
 #include "number.h"
 #include "machine.h"
@@ -99,10 +100,14 @@ int cmd_irqbalance_policy(int argc, char **argv)
 	struct ns_journal j;
 	char *name;
 	long long irq;
+	struct ns_cli cli;
 	int c, r;
 
+	/* exit 2 when it cannot judge the IRQ: irqbalance's "no opinion" */
+	ns_cli_init(&cli, "irqbalance-policy", argc, argv);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "R:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":R:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'R':
 			sysroot = optarg;
@@ -110,25 +115,17 @@ int cmd_irqbalance_policy(int argc, char **argv)
 		case 'h':
 			policy_usage(stdout);
 			return 0;
-		default:
-			policy_usage(stderr);
-			return 2;
+		default: /* a person's mistake, not irqbalance's call: exit 3 as every command */
+			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
-	if (argc - optind != 2) {
-		policy_usage(stderr);
-		return 2;
-	}
-	if (ns_parse_dec(argv[optind + 1], 0, INT_MAX, &irq) < 0) {
-		fprintf(stderr, "numastor irqbalance-policy: '%s' is not an IRQ number\n", argv[optind + 1]);
-		return 2;
-	}
+	if (argc - optind != 2)
+		return ns_cli_bad_usage(&cli, "takes DEVPATH and IRQ (irqbalance's --policyscript arguments)");
+	if (ns_parse_dec(argv[optind + 1], 0, INT_MAX, &irq) < 0)
+		return ns_cli_fail(&cli, 2, "'%s' is not an IRQ number", argv[optind + 1]);
 	r = ns_root_open(sysroot, &root);
-	if (r < 0) {
-		fprintf(stderr, "numastor irqbalance-policy: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
-			strerror(-r));
-		return 2;
-	}
+	if (r < 0)
+		return ns_cli_fail(&cli, 2, "cannot use %s as the root: %s", sysroot ? sysroot : "/", strerror(-r));
 	r = ns_journal_load(root, &j);
 	if (r == 0) {
 		struct ns_cpuset current = {0};
