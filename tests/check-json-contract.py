@@ -2,7 +2,8 @@
 """The JSON contract (issue 12): under --json every command prints exactly one JSON document on
 stdout, errors included, and each validates against its schema in schema/:
 
-- check --json (and -f json) on every fixture machine: numastor.schema.json;
+- check --json (and -f json) on every fixture machine: numastor.schema.json; check --list --json
+  (numastor-list.schema.json once --list has a document of its own);
 - fix --json / --dry-run --json on every fixture, fix --json writing into a fixture copy, fix
   --revert --json with no journal and with one, fix --modules --dry-run --json:
   numastor-fix.schema.json;
@@ -33,6 +34,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
 SCHEMAS = {k: json.load(open(os.path.join(HERE, "..", "schema", f))) for k, f in (
     ("check", "numastor.schema.json"), ("fix", "numastor-fix.schema.json"), ("error", "numastor-error.schema.json"))}
+# check --list --json (list helper): its own schema when it has one
+LIST_SCHEMA = os.path.join(HERE, "..", "schema", "numastor-list.schema.json")
+if os.path.exists(LIST_SCHEMA):
+    SCHEMAS["list"] = json.load(open(LIST_SCHEMA))
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 FIX_REFUSES = {"broken-inputs"}  # as tests/check-fixtures.py says
 NOW = 1767225600  # 2026-01-01T00:00:00Z
@@ -111,6 +116,11 @@ def run(numastor, label, args, kind, *, code=None, env=None, now=NOW, host=None,
     try:
         doc = one_document(p.stdout)
         got = "error" if "error" in doc else kind if kind != "error" else "not an error"
+        if kind == "check-or-list" and got != "error":
+            # the report, until --list prints its own document; then that has a schema
+            kind = "check" if "machine" in doc else "list"
+            assert kind in SCHEMAS, "check --list --json printed a document without a schema in schema/"
+            got = kind
         assert got == kind, f"a {got} document where a {kind} one was due: {p.stdout[:300]}"
         jsonschema.validate(doc, SCHEMAS[kind])
         envelope(doc, now, host)
@@ -155,6 +165,11 @@ def main():
         run(numastor, "check -f json", ["check", "-R", cloud, "-f", "json"], "check", code=2)
         run(numastor, "check --format=json", ["check", "-R", cloud, "--format=json"], "check", code=2)
         run(numastor, "the time of the run", ["check", "-R", cloud, "--json"], "check", now=None, code=2)
+        for args in (["--list"], ["--list", "-o", "NAME,NODE"], ["-l", "-n"]):
+            run(numastor, "check " + " ".join(args), ["check", "-R", cloud, "--json", *args], "check-or-list",
+                code=(0, 1, 2))
+        run(numastor, "check --list, no such device", ["check", "-R", cloud, "--json", "--list", "nosuchdisk0"],
+            "error", code=3)
         run(numastor, "bad option", ["check", "--json", "--no-such-option"], "error", code=3)
         run(numastor, "bad short option", ["check", "-j", "-Z"], "error", code=3)
         run(numastor, "missing argument", ["check", "--json", "--sysroot"], "error", code=3)
