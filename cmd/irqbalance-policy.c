@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,35 @@ static int device_forced(struct ns_root *root, const char *devpath)
 	return forced;
 }
 
+/* The option getopt stopped at (called with opterr = 0 and ':' first), as ns_cli_bad_option names it. */
+static const char *bad_option(char **argv)
+{
+	static char shortopt[3] = "-?";
+	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+
+	if (optopt && !(arg[0] == '-' && arg[1] == '-')) {
+		shortopt[1] = (char)optopt;
+		arg = shortopt;
+	}
+	return arg;
+}
+
+/* A usage error as ns_cli_bad_usage says it, with this command's exit 2 (the document's too). */
+__attribute__((format(printf, 2, 3))) static int policy_bad_usage(const struct ns_cli *cli, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	ns_cli_fail(cli, 2, "%s", msg ? msg : fmt);
+	free(msg);
+	fprintf(stderr, "Try 'numastor irqbalance-policy --help'.\n");
+	return 2;
+}
+
 int cmd_irqbalance_policy(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -103,7 +133,7 @@ int cmd_irqbalance_policy(int argc, char **argv)
 	struct ns_cli cli;
 	int c, r;
 
-	/* exit 2 when it cannot judge the IRQ: irqbalance's "no opinion" */
+	/* every error exits 2, the wrapper passes it on to irqbalance (numastor-irqbalance-policy(8)) */
 	ns_cli_init(&cli, "irqbalance-policy", argc, argv);
 	optind = 1;
 	opterr = 0;
@@ -115,12 +145,14 @@ int cmd_irqbalance_policy(int argc, char **argv)
 		case 'h':
 			policy_usage(stdout);
 			return 0;
-		default: /* a person's mistake, not irqbalance's call: exit 3 as every command */
-			return ns_cli_bad_option(&cli, c, argv);
+		default:
+			if (c == ':')
+				return policy_bad_usage(&cli, "option '%s' needs an argument", bad_option(argv));
+			return policy_bad_usage(&cli, "unrecognized option '%s'", bad_option(argv));
 		}
 	}
 	if (argc - optind != 2)
-		return ns_cli_bad_usage(&cli, "takes DEVPATH and IRQ (irqbalance's --policyscript arguments)");
+		return policy_bad_usage(&cli, "%s", "takes DEVPATH and IRQ (irqbalance's --policyscript arguments)");
 	if (ns_parse_dec(argv[optind + 1], 0, INT_MAX, &irq) < 0)
 		return ns_cli_fail(&cli, 2, "'%s' is not an IRQ number", argv[optind + 1]);
 	r = ns_root_open(sysroot, &root);
