@@ -227,6 +227,11 @@ def main():
         run(numastor, "malformed journal", ["fix", "-R", t, "--revert", "--json"], "error", code=3, env=w)
         run(numastor, "malformed journal, fix", ["fix", "-R", t, "--json"], "error", code=3, env=w)
         os.unlink(os.path.join(t, "run/numastor/journal.json"))
+        # a module directory with a manifest: the swap plan, refused (a check fails on a tree)
+        run(numastor, "modules plan", ["fix", "-R", os.path.join(fx, "node-set-manifest-upstream"), "--modules",
+                                       "--dry-run", "--json"], "fix", code=1,
+            check=lambda d, p: (d["modules"]["safe"] is False and d["result"] is None and d["dry_run"] is True)
+            or fail("modules plan: not the refused dry-run plan"))
         run(numastor, "modules, nothing to swap", ["fix", "-R", cloud, "--modules", "--dry-run", "--json"], "error",
             code=3, check=lambda d, p: d["command"] == "fix --modules" or fail("modules: command"))
         for label, args in (
