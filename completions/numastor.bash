@@ -90,6 +90,16 @@ _numastor() {
 			_filedir
 			return
 			;;
+		--output | -o)
+			# the columns of --list, as cmd/columns.c has them (tests/check-list.py holds them equal);
+			# a comma-separated list, "+" first to add to the default ones, any case
+			local cols="NAME KIND TRAN PCI DRIVER NODE SOURCE CPUS IRQS MANAGED FIRES QUEUES FINDINGS SEVERITY SIZE MODEL SERIAL BYID" pre=""
+			[[ $cur == *,* ]] && pre=${cur%,*},
+			[[ -z $pre && $cur == +* ]] && pre=+
+			local want=${cur#"$pre"}
+			COMPREPLY=($(compgen -P "$pre" -W "$cols" -- "${want^^}"))
+			return
+			;;
 		--interval | -i)
 			COMPREPLY=($(compgen -W "1 2 5 10" -- "$cur"))
 			return

@@ -31,7 +31,7 @@ complete -c numastor -n '__fish_seen_subcommand_from check' -s O -l output-file 
 complete -c numastor -n '__fish_seen_subcommand_from check' -s a -l all -d 'also list empty devices'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s v -l verbose -d 'the full queue tables of every device'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s l -l list -d 'one line per device, in columns'
-complete -c numastor -n '__fish_seen_subcommand_from check' -s o -l output -x -d 'the columns of --list'
+complete -c numastor -n '__fish_seen_subcommand_from check' -s o -l output -x -a 'NAME KIND TRAN PCI DRIVER NODE SOURCE CPUS IRQS MANAGED FIRES QUEUES FINDINGS SEVERITY SIZE MODEL SERIAL BYID' -d 'the columns of --list'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s n -l noheadings -d '--list without its heading'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s r -l raw -d '--list unaligned'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s P -l pairs -d '--list as KEY="value" pairs'
