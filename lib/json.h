@@ -11,6 +11,8 @@
 
 /* check's document; every change is listed in schema/CHANGES.md */
 #define NS_SCHEMA_VERSION 2
+/* check --list --json's document (schema/numastor-list.schema.json) */
+#define NS_LIST_SCHEMA_VERSION 1
 /* the error document of every command */
 #define NS_ERROR_SCHEMA_VERSION 1
 
