@@ -22,7 +22,8 @@
 #include "testhook.h"
 #include "util.h"
 
-#define FIX_SCHEMA_VERSION 1
+/* fix's documents (plan, modules, revert); every change is listed in schema/CHANGES.md */
+#define FIX_SCHEMA_VERSION 2
 /* --hotplug: the longest wait for a module swap or revert that holds the lock (a swap waits
  * up to 60 s per disk, then may roll back) */
 #define HOTPLUG_SWAP_WAIT_S 1800
@@ -69,12 +70,25 @@ static void fix_usage(FILE *out)
 }
 
 struct fix_opts {
+	const struct ns_cli *cli; /* errors: one line on stderr, or under --json one error document */
 	bool dry_run, json, revert, quiet, color, modules, install, hotplug, ib_policy;
 	const char *module_dir;
 	int rq_affinity;
 	unsigned lock_timeout_s;
 	const char *sysroot;
 };
+
+/*
+ * An error that ends the run, as `numastor fix --revert: ...` (who names the part of fix:
+ * "fix --revert", "fix --modules"): one line on stderr, and under --json the error document
+ * on stdout (then nothing else may be printed there). Returns code.
+ */
+#define fix_fail(o, who, code, ...)                      \
+	({                                               \
+		struct ns_cli cli_ = *(o)->cli;          \
+		cli_.cmd = (who);                        \
+		ns_cli_fail(&cli_, (code), __VA_ARGS__); \
+	})
 
 /* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write,
  * as a kill would. */
@@ -146,10 +160,9 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 				     const struct ns_apply_result *ir, const struct ns_apply_result *rr,
 				     const struct ib_outcome *ibo)
 {
-	struct json_object *doc = json_object_new_object(), *irqs = json_object_new_array(),
+	struct json_object *doc = ns_json_envelope(sys->root, FIX_SCHEMA_VERSION), *irqs = json_object_new_array(),
 			   *rqs = json_object_new_array(), *sum = json_object_new_object();
 
-	json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
 	json_object_object_add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
 	json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
 	json_object_object_add(doc, "allowed_cpus", ns_cpuset_json(&plan->allowed));
@@ -296,36 +309,48 @@ static void print_value(FILE *out, const char *v)
 	free(e);
 }
 
-/* Why the plan was refused (-EBADMSG): each exclusion input that did not parse, by file and value. */
-static void print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
+/* Why the plan was refused (-EBADMSG): each exclusion input that did not parse, by file and
+ * value, in the one error of the run. Returns NS_EXIT_UNKNOWN. */
+static int print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
 {
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&msg, &len);
+	int code;
+
+	if (!f)
+		return fix_fail(o, "fix", NS_EXIT_UNKNOWN, "refused: an excluded-CPU input does not parse");
 	for (size_t i = 0; i < m->nunparsed; i++) {
 		const struct ns_unparsed *u = &m->unparsed[i];
 		bool mask = strcmp(u->field, "irqbalance.banned_cpus_mask") == 0,
 		     banned = mask || strcmp(u->field, "irqbalance.banned_cpus") == 0;
-		fprintf(stderr, "numastor fix: refused: %s/%s ",
+		fprintf(f, "refused: %s/%s ",
 			!banned ? ""
 			: mask	? "IRQBALANCE_BANNED_CPUS in "
 				: "IRQBALANCE_BANNED_CPULIST in ",
 			u->path);
 		if (u->raw) {
-			fputs(banned ? "is " : "reads ", stderr);
-			print_value(stderr, u->raw);
+			fputs(banned ? "is " : "reads ", f);
+			print_value(f, u->raw);
 			if (u->err == -ERANGE)
 				fputs(", which names a CPU this machine cannot have (beyond kernel_max or the possible "
-				      "CPUs)\n",
-				      stderr);
+				      "CPUs); ",
+				      f);
 			else
-				fprintf(stderr, ", which does not parse as a CPU %s (%s)\n", mask ? "mask" : "list",
+				fprintf(f, ", which does not parse as a CPU %s (%s); ", mask ? "mask" : "list",
 					strerror(-u->err));
 		} else {
-			fprintf(stderr, "cannot be read (%s)\n", strerror(-u->err));
+			fprintf(f, "cannot be read (%s); ", strerror(-u->err));
 		}
 	}
-	fprintf(stderr,
-		"numastor fix: %s: fix never places IRQs from a partial set of excluded CPUs (offline, "
-		"isolated, nohz_full, banned by irqbalance); correct the value and run fix again\n",
+	fprintf(f,
+		"%s: fix never places IRQs from a partial set of excluded CPUs (offline, isolated, nohz_full, "
+		"banned by irqbalance); correct the value and run fix again",
 		o->dry_run ? "nothing was planned" : "nothing was planned or changed");
+	fclose(f);
+	code = fix_fail(o, "fix", NS_EXIT_UNKNOWN, "%s", msg ? msg : "refused");
+	free(msg);
+	return code;
 }
 
 /* Test-only (lib/testhook.h): NUMASTOR_TEST_IRQ_WRITE_ERRNO=EIO|EPERM|EACCES makes every IRQ
@@ -365,11 +390,11 @@ static int malformed_journal(struct ns_root *root, const char *who, const struct
 		free(why);
 		return 0;
 	}
-	fprintf(stderr,
-		"%s: refused: /%s is malformed (%s): nothing was changed and the file is kept as it is. It is "
-		"not what numastor writes: restore by hand what still applies of it (each entry's previous "
-		"value), then remove it%s\n",
-		who, NS_JOURNAL_PATH, why ? why : "?", o->revert ? "" : " and run fix again");
+	fix_fail(o, who, NS_EXIT_UNKNOWN,
+		 "refused: /%s is malformed (%s): nothing was changed and the file is kept as it is. It is "
+		 "not what numastor writes: restore by hand what still applies of it (each entry's previous "
+		 "value), then remove it%s",
+		 NS_JOURNAL_PATH, why ? why : "?", o->revert ? "" : " and run fix again");
 	free(why);
 	return -EINVAL;
 }
@@ -383,14 +408,15 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 	size_t restored = 0, unchanged = 0;
 	int r;
 
-	if (malformed_journal(root, "numastor fix --revert", o) < 0)
+	if (malformed_journal(root, "fix --revert", o) < 0)
 		return NS_EXIT_UNKNOWN;
 	r = ns_revert(root, aopts, &rep);
 
 	if (r == -ENOENT) {
 		if (o->json) {
-			struct json_object *doc = json_object_new_object();
-			json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+			struct json_object *doc = ns_json_envelope(root, FIX_SCHEMA_VERSION);
+			/* said in the document, never as text: false again when a swap journal is found */
+			json_object_object_add(doc, "nothing_to_revert", json_object_new_boolean(true));
 			json_object_object_add(doc, "boot_id", NULL);
 			json_object_object_add(doc, "journal_boot_id", NULL);
 			json_object_object_add(doc, "other_boot", json_object_new_boolean(false));
@@ -405,19 +431,19 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 		return NS_EXIT_OK;
 	}
 	if (r == -EPROTO) {
-		fprintf(stderr,
-			"numastor fix --revert: /%s is a version %d journal, written by another numastor; this one "
-			"reads version %d (IRQs found again by PCI function and action name, disks by identity). "
-			"Nothing was reverted and the file is kept: its entries name IRQs by number and disks by "
-			"name as they were then, which a driver reload may have given to other devices. Restore "
-			"by hand what still applies (check /sys/kernel/irq/N/actions against each entry's name "
-			"first), or revert with the numastor that wrote it; then remove the file.\n",
-			NS_JOURNAL_PATH, rep.journal_version, NS_JOURNAL_VERSION);
+		fix_fail(o, "fix --revert", NS_EXIT_UNKNOWN,
+			 "/%s is a version %d journal, written by another numastor; this one "
+			 "reads version %d (IRQs found again by PCI function and action name, disks by identity). "
+			 "Nothing was reverted and the file is kept: its entries name IRQs by number and disks by "
+			 "name as they were then, which a driver reload may have given to other devices. Restore "
+			 "by hand what still applies (check /sys/kernel/irq/N/actions against each entry's name "
+			 "first), or revert with the numastor that wrote it; then remove the file.",
+			 NS_JOURNAL_PATH, rep.journal_version, NS_JOURNAL_VERSION);
 		ns_revert_report_free(&rep);
 		return NS_EXIT_UNKNOWN;
 	}
 	if (r == -EINVAL && !rep.n) {
-		fprintf(stderr, "numastor fix --revert: /%s is malformed; nothing was changed\n", NS_JOURNAL_PATH);
+		fix_fail(o, "fix --revert", NS_EXIT_UNKNOWN, "/%s is malformed; nothing was changed", NS_JOURNAL_PATH);
 		ns_revert_report_free(&rep);
 		return NS_EXIT_UNKNOWN;
 	}
@@ -426,7 +452,8 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 		unchanged += rep.v[i].status == NS_REVERT_UNCHANGED;
 	}
 	if (o->json) {
-		struct json_object *doc = json_object_new_object(), *items = json_object_new_array();
+		struct json_object *doc = ns_json_envelope(root, FIX_SCHEMA_VERSION), *items = json_object_new_array();
+		json_object_object_add(doc, "nothing_to_revert", json_object_new_boolean(false));
 		for (size_t i = 0; i < rep.n; i++) {
 			const struct ns_revert_item *it = &rep.v[i];
 			struct json_object *x = json_object_new_object();
@@ -442,7 +469,6 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, const struc
 			json_object_object_add(x, "device", jstr_or_null(it->device));
 			json_object_array_add(items, x);
 		}
-		json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
 		json_object_object_add(doc, "boot_id", jstr_or_null(rep.boot_id));
 		json_object_object_add(doc, "journal_boot_id", jstr_or_null(rep.journal_boot_id));
 		json_object_object_add(doc, "other_boot", json_object_new_boolean(rep.other_boot));
@@ -686,18 +712,14 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 	bool ran = false, have_journal = false;
 	int r = ns_swap_plan_build(sys, o->module_dir, &plan), code = NS_EXIT_OK;
 
-	if (r == -ENOENT) {
-		fprintf(stderr,
-			"numastor fix --modules: nothing to swap: no manifest.json in %s%s, or nothing in it "
-			"applies to this machine (build the modules with kmod-patches/build-modules.sh)\n",
-			o->module_dir ? o->module_dir : "/" NS_MODULE_DIR "/",
-			o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
-		return NS_EXIT_UNKNOWN;
-	}
-	if (r < 0) {
-		fprintf(stderr, "numastor fix --modules: %s\n", strerror(-r));
-		return NS_EXIT_UNKNOWN;
-	}
+	if (r == -ENOENT)
+		return fix_fail(o, "fix --modules", NS_EXIT_UNKNOWN,
+				"nothing to swap: no manifest.json in %s%s, or nothing in it "
+				"applies to this machine (build the modules with kmod-patches/build-modules.sh)",
+				o->module_dir ? o->module_dir : "/" NS_MODULE_DIR "/",
+				o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
+	if (r < 0)
+		return fix_fail(o, "fix --modules", NS_EXIT_UNKNOWN, "%s", strerror(-r));
 	/* JSON: the plan, then (when it ran) what happened, printed once at the end */
 	if (!o->json)
 		swap_plan_text(&plan);
@@ -805,8 +827,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 	}
 out:
 	if (o->json) {
-		struct json_object *doc = json_object_new_object(), *res = NULL;
-		json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
+		struct json_object *doc = ns_json_envelope(root, FIX_SCHEMA_VERSION), *res = NULL;
 		json_object_object_add(doc, "dry_run", json_object_new_boolean(o->dry_run));
 		json_object_object_add(doc, "modules", swap_plan_json(&plan));
 		if (ran) {
@@ -858,6 +879,8 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o, struct
 			json_object_object_add(doc, "modules", NULL);
 		return NS_EXIT_OK;
 	}
+	if (doc) /* a swap journal: something to revert, or to say why not */
+		json_object_object_add(doc, "nothing_to_revert", json_object_new_boolean(false));
 	if (r < 0) {
 		fprintf(stderr, "numastor fix --revert: /%s is malformed (%s); the modules were not touched\n",
 			NS_SWAP_JOURNAL_PATH, strerror(-r));
@@ -1079,6 +1102,7 @@ int cmd_fix(int argc, char **argv)
 	char *end;
 
 	ns_cli_init(&cli, "fix", argc, argv);
+	o.cli = &cli;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":njR:qh", lopts, NULL)) != -1) {
@@ -1093,21 +1117,17 @@ int cmd_fix(int argc, char **argv)
 			o.revert = true;
 			break;
 		case 'A':
-			if (strcmp(optarg, "2") != 0) {
-				fprintf(stderr, "numastor fix: --rq-affinity takes 2, not '%s'\n", optarg);
-				return NS_EXIT_UNKNOWN;
-			}
+			if (strcmp(optarg, "2") != 0)
+				return ns_cli_bad_usage(&cli, "--rq-affinity takes 2, not '%s'", optarg);
 			popts.rq_affinity = 2;
 			break;
 		case 'T': {
 			unsigned long v;
 			errno = 0;
 			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || v > 3600) {
-				fprintf(stderr, "numastor fix: --lock-timeout takes seconds (0-3600), not '%s'\n",
-					optarg);
-				return NS_EXIT_UNKNOWN;
-			}
+			if (errno || end == optarg || *end || v > 3600)
+				return ns_cli_bad_usage(&cli, "--lock-timeout takes seconds (0-3600), not '%s'",
+							optarg);
 			o.lock_timeout_s = (unsigned)v;
 			break;
 		}
@@ -1128,10 +1148,8 @@ int cmd_fix(int argc, char **argv)
 			o.install = true;
 			break;
 		case 'B':
-			if (strcmp(optarg, "policy") != 0) {
-				fprintf(stderr, "numastor fix: --irqbalance takes policy, not '%s'\n", optarg);
-				return NS_EXIT_UNKNOWN;
-			}
+			if (strcmp(optarg, "policy") != 0)
+				return ns_cli_bad_usage(&cli, "--irqbalance takes policy, not '%s'", optarg);
 			o.ib_policy = true;
 			break;
 		case 'q':
@@ -1147,52 +1165,35 @@ int cmd_fix(int argc, char **argv)
 			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
-	if (ns_color_choice(color, stdout) < 0) {
-		fprintf(stderr, "numastor fix: --color takes auto, always or never, not '%s'\n", color);
-		return NS_EXIT_UNKNOWN;
-	}
-	if (o.revert && (o.dry_run || optind < argc || popts.rq_affinity)) {
-		fprintf(stderr, "numastor fix: --revert takes no devices and no --dry-run or --rq-affinity\n");
-		return NS_EXIT_UNKNOWN;
-	}
-	if ((o.install || o.module_dir) && !o.modules) {
-		fprintf(stderr, "numastor fix: --install and --module-dir go with --modules\n");
-		return NS_EXIT_UNKNOWN;
-	}
-	if (o.modules && (o.revert || popts.rq_affinity || optind < argc)) {
-		fprintf(stderr, "numastor fix: --modules takes no devices, --revert or --rq-affinity\n");
-		return NS_EXIT_UNKNOWN;
-	}
-	if (o.ib_policy && (o.revert || o.modules || o.hotplug)) {
-		fprintf(stderr, "numastor fix: --irqbalance=policy goes with no --revert, --modules or --hotplug "
-				"(--revert removes the drop-in)\n");
-		return NS_EXIT_UNKNOWN;
-	}
-	if (o.hotplug && (o.revert || o.modules || o.dry_run || o.json)) {
-		fprintf(stderr, "numastor fix: --hotplug goes with no --revert, --modules, --dry-run or --json\n");
-		return NS_EXIT_UNKNOWN;
-	}
+	if (ns_color_choice(color, stdout) < 0)
+		return ns_cli_bad_usage(&cli, "--color takes auto, always or never, not '%s'", color);
+	if (o.revert && (o.dry_run || optind < argc || popts.rq_affinity))
+		return ns_cli_bad_usage(&cli, "--revert takes no devices and no --dry-run or --rq-affinity");
+	if ((o.install || o.module_dir) && !o.modules)
+		return ns_cli_bad_usage(&cli, "--install and --module-dir go with --modules");
+	if (o.modules && (o.revert || popts.rq_affinity || optind < argc))
+		return ns_cli_bad_usage(&cli, "--modules takes no devices, --revert or --rq-affinity");
+	if (o.ib_policy && (o.revert || o.modules || o.hotplug))
+		return ns_cli_bad_usage(&cli, "--irqbalance=policy goes with no --revert, --modules or --hotplug "
+					      "(--revert removes the drop-in)");
+	if (o.hotplug && (o.revert || o.modules || o.dry_run || o.json))
+		return ns_cli_bad_usage(&cli, "--hotplug goes with no --revert, --modules, --dry-run or --json");
 	if (o.sysroot && !sysroot_writes_allowed()) {
-		if (o.revert) {
-			fprintf(stderr, "numastor fix: --revert acts on the live system only, not on --sysroot\n");
-			return NS_EXIT_UNKNOWN;
-		}
+		if (o.revert)
+			return ns_cli_bad_usage(&cli, "--revert acts on the live system only, not on --sysroot");
 		o.dry_run = true; /* a captured tree is never written */
 	}
 	if (ns_test_hook("NUMASTOR_TEST_STOP_AFTER_WRITES"))
 		stop_after = (unsigned)strtoul(ns_test_hook("NUMASTOR_TEST_STOP_AFTER_WRITES"), NULL, 10);
-	if (!o.dry_run && !o.sysroot && geteuid() != 0) {
-		fprintf(stderr,
-			"numastor fix: changing IRQ affinities needs root; run it as root, or use --dry-run to see "
-			"the plan\n");
-		return NS_EXIT_UNKNOWN;
-	}
+	if (!o.dry_run && !o.sysroot && geteuid() != 0)
+		return ns_cli_fail(
+			&cli, NS_EXIT_UNKNOWN,
+			"changing IRQ affinities needs root; run it as root, or use --dry-run to see the plan");
 	r = ns_root_open(o.sysroot, &root);
-	if (r < 0) {
-		fprintf(stderr, "numastor fix: cannot use %s as the root: %s\n", o.sysroot ? o.sysroot : "/",
-			strerror(-r));
-		return NS_EXIT_UNKNOWN;
-	}
+	if (r < 0)
+		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", o.sysroot ? o.sysroot : "/",
+				   strerror(-r));
+	cli.root = root; /* an error document from here on says which machine */
 	if (!o.dry_run) {
 		/* the journal and the lock only in numastor's own directories: a symlink or a directory
 		 * others may write would send them (and what --revert trusts) elsewhere */
@@ -1206,10 +1207,10 @@ int cmd_fix(int argc, char **argv)
 				r = 0; /* made (and checked) when a swap first journals */
 		}
 		if (r < 0) {
-			fprintf(stderr,
-				"numastor fix: refused: %s; numastor keeps its journal and lock only in a real "
-				"directory owned by root that no one else may write (/%s): nothing was changed\n",
-				why ? why : strerror(-r), dir);
+			ns_cli_fail(&cli, NS_EXIT_UNKNOWN,
+				    "refused: %s; numastor keeps its journal and lock only in a real directory owned "
+				    "by root that no one else may write (/%s): nothing was changed",
+				    why ? why : strerror(-r), dir);
 			free(why);
 			ns_root_free(root);
 			return NS_EXIT_UNKNOWN;
@@ -1223,19 +1224,18 @@ int cmd_fix(int argc, char **argv)
 		r = ns_lock_acquire(root, what, o.lock_timeout_s * 1000, swap_wait_s * 1000, &lockfd, &holder);
 		if (r == -EWOULDBLOCK) {
 			bool swap = ns_lock_holder_is_swap(&holder);
-			fprintf(stderr,
-				"numastor fix: another numastor fix (pid %ld%s) holds /%s; gave up after %u s\n",
-				holder.pid,
-				!holder.what[0]			     ? ""
-				: strcmp(holder.what, "irqs") == 0   ? ", placing interrupts"
-				: strcmp(holder.what, "revert") == 0 ? ", reverting"
-								     : ", swapping modules",
-				NS_LOCK_PATH, swap ? swap_wait_s : o.lock_timeout_s);
+			ns_cli_fail(&cli, NS_EXIT_UNKNOWN,
+				    "another numastor fix (pid %ld%s) holds /%s; gave up after %u s", holder.pid,
+				    !holder.what[0]			 ? ""
+				    : strcmp(holder.what, "irqs") == 0	 ? ", placing interrupts"
+				    : strcmp(holder.what, "revert") == 0 ? ", reverting"
+									 : ", swapping modules",
+				    NS_LOCK_PATH, swap ? swap_wait_s : o.lock_timeout_s);
 			ns_root_free(root);
 			return NS_EXIT_UNKNOWN;
 		}
 		if (r < 0) {
-			fprintf(stderr, "numastor fix: cannot take /%s: %s\n", NS_LOCK_PATH, strerror(-r));
+			ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot take /%s: %s", NS_LOCK_PATH, strerror(-r));
 			ns_root_free(root);
 			return NS_EXIT_UNKNOWN;
 		}
@@ -1265,9 +1265,8 @@ int cmd_fix(int argc, char **argv)
 
 	r = ns_system_discover(root, (const char *const *)argv + optind, (size_t)(argc - optind), &sys);
 	if (r < 0) {
-		fprintf(stderr, "numastor fix: %s\n",
-			r == -ENODEV && sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : strerror(-r));
-		code = NS_EXIT_UNKNOWN;
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s",
+				   r == -ENODEV && sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : strerror(-r));
 		goto out;
 	}
 	if (o.modules) {
@@ -1281,34 +1280,30 @@ int cmd_fix(int argc, char **argv)
 	if (r == 0)
 		r = ns_plan_build(&sys, &findings, &popts, &plan);
 	if (r == -EBADMSG) {
-		print_unparsed(&sys.machine, &o);
-		code = NS_EXIT_UNKNOWN;
+		code = print_unparsed(&sys.machine, &o);
 		goto out;
 	}
 	if (r < 0) {
-		fprintf(stderr, "numastor fix: building the plan: %s\n", strerror(-r));
-		code = NS_EXIT_UNKNOWN;
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "building the plan: %s", strerror(-r));
 		goto out;
 	}
-	if (!o.dry_run && (r = malformed_journal(root, "numastor fix", &o)) < 0) {
+	if (!o.dry_run && (r = malformed_journal(root, "fix", &o)) < 0) {
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
 	r = ns_ibpolicy_inspect(root, &sys.machine.irqbalance, &ibo.st);
 	if (r < 0) {
-		fprintf(stderr, "numastor fix: reading irqbalance's units and options: %s\n", strerror(-r));
-		code = NS_EXIT_UNKNOWN;
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "reading irqbalance's units and options: %s", strerror(-r));
 		goto out;
 	}
 	if (o.ib_policy && ibo.st.conflict) {
 		/* the operator's own policy script or ExecStart=: theirs to change, not numastor's */
 		ibo.result = "refused";
 		if (!o.dry_run) {
-			fprintf(stderr,
-				"numastor fix: refused: --irqbalance=policy: %s; nothing was changed. Remove it (or "
-				"give irqbalance %s there yourself), then run fix again\n",
-				ibo.st.conflict, NUMASTOR_POLICY_SCRIPT);
-			code = NS_EXIT_UNKNOWN;
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN,
+					   "refused: --irqbalance=policy: %s; nothing was changed. Remove it (or "
+					   "give irqbalance %s there yourself), then run fix again",
+					   ibo.st.conflict, NUMASTOR_POLICY_SCRIPT);
 			goto out;
 		}
 		code = NS_EXIT_WARNING;
@@ -1317,23 +1312,23 @@ int cmd_fix(int argc, char **argv)
 		ir = calloc(plan.nirqs + 1, sizeof(*ir));
 		rr = calloc(plan.nrqs + 1, sizeof(*rr));
 		if (!ir || !rr) {
-			code = NS_EXIT_UNKNOWN;
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
 			goto out;
 		}
 		r = ns_apply_plan(root, &plan, &aopts, ir, rr);
 		if (r == -ESTALE || r == -EPROTO) {
-			fprintf(stderr,
-				"numastor fix: nothing was changed: /%s is %s; `numastor fix --revert` says what it "
-				"holds. Remove it once you have seen to it, then run fix again\n",
+			code = ns_cli_fail(
+				&cli, NS_EXIT_UNKNOWN,
+				"nothing was changed: /%s is %s; `numastor fix --revert` says what it holds. "
+				"Remove it once you have seen to it, then run fix again",
 				NS_JOURNAL_PATH,
 				r == -ESTALE ? "from another boot" : "a journal of another numastor version");
-			code = NS_EXIT_UNKNOWN;
 			goto out;
 		}
 		if (r < 0) {
-			fprintf(stderr, "numastor fix: nothing was changed: cannot write the journal /%s: %s\n",
-				NS_JOURNAL_PATH, strerror(-r));
-			code = NS_EXIT_UNKNOWN;
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN,
+					   "nothing was changed: cannot write the journal /%s: %s", NS_JOURNAL_PATH,
+					   strerror(-r));
 			goto out;
 		}
 		/* applied-effective-differs is reported, not failed: without interrupt remapping the

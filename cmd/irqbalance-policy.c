@@ -11,11 +11,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "journal.h"
 #include "number.h"
 #include "machine.h"
@@ -87,6 +89,35 @@ static int device_forced(struct ns_root *root, const char *devpath)
 	return forced;
 }
 
+/* The option getopt stopped at (called with opterr = 0 and ':' first), as ns_cli_bad_option names it. */
+static const char *bad_option(char **argv)
+{
+	static char shortopt[3] = "-?";
+	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+
+	if (optopt && !(arg[0] == '-' && arg[1] == '-')) {
+		shortopt[1] = (char)optopt;
+		arg = shortopt;
+	}
+	return arg;
+}
+
+/* A usage error as ns_cli_bad_usage says it, with this command's exit 2 (the document's too). */
+__attribute__((format(printf, 2, 3))) static int policy_bad_usage(const struct ns_cli *cli, const char *fmt, ...)
+{
+	char *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	ns_cli_fail(cli, 2, "%s", msg ? msg : fmt);
+	free(msg);
+	fprintf(stderr, "Try 'numastor irqbalance-policy --help'.\n");
+	return 2;
+}
+
 int cmd_irqbalance_policy(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -99,10 +130,14 @@ int cmd_irqbalance_policy(int argc, char **argv)
 	struct ns_journal j;
 	char *name;
 	long long irq;
+	struct ns_cli cli;
 	int c, r;
 
+	/* every error exits 2, the wrapper passes it on to irqbalance (numastor-irqbalance-policy(8)) */
+	ns_cli_init(&cli, "irqbalance-policy", argc, argv);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "R:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":R:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'R':
 			sysroot = optarg;
@@ -111,24 +146,18 @@ int cmd_irqbalance_policy(int argc, char **argv)
 			policy_usage(stdout);
 			return 0;
 		default:
-			policy_usage(stderr);
-			return 2;
+			if (c == ':')
+				return policy_bad_usage(&cli, "option '%s' needs an argument", bad_option(argv));
+			return policy_bad_usage(&cli, "unrecognized option '%s'", bad_option(argv));
 		}
 	}
-	if (argc - optind != 2) {
-		policy_usage(stderr);
-		return 2;
-	}
-	if (ns_parse_dec(argv[optind + 1], 0, INT_MAX, &irq) < 0) {
-		fprintf(stderr, "numastor irqbalance-policy: '%s' is not an IRQ number\n", argv[optind + 1]);
-		return 2;
-	}
+	if (argc - optind != 2)
+		return policy_bad_usage(&cli, "%s", "takes DEVPATH and IRQ (irqbalance's --policyscript arguments)");
+	if (ns_parse_dec(argv[optind + 1], 0, INT_MAX, &irq) < 0)
+		return ns_cli_fail(&cli, 2, "'%s' is not an IRQ number", argv[optind + 1]);
 	r = ns_root_open(sysroot, &root);
-	if (r < 0) {
-		fprintf(stderr, "numastor irqbalance-policy: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
-			strerror(-r));
-		return 2;
-	}
+	if (r < 0)
+		return ns_cli_fail(&cli, 2, "cannot use %s as the root: %s", sysroot ? sysroot : "/", strerror(-r));
 	r = ns_journal_load(root, &j);
 	if (r == 0) {
 		struct ns_cpuset current = {0};

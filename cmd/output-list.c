@@ -90,7 +90,7 @@ static char *cell(const struct ns_column *col, struct json_object *v, const stru
 
 static int print_json(FILE *out, const struct ns_system *sys, const struct ns_findings *f, const struct ns_list_opts *o)
 {
-	struct json_object *doc = ns_json_envelope(sys->root, NS_SCHEMA_VERSION), *devs;
+	struct json_object *doc = ns_json_envelope(sys->root, NS_LIST_SCHEMA_VERSION), *devs;
 
 	if (!doc)
 		return -ENOMEM;

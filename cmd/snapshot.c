@@ -138,10 +138,8 @@ int cmd_snapshot(int argc, char **argv)
 			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "numastor snapshot: unexpected argument '%s'\n", argv[optind]);
-		return NS_EXIT_UNKNOWN;
-	}
+	if (optind < argc)
+		return ns_cli_bad_usage(&cli, "unexpected argument '%s'", argv[optind]);
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	if (!output) {
@@ -152,12 +150,12 @@ int cmd_snapshot(int argc, char **argv)
 		output = defname;
 	}
 	r = ns_root_open(sysroot, &root);
-	if (r < 0) {
-		fprintf(stderr, "numastor snapshot: cannot use %s as the root: %s\n", sysroot ? sysroot : "/",
-			strerror(-r));
-		return NS_EXIT_UNKNOWN;
-	}
+	if (r < 0)
+		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", sysroot ? sysroot : "/",
+				   strerror(-r));
+	cli.root = root;
 	if (ns_capture_new(&cap) < 0) {
+		ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
 		ns_root_free(root);
 		return NS_EXIT_UNKNOWN;
 	}
@@ -165,18 +163,20 @@ int cmd_snapshot(int argc, char **argv)
 	r = ns_system_discover(root, NULL, 0, &sys);
 	if (r == 0)
 		r = ns_findings_evaluate(&sys, &findings);
-	ns_capture_detach(root);
 	if (r < 0) {
-		fprintf(stderr, "numastor snapshot: reading %s: %s\n", sysroot ? sysroot : "the live system",
-			strerror(-r));
-		code = NS_EXIT_UNKNOWN;
+		ns_capture_detach(root);
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "reading %s: %s", sysroot ? sysroot : "the live system",
+				   strerror(-r));
 		goto out;
 	}
 	snprintf(facts, sizeof(facts),
 		 "numastor_version=%s\nkernel_release=%s\npage_size=%ld\ncaptured_at=%s\nprivileged=%d\n",
 		 NUMASTOR_VERSION, sys.machine.kernel_release ? sys.machine.kernel_release : "", sysconf(_SC_PAGESIZE),
 		 when, sys.privileged);
+	/* the document's host (hostname, boot_id, machine-id) is read still recording, so that a
+	 * replay of the capture says the same */
 	doc = ns_json_document(&sys, &findings, NUMASTOR_VERSION);
+	ns_capture_detach(root);
 	r = doc ? 0 : -ENOMEM;
 	if (r == 0)
 		r = add_text(cap, ".numastor/facts", facts);
@@ -191,13 +191,11 @@ int cmd_snapshot(int argc, char **argv)
 	if (r == 0)
 		r = ns_capture_write(cap, output, &why);
 	if (r == -EFBIG && why) {
-		fprintf(stderr, "numastor snapshot: not writing %s, a replay would refuse it: %s\n", output, why);
-		code = NS_EXIT_UNKNOWN;
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "not writing %s, a replay would refuse it: %s", output, why);
 		goto out;
 	}
 	if (r < 0) {
-		fprintf(stderr, "numastor snapshot: writing %s: %s\n", output, strerror(-r));
-		code = NS_EXIT_UNKNOWN;
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", output, strerror(-r));
 		goto out;
 	}
 	printf("wrote %s (%zu entries, %zu devices); replay it with: numastor check --snapshot %s\n", output,

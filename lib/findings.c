@@ -382,16 +382,18 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 			if (!ns_cpuset_test(&ref, (unsigned)n))
 				off += counts[n];
 		if (off * 2 > total) {
-			struct json_object *e = json_object_new_object(), *by_node = json_object_new_object();
+			struct json_object *e = json_object_new_object(), *by_node = json_object_new_array();
 			remote++;
 			count_vector(&vc, irq);
 			json_object_object_add(e, "irq", json_object_new_int(irq->irq));
 			json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
 			json_object_object_add(e, "expected_nodes", nodes_json(&ref));
+			/* the shape of counts_by_node everywhere (the IRQ's own): [{node, count}] */
 			for (size_t n = 0; n < irq->nper_node; n++) {
-				char k[32];
-				snprintf(k, sizeof(k), "node%zu", n);
-				json_object_object_add(by_node, k, json_object_new_int64((int64_t)counts[n]));
+				struct json_object *nc = json_object_new_object();
+				json_object_object_add(nc, "node", json_object_new_int((int)n));
+				json_object_object_add(nc, "count", json_object_new_int64((int64_t)counts[n]));
+				json_object_array_add(by_node, nc);
 			}
 			json_object_object_add(e, "counts_by_node", by_node);
 			json_object_object_add(e, "count_basis",

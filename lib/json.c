@@ -5,9 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "escape.h"
 #include "rates.h"
+#include "root.h"
+#include "testhook.h"
 
 /*
  * NULL-safe helpers: a NULL value becomes JSON null. Every string of the document goes
@@ -329,11 +332,10 @@ struct json_object *ns_json_sanitized(struct json_object *o)
 
 struct json_object *ns_json_head(const struct ns_system *sys, const char *version)
 {
-	struct json_object *doc = json_object_new_object(), *tool, *machine, *fixes;
+	struct json_object *doc = ns_json_envelope(sys->root, NS_SCHEMA_VERSION), *tool, *machine, *fixes;
 
 	if (!doc)
 		return NULL;
-	add(doc, "schema_version", json_object_new_int(NS_SCHEMA_VERSION));
 	tool = json_object_new_object();
 	add(tool, "name", jstr("numastor"));
 	add(tool, "version", jstr(version));
@@ -434,19 +436,60 @@ struct json_object *ns_json_document(const struct ns_system *sys, const struct n
 	return doc;
 }
 
+/* The root's file as one line (trailing newline gone), or NULL when it cannot be read or is empty. */
+static struct json_object *root_line(const struct ns_root *root, const char *path)
+{
+	struct json_object *o;
+	char *v = NULL;
+
+	/* the reader takes a mutable root only for its recorder: a snapshot captures these reads */
+	if (!root || ns_read_str((struct ns_root *)root, path, &v) < 0)
+		return NULL;
+	o = jstr(v);
+	free(v);
+	return o;
+}
+
+/* RFC 3339 UTC, to the second; NUMASTOR_TEST_NOW=EPOCH (test builds) fixes it for fixtures. */
+static struct json_object *generated_at(void)
+{
+	const char *fixed = ns_test_hook("NUMASTOR_TEST_NOW");
+	time_t now = fixed ? (time_t)strtoll(fixed, NULL, 10) : time(NULL);
+	struct tm tm;
+	char txt[32];
+
+	if (!gmtime_r(&now, &tm) || !strftime(txt, sizeof(txt), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		return NULL;
+	return json_object_new_string(txt);
+}
+
+struct json_object *ns_json_host(const struct ns_root *root)
+{
+	struct json_object *host = json_object_new_object();
+
+	if (!host)
+		return NULL;
+	add(host, "hostname", root_line(root, "proc/sys/kernel/hostname"));
+	add(host, "boot_id", root_line(root, "proc/sys/kernel/random/boot_id"));
+	add(host, "machine_id", root_line(root, "etc/machine-id"));
+	return host;
+}
+
 struct json_object *ns_json_envelope(const struct ns_root *root, int schema_version)
 {
 	struct json_object *doc = json_object_new_object();
 
-	(void)root;
-	if (doc)
-		add(doc, "schema_version", json_object_new_int(schema_version));
+	if (!doc)
+		return NULL;
+	add(doc, "schema_version", json_object_new_int(schema_version));
+	add(doc, "host", ns_json_host(root));
+	add(doc, "generated_at", generated_at());
 	return doc;
 }
 
 struct json_object *ns_json_error(const struct ns_root *root, const char *command, const char *message, int exit_code)
 {
-	struct json_object *doc = ns_json_envelope(root, NS_SCHEMA_VERSION), *err;
+	struct json_object *doc = ns_json_envelope(root, NS_ERROR_SCHEMA_VERSION), *err;
 
 	if (!doc)
 		return NULL;

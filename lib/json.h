@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The JSON document of `numastor check --json` (schema/numastor.schema.json, schema_version 1). */
+/* The JSON documents: `numastor check --json` (schema/numastor.schema.json), the envelope every
+ * document starts with, and the error document (schema/numastor-error.schema.json). */
 #ifndef NUMASTOR_JSON_H
 #define NUMASTOR_JSON_H
 
@@ -8,11 +9,16 @@
 #include "findings.h"
 #include "system.h"
 
-#define NS_SCHEMA_VERSION 1
+/* check's document; every change is listed in schema/CHANGES.md */
+#define NS_SCHEMA_VERSION 2
+/* check --list --json's document (schema/numastor-list.schema.json) */
+#define NS_LIST_SCHEMA_VERSION 1
+/* the error document of every command */
+#define NS_ERROR_SCHEMA_VERSION 1
 
 /*
  * The document in parts, so a front end can stream it (one device at a time in memory) in
- * this order: head (schema_version, tool, root, privileged, machine), "devices" (one object
+ * this order: head (the envelope, tool, root, privileged, machine), "devices" (one object
  * per disk), then "findings", "summary" and "notes". NULL when out of memory.
  */
 struct json_object *ns_json_head(const struct ns_system *sys, const char *version);
@@ -27,10 +33,14 @@ struct json_object *ns_json_notes(const struct ns_system *sys);
 void ns_json_sanitize(struct json_object *o);
 struct json_object *ns_json_sanitized(struct json_object *o);
 /*
- * What every document starts with: schema_version, and (json helper: host, generated_at)
- * about the machine under root (NULL: nothing read yet). NULL when out of memory.
+ * What every document starts with: schema_version, host {hostname, boot_id, machine_id}
+ * read through root (each null when unreadable; all null when root is NULL, nothing open
+ * yet) and generated_at (RFC 3339 UTC; NUMASTOR_TEST_NOW=EPOCH fixes it in test builds).
+ * NULL when out of memory.
  */
 struct json_object *ns_json_envelope(const struct ns_root *root, int schema_version);
+/* The envelope's host object alone. */
+struct json_object *ns_json_host(const struct ns_root *root);
 /* The document of a command that failed (schema/numastor-error.schema.json): the envelope, the
  * command, and error {message, exit_code}. */
 struct json_object *ns_json_error(const struct ns_root *root, const char *command, const char *message, int exit_code);

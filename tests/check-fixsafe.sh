@@ -39,7 +39,8 @@ cpu=sys/devices/system/cpu
 
 # --- exclusion inputs ---------------------------------------------------------------------
 # refused WHAT MSG: fix --dry-run, fix --dry-run --json and fix (writing) all exit 3 with MSG on
-# stderr, print nothing on stdout, and change no IRQ and write no journal
+# stderr, print nothing on stdout (under --json: the error document), and change no IRQ and
+# write no journal
 refused() {
 	local what=$1 msg=$2 before
 	before=$(affinities "$tmp/t")
@@ -48,7 +49,13 @@ refused() {
 		"$numastor" fix --sysroot "$tmp/t" $args >"$tmp/out" 2>"$tmp/err"
 		rc=$?
 		[ "$rc" = 3 ] || fail "$what: fix $args exited $rc, expected 3: $(head -c 300 "$tmp/err")"
-		[ -s "$tmp/out" ] && fail "$what: fix $args printed a plan: $(head -c 300 "$tmp/out")"
+		if [[ $args == *--json* ]]; then
+			# under --json: the error document only (schema/numastor-error.schema.json), no plan
+			python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert set(d) >= {"error", "host"} and "irqs" not in d and d["error"]["exit_code"] == 3' "$tmp/out" ||
+				fail "$what: fix $args printed no error document: $(head -c 300 "$tmp/out")"
+		else
+			[ -s "$tmp/out" ] && fail "$what: fix $args printed a plan: $(head -c 300 "$tmp/out")"
+		fi
 		grep -qF -- "$msg" "$tmp/err" || fail "$what: fix $args does not say: $msg; it said: $(cat "$tmp/err")"
 		grep -q "fix never places IRQs from a partial set of excluded CPUs" "$tmp/err" ||
 			fail "$what: fix $args does not say why it refuses: $(cat "$tmp/err")"

@@ -28,6 +28,7 @@ GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
 EXPECTED = os.path.join(HERE, "fixtures", "expected")
 SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor.schema.json")))
 FIX_SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor-fix.schema.json")))
+ERROR_SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor-error.schema.json")))
 REGEN = os.environ.get("NUMASTOR_REGENERATE") == "1"
 
 
@@ -761,7 +762,8 @@ PLAN_MOVES = {
 
 
 def run(numastor, root, *args, cmd="check"):
-    env = dict(os.environ, NO_COLOR="1")
+    # generated_at fixed (test builds), so that the expected JSON stays what it is
+    env = dict(os.environ, NO_COLOR="1", NUMASTOR_TEST_NOW="1767225600")
     p = subprocess.run([numastor, cmd, "--sysroot", root, *args], capture_output=True, text=True, env=env)
     # the capture's location is not part of the expectation
     return p.returncode, p.stdout.replace(root, "<root>"), p.stderr
@@ -828,6 +830,16 @@ def main():
                 # an exclusion input that does not parse: fix refuses (exit 3), naming file and value
                 for args in (("--json",), ()):
                     rcode, rout, rerr = run(numastor, root, *args, cmd="fix")
+                    if args:
+                        # under --json the refusal is the error document (schema/numastor-error.schema.json)
+                        try:
+                            e = json.loads(rout)
+                            jsonschema.validate(e, ERROR_SCHEMA)
+                            assert e["error"]["exit_code"] == rcode and FIX_REFUSES[name] in e["error"]["message"], e
+                            rout = ""
+                        except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError) as x:
+                            print(f"  {name}: fix --json refusal is not the error document: {str(x)[:300]}")
+                            ok = False
                     if rcode != 3 or rout or FIX_REFUSES[name] not in rerr:
                         print(f"  {name}: fix {' '.join(args)} did not refuse with exit 3 naming "
                               f"{FIX_REFUSES[name]!r}: exit {rcode}, stdout {rout[:200]!r}, stderr {rerr[:300]!r}")

@@ -130,7 +130,7 @@ def main():
             f = fires_remote(doc)
             assert f, "no irq-fires-remote"
             e = f[0]["evidence"]["irqs"][0]
-            assert e["count_basis"] == "interval" and e["counts_by_node"] == {"node0": 500, "node1": 100}, e
+            assert e["count_basis"] == "interval" and e["counts_by_node"] == [{"node": 0, "count": 500}, {"node": 1, "count": 100}], e
 
         @test("--interval: nothing fired in the interval, nothing to judge")
         def _():

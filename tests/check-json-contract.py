@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""The JSON contract (issue 12): under --json every command prints exactly one JSON document on
+stdout, errors included, and each validates against its schema in schema/:
+
+- check --json (and -f json) on every fixture machine: numastor.schema.json; check --list --json
+  (numastor-list.schema.json once --list has a document of its own);
+- fix --json / --dry-run --json on every fixture, fix --json writing into a fixture copy, fix
+  --revert --json with no journal and with one, fix --modules --dry-run --json:
+  numastor-fix.schema.json;
+- every error of every command under --json (bad option, bad --format, missing sysroot, no such
+  device, fix's refusals, snapshot and irqbalance-policy, which have no --json of their own):
+  numastor-error.schema.json, with the exit status equal to error.exit_code and the message on
+  stderr as well.
+
+Asserted on their own, not only by the schemas: every document carries the envelope (host with
+hostname, boot_id and machine_id read through the root; generated_at in RFC 3339 UTC, fixed by
+NUMASTOR_TEST_NOW in a test build, else the time of the run), and every per-node count anywhere in
+any document (counts_by_node, counts_since_fix_by_node, rates_by_node) has one shape: an array
+of {"node", "count"} objects.
+
+    check-json-contract.py NUMASTOR
+"""
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
+SCHEMAS = {k: json.load(open(os.path.join(HERE, "..", "schema", f))) for k, f in (
+    ("check", "numastor.schema.json"), ("fix", "numastor-fix.schema.json"), ("error", "numastor-error.schema.json"))}
+# check --list --json (list helper): its own schema when it has one
+LIST_SCHEMA = os.path.join(HERE, "..", "schema", "numastor-list.schema.json")
+if os.path.exists(LIST_SCHEMA):
+    SCHEMAS["list"] = json.load(open(LIST_SCHEMA))
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+FIX_REFUSES = {"broken-inputs"}  # as tests/check-fixtures.py says
+NOW = 1767225600  # 2026-01-01T00:00:00Z
+NOW_TEXT = "2026-01-01T00:00:00Z"
+failures = 0
+runs = 0
+in_evidence = 0  # per-node counts seen in a finding's evidence: the walk must meet some
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL " + msg)
+
+
+def one_document(out):
+    """stdout as exactly one JSON document (AssertionError otherwise)."""
+    dec = json.JSONDecoder()
+    text = out.lstrip()
+    assert text, "nothing on stdout"
+    doc, end = dec.raw_decode(text)
+    rest = text[end:].strip()
+    assert not rest, f"more than one document on stdout: {rest[:120]!r}"
+    assert isinstance(doc, dict), f"the document is a {type(doc).__name__}, not an object"
+    return doc
+
+
+def per_node_shapes(o, path="$"):
+    """Every per-node count in o that is not [{"node": N, "count": C, ...}] (or null), by path."""
+    bad = []
+    if isinstance(o, dict):
+        for k, v in o.items():
+            p = f"{path}.{k}"
+            if k in ("counts_by_node", "counts_since_fix_by_node", "rates_by_node"):
+                global in_evidence
+                in_evidence += ".evidence." in p
+                ok = v is None or (isinstance(v, list) and all(
+                    isinstance(e, dict) and isinstance(e.get("node"), int) and isinstance(e.get("count"), int)
+                    for e in v))
+                if not ok:
+                    bad.append(f"{p}={json.dumps(v)[:80]}")
+            bad += per_node_shapes(v, p)
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            bad += per_node_shapes(v, f"{path}[{i}]")
+    return bad
+
+
+def envelope(doc, now, host):
+    assert isinstance(doc.get("schema_version"), int), "no schema_version"
+    h = doc.get("host")
+    assert isinstance(h, dict) and set(h) == {"hostname", "boot_id", "machine_id"}, f"host is {h!r}"
+    if host is not None:
+        assert h == host, f"host {h} != {host}"
+    g = doc.get("generated_at")
+    assert isinstance(g, str), f"generated_at is {g!r}"
+    t = datetime.datetime.strptime(g, "%Y-%m-%dT%H:%M:%SZ")  # RFC 3339 UTC
+    if now is None:
+        drift = abs((t - datetime.datetime.utcnow()).total_seconds())
+        assert drift < 600, f"generated_at {g} is {drift:.0f} s from now"
+    else:
+        assert g == NOW_TEXT, f"generated_at {g}, NUMASTOR_TEST_NOW says {NOW_TEXT}"
+
+
+def run(numastor, label, args, kind, *, code=None, env=None, now=NOW, host=None, check=None):
+    """Run numastor ARGS; stdout must be one document of kind (check, fix or error), exit code
+    as told (an error document's exit_code in any case). Returns the document or None."""
+    global runs
+    runs += 1
+    e = dict(os.environ, NO_COLOR="1")
+    e.pop("NUMASTOR_TEST_NOW", None)
+    if now is not None:
+        e["NUMASTOR_TEST_NOW"] = str(now)
+    e.update(env or {})
+    p = subprocess.run([numastor, *args], capture_output=True, text=True, env=e)
+    try:
+        doc = one_document(p.stdout)
+        got = "error" if "error" in doc else kind if kind != "error" else "not an error"
+        if kind == "check-or-list" and got != "error":
+            # the report, until --list prints its own document; then that has a schema
+            kind = "check" if "machine" in doc else "list"
+            assert kind in SCHEMAS, "check --list --json printed a document without a schema in schema/"
+            got = kind
+        assert got == kind, f"a {got} document where a {kind} one was due: {p.stdout[:300]}"
+        jsonschema.validate(doc, SCHEMAS[kind])
+        envelope(doc, now, host)
+        bad = per_node_shapes(doc)
+        assert not bad, f"per-node counts of another shape: {bad[:3]}"
+        if kind == "error":
+            assert doc["error"]["exit_code"] == p.returncode, \
+                f"exit {p.returncode} but error.exit_code {doc['error']['exit_code']}"
+            assert doc["error"]["message"] in p.stderr, f"stderr does not say the message: {p.stderr[:300]!r}"
+        if code is not None:
+            assert p.returncode in (code if isinstance(code, tuple) else (code,)), f"exit {p.returncode}, expected {code}"
+        if check:
+            check(doc, p)
+    except (AssertionError, ValueError, jsonschema.ValidationError) as x:
+        fail(f"{label}: numastor {' '.join(args)}: {type(x).__name__}: {str(x)[:600]}"
+             + (f"\n    stderr: {p.stderr[:300]}" if p.stderr else ""))
+        return None
+    return doc
+
+
+def main():
+    numastor = os.path.abspath(sys.argv[1])
+    probe = subprocess.run(["grep", "-q", "-a", "NUMASTOR_TEST_NOW", numastor])
+    if probe.returncode != 0:
+        print(f"FAIL: {numastor} was built without the test-only switches (-Dtest_hooks=true): "
+              "generated_at cannot be fixed and fix --revert cannot run on a fixture")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="numastor-json.", dir=SCRATCH) as tmp:
+        fx = os.path.join(tmp, "fx")
+        subprocess.run([sys.executable, GEN, fx], check=True, stdout=subprocess.DEVNULL)
+        names = sorted(os.listdir(fx))
+        cloud = os.path.join(fx, "cloud-2n64c-8nvme-forced-node0")
+
+        # --- check on every fixture, and its errors ------------------------------------------
+        for n in names:
+            root = os.path.join(fx, n)
+            run(numastor, n, ["check", "--sysroot", root, "--json"], "check", code=(0, 1, 2),
+                check=lambda d, p: d["summary"]["exit_code"] == p.returncode or fail(f"{n}: summary.exit_code"))
+            # an excluded-CPU input that does not parse: fix refuses, as the error document
+            run(numastor, n, ["fix", "--sysroot", root, "--dry-run", "--json"],
+                "error" if n in FIX_REFUSES else "fix", code=3 if n in FIX_REFUSES else 0)
+        run(numastor, "check -f json", ["check", "-R", cloud, "-f", "json"], "check", code=2)
+        run(numastor, "check --format=json", ["check", "-R", cloud, "--format=json"], "check", code=2)
+        run(numastor, "the time of the run", ["check", "-R", cloud, "--json"], "check", now=None, code=2)
+        for args in (["--list"], ["--list", "-o", "NAME,NODE"], ["-l", "-n"]):
+            run(numastor, "check " + " ".join(args), ["check", "-R", cloud, "--json", *args], "check-or-list",
+                code=(0, 1, 2))
+        run(numastor, "check --list, no such device", ["check", "-R", cloud, "--json", "--list", "nosuchdisk0"],
+            "error", code=3)
+        run(numastor, "bad option", ["check", "--json", "--no-such-option"], "error", code=3)
+        run(numastor, "bad short option", ["check", "-j", "-Z"], "error", code=3)
+        run(numastor, "missing argument", ["check", "--json", "--sysroot"], "error", code=3)
+        run(numastor, "bad format", ["check", "--json", "--format", "xml"], "error", code=3)
+        run(numastor, "missing sysroot", ["check", "--json", "--sysroot", os.path.join(tmp, "nowhere")], "error", code=3)
+        run(numastor, "missing snapshot", ["check", "--json", "--snapshot", os.path.join(tmp, "nowhere.tar.gz")],
+            "error", code=3)
+        run(numastor, "no such device", ["check", "--json", "-R", cloud, "nosuchdisk0"], "error", code=3,
+            host={"hostname": None, "boot_id": None, "machine_id": None})
+
+        # --- host: read through the root, each field on its own --------------------------------
+        named = os.path.join(tmp, "named")
+        shutil.copytree(cloud, named, symlinks=True)
+        os.makedirs(os.path.join(named, "proc/sys/kernel/random"), exist_ok=True)
+        os.makedirs(os.path.join(named, "etc"), exist_ok=True)
+        with open(os.path.join(named, "proc/sys/kernel/hostname"), "w") as f:
+            f.write("db-17.example\n")
+        with open(os.path.join(named, "proc/sys/kernel/random/boot_id"), "w") as f:
+            f.write("0f5c2b7e-1111-4222-8333-944445555666\n")
+        host = {"hostname": "db-17.example", "boot_id": "0f5c2b7e-1111-4222-8333-944445555666", "machine_id": None}
+        run(numastor, "host, machine-id unreadable", ["check", "-R", named, "--json"], "check", code=2, host=host)
+        with open(os.path.join(named, "etc/machine-id"), "w") as f:
+            f.write("5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b\n")
+        host["machine_id"] = "5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b"
+        run(numastor, "host", ["check", "-R", named, "--json"], "check", code=2, host=host)
+        run(numastor, "host in fix", ["fix", "-R", named, "--dry-run", "--json"], "fix", code=0, host=host)
+        run(numastor, "host in an error", ["check", "-R", named, "--json", "nosuchdisk0"], "error", code=3, host=host)
+        run(numastor, "host in fix --modules", ["fix", "-R", named, "--modules", "--dry-run", "--json"], "error",
+            code=3, host=host)
+
+        # --- fix: plan, results, revert, modules, and its errors ----------------------------
+        w = {"NUMASTOR_TEST_SYSROOT_WRITES": "1"}
+        t = os.path.join(tmp, "t")
+        shutil.copytree(cloud, t, symlinks=True)
+
+        def nothing(want):
+            def check(d, p):
+                assert d["nothing_to_revert"] is want, f"nothing_to_revert is {d['nothing_to_revert']}, not {want}"
+                if want:
+                    assert d["reverted"] == [] and d["modules"] is None, d
+                assert not p.stderr.strip() or not want, f"stderr: {p.stderr[:200]}"
+            return check
+        run(numastor, "revert, no journal", ["fix", "-R", t, "--revert", "--json"], "fix", code=0, env=w,
+            check=nothing(True))
+        run(numastor, "fix writing", ["fix", "-R", t, "--json"], "fix", code=(0, 1), env=w,
+            check=lambda d, p: d["dry_run"] is False and all(e["result"] for e in d["irqs"]) or fail("fix: results"))
+        run(numastor, "fix again: a journal there", ["fix", "-R", t, "--json"], "fix", code=(0, 1), env=w)
+        run(numastor, "revert", ["fix", "-R", t, "--revert", "--json"], "fix", code=(0, 1), env=w,
+            check=nothing(False))
+        run(numastor, "revert, journal gone", ["fix", "-R", t, "--revert", "--json"], "fix", code=0, env=w,
+            check=nothing(True))
+        os.makedirs(os.path.join(t, "run/numastor"), exist_ok=True)
+        with open(os.path.join(t, "run/numastor/journal.json"), "w") as f:
+            f.write("{not json\n")
+        run(numastor, "malformed journal", ["fix", "-R", t, "--revert", "--json"], "error", code=3, env=w)
+        run(numastor, "malformed journal, fix", ["fix", "-R", t, "--json"], "error", code=3, env=w)
+        os.unlink(os.path.join(t, "run/numastor/journal.json"))
+        # a module directory with a manifest: the swap plan, refused (a check fails on a tree)
+        run(numastor, "modules plan", ["fix", "-R", os.path.join(fx, "node-set-manifest-upstream"), "--modules",
+                                       "--dry-run", "--json"], "fix", code=1,
+            check=lambda d, p: (d["modules"]["safe"] is False and d["result"] is None and d["dry_run"] is True)
+            or fail("modules plan: not the refused dry-run plan"))
+        run(numastor, "modules, nothing to swap", ["fix", "-R", cloud, "--modules", "--dry-run", "--json"], "error",
+            code=3, check=lambda d, p: d["command"] == "fix --modules" or fail("modules: command"))
+        for label, args in (
+                ("bad option", ["--bogus"]),
+                ("bad --rq-affinity", ["-R", cloud, "--rq-affinity=3"]),
+                ("bad --lock-timeout", ["-R", cloud, "--lock-timeout", "x"]),
+                ("bad --color", ["-R", cloud, "--color", "pink"]),
+                ("--install without --modules", ["-R", cloud, "--install"]),
+                ("--revert with a device", ["-R", cloud, "--revert", "nvme0n1"]),
+                ("--revert on a sysroot", ["-R", cloud, "--revert"]),
+                ("--hotplug with --json", ["--hotplug"]),
+                ("missing sysroot", ["-R", os.path.join(tmp, "nowhere")]),
+                ("no such device", ["-R", cloud, "nosuchdisk0"])):
+            run(numastor, "fix " + label, ["fix", "--json", *args], "error", code=3)
+
+        # --- the commands without a --json of their own: asked for one, an error document --
+        run(numastor, "snapshot --json", ["snapshot", "--json"], "error", code=3)
+        # irqbalance-policy: every error exits 2, which its wrapper passes on to irqbalance
+        run(numastor, "irqbalance-policy --json", ["irqbalance-policy", "--json", "/sys/devices/x", "1"], "error", code=2)
+        run(numastor, "irqbalance-policy, bad IRQ", ["irqbalance-policy", "-j", "/sys/devices/x", "banana"], "error",
+            code=2)
+    if not in_evidence:
+        fail("no finding's evidence held a per-node count: the fixtures no longer show its shape")
+    print(f"json contract: {runs} invocations ({in_evidence} per-node counts in evidence), {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
