@@ -563,7 +563,7 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 		free(fixes);
 	}
 	if (!ns_machine_multi_node(m))
-		say(p, 2, NULL, "single NUMA node: locality is moot; queues and IRQs are shown below.");
+		say(p, 2, NULL, "single NUMA node: locality is moot.");
 	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct ns_node *n = &m->nodes[i];
