@@ -360,30 +360,50 @@ static void table_line(const struct pen *p, const struct table *tb, const size_t
 	}
 }
 
+/*
+ * Column widths: each column's widest cell; while the table is wider than the page, one
+ * column gives one column of width, the one that makes the fewest more cells wrap (the
+ * widest among those; its heading weighs as much as all its rows), names and addresses
+ * (keep) only when nothing else can give.
+ */
 static void table_print(const struct pen *p, const struct table *tb, size_t indent)
 {
-	size_t w[16], total = indent, nc = tb->ncols < 16 ? tb->ncols : 16;
+	size_t w[16], total = indent, nc = tb->ncols < 16 ? tb->ncols : 16, rows = tb->nrows + 1;
+	size_t *cw = calloc(rows * nc, sizeof(size_t)); /* display width * 2, + 1: no break in it */
 
+	if (!cw)
+		return;
 	for (size_t c = 0; c < nc; c++) {
-		w[c] = dwidth(tb->head[c]);
-		for (size_t r = 0; r < tb->nrows; r++) {
-			size_t x = dwidth(tb->cell[r * tb->ncols + c]);
+		w[c] = 0;
+		for (size_t r = 0; r < rows; r++) {
+			const char *cell = r ? tb->cell[(r - 1) * tb->ncols + c] : tb->head[c];
+			size_t x = dwidth(cell);
+			/* a heading, or a cell with nowhere to break (a number, a name), weighs as much
+			 * as all rows: cut last */
+			cw[r * nc + c] = x * 2 + (!r || !strpbrk(cell, ",/ "));
 			if (x > w[c])
 				w[c] = x;
 		}
 		total += w[c] + (c && w[c] ? 2 : 0);
 	}
 	while (total > p->width) {
-		size_t widest = nc;
-		for (int pass = 0; pass < 2 && widest == nc; pass++)
-			for (size_t c = 0; c < nc; c++)
-				if (w[c] > 3 && (pass || !(tb->keep & (1u << c))) && (widest == nc || w[c] > w[widest]))
-					widest = c;
-		if (widest == nc)
+		size_t best = nc, best_cost = 0;
+		for (int pass = 0; pass < 2 && best == nc; pass++)
+			for (size_t c = 0; c < nc; c++) {
+				size_t cost = 0;
+				if (w[c] <= 3 || (!pass && (tb->keep & (1u << c))))
+					continue;
+				for (size_t r = 0; r < rows; r++)
+					cost += cw[r * nc + c] / 2 >= w[c] ? (cw[r * nc + c] & 1 ? rows : 1) : 0;
+				if (best == nc || cost < best_cost || (cost == best_cost && w[c] > w[best]))
+					best = c, best_cost = cost;
+			}
+		if (best == nc)
 			break;
-		w[widest]--;
+		w[best]--;
 		total--;
 	}
+	free(cw);
 	table_line(p, tb, w, indent, tb->head, C_DIM);
 	for (size_t r = 0; r < tb->nrows; r++)
 		table_line(p, tb, w, indent, (const char *const *)&tb->cell[r * tb->ncols], tb->color[r]);
@@ -867,8 +887,7 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 static void print_queues(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f,
 			 const struct ns_disk *d)
 {
-	static const char *const head[] = {"",	       "HCTX",	    "CPUS",    "NODES", "IRQ",
-					   "IRQ-CPUS", "EFFECTIVE", "MANAGED", "FIRES"};
+	static const char *const head[] = {"", "HWQ", "CPUS", "NODE", "IRQ", "IRQ-CPUS", "EFF", "MGD", "FIRES"};
 	size_t maxnode = 0, offending = 0;
 	char nr[24] = "?", fires_head[64];
 	struct table tb;
@@ -884,15 +903,24 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 	if (!d->nhctx)
 		return;
 	if (sys->interval_seconds > 0)
-		say(p, 4, NULL, "FIRES: per second per node 0/1/..., over %.1f s", sys->interval_seconds);
+		say(p, 2, NULL,
+		    "IRQ-CPUS = the queue's CPUs; EFF effective CPUs, MGD kernel-managed, FIRES per second per node "
+		    "0/1/... over %.1f s",
+		    sys->interval_seconds);
 	else
-		say(p, 4, NULL, "FIRES: per node 0/1/..., since boot");
+		say(p, 2, NULL,
+		    "IRQ-CPUS = the queue's CPUs; EFF effective CPUs, MGD kernel-managed, FIRES per node 0/1/... since "
+		    "boot");
 	snprintf(fires_head, sizeof(fires_head), "FIRES");
 	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
 	for (size_t i = 0; i < d->nhctx; i++) {
 		const struct ns_hctx *h = &d->hctx[i];
 		char *hc = cpus(&h->cpus), *hn = cpus(&h->nodes), irqno[16] = "-", idx[64], *fires = NULL;
-		char *aff = h->irq ? cpus(&h->irq->affinity) : strdup("-");
+		/* "=": the vector may fire on exactly the CPUs its queue serves (the usual case: the
+		 * column stays narrow, and a row that differs stands out) */
+		bool same = h->irq && h->irq->affinity.known && h->cpus.known &&
+			    ns_cpuset_equal(&h->irq->affinity, &h->cpus);
+		char *aff = !h->irq ? strdup("-") : same ? strdup("=") : cpus(&h->irq->affinity);
 		char *eff = h->irq ? cpus(&h->irq->effective) : strdup("-");
 		const char *managed = !h->irq ? "-" : h->irq->managed == 1 ? "yes" : h->irq->managed == 0 ? "no" : "?";
 		size_t flen = 0;
@@ -934,10 +962,10 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		free(eff);
 		free(fires);
 	}
-	table_print(p, &tb, 4);
+	table_print(p, &tb, 2); /* at the page's edge, as its 8 columns need the room */
 	table_free(&tb);
 	if (offending)
-		say(p, 4, NULL, "! a finding names this queue's IRQ (%zu of %zu)", offending, d->nhctx);
+		say(p, 2, NULL, "! a finding names this queue's IRQ (%zu of %zu)", offending, d->nhctx);
 }
 
 static void print_other_irqs(const struct pen *p, const struct ns_disk *d)

@@ -207,13 +207,13 @@ def queue_rows(text):
             continue
         if cur is None:
             continue
-        if re.match(r"^ +(! +)?HCTX +CPUS ", line) or re.match(r"^ +HCTX +CPUS ", line):
-            head = (line.index("HCTX"), line.index(" IRQ ") + 1)
+        if re.match(r"^ +(! +)?HWQ +CPUS ", line):
+            head = (line.index("HWQ"), line.index(" IRQ ") + 1)
             continue
-        if head and re.match(r"^    (irq \d+ |! a finding)", line):
-            head = None  # the table ends: its legend, the device's other IRQs
+        if head and (re.match(r"^ +(irq \d+ |! a finding)", line) or re.match(r"^  [a-z]+[: ]", line)):
+            head = None  # the table ends: its legend, the device's other IRQs, its allocations
             continue
-        if head and line.startswith("    ") and len(line) > head[0]:
+        if head and line.startswith("  ") and len(line) > head[0]:
             if line[head[0]] != " ":
                 rows[cur].append(line[head[1]:].split()[0] if len(line) > head[1] else "")
             continue
@@ -334,7 +334,7 @@ def main():
         # colour
         root = os.path.join(tmp, CLOUD)
         _, text, _ = run(numastor, "check", "-R", root, "--verbose", "--color", "always")
-        marked = [l for l in text.splitlines() if re.match(r"^ *(\x1b\[[0-9;]*m)?! ", l) and "a finding names" not in l]
+        marked = [l for l in text.splitlines() if re.match(r"^ *(\x1b\[[0-9;]*m)?! ", l) and "a finding names" not in l]  # not the legend
         named = named_rows(docs[CLOUD])
         want = [sev for sev in named.values()]
         if len(marked) != len(want) or not want or \
@@ -343,7 +343,7 @@ def main():
                  f"each must be in its worst severity's colour: {marked[:2]!r}")
         _, text, _ = run(numastor, "check", "-R", os.path.join(tmp, "baremetal-2s-4nvme-healthy"), "--verbose",
                          "--color", "always")
-        rows = [l for l in text.splitlines() if re.match(r"^ {4,}(\x1b\[[0-9;]*m)?\d+ ", l)]
+        rows = [l for l in text.splitlines() if re.match(r"^ {2}(\x1b\[[0-9;]*m)?\d+ ", l)]
         if not rows or any("\x1b" in l for l in rows):
             fail(f"healthy fixture: queue rows coloured although no finding names them: {rows[:2]!r}")
         for env, want in (({"TERM": "dumb"}, False), ({"TERM": "xterm", "NO_COLOR": "1"}, False),
