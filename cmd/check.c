@@ -481,7 +481,7 @@ int cmd_check(int argc, char **argv)
 	topts.color = r && !a.output_file;
 	topts.verbose = a.verbose;
 	topts.all = a.all;
-	topts.width = ns_text_width(stdout);
+	topts.width = a.output_file ? 80 : ns_text_width(stdout); /* a file is read later, anywhere */
 	if (a.sysroot && !*a.sysroot)
 		return ns_cli_bad_usage(&cli, "--sysroot needs a directory");
 	if (a.interval_arg && (r = parse_interval(a.interval_arg, &a.interval)) < 0)
@@ -534,6 +534,9 @@ int cmd_check(int argc, char **argv)
 				   sysroot ? sysroot : "", strerror(-r));
 		goto out;
 	}
+	/* as lsblk: empty devices (size 0) only with --all or when named, in every output */
+	if (!a.all && optind == argc)
+		ns_system_hide_empty(&sys);
 	if (a.interval > 0 && (r = sample_rates(root, &sys, a.interval)) < 0) {
 		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "sampling the interrupt counts: %s", strerror(-r));
 		goto out;

@@ -98,9 +98,9 @@ int ns_text_width(FILE *out)
 	struct winsize ws;
 	int w = 80;
 
-	if (env && *env && strspn(env, "0123456789") == strlen(env) && strlen(env) < 5)
-		w = atoi(env);
-	else if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+	if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
 		w = ws.ws_col;
+	else if (env && *env && strspn(env, "0123456789") == strlen(env) && strlen(env) < 5)
+		w = atoi(env);
 	return w < 40 ? 40 : w;
 }

@@ -229,6 +229,22 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 	return doc;
 }
 
+/* The colours of the text report (cmd/output-text.c): a failed write red, a move yellow, a skip dim. */
+#define FIX_RED "\033[1;31m"
+#define FIX_YELLOW "\033[33m"
+#define FIX_DIM "\033[2m"
+#define FIX_RESET "\033[0m"
+
+static const char *fix_col(const struct fix_opts *o, const char *c)
+{
+	return o->color ? c : "";
+}
+
+static const char *action_col(const struct fix_opts *o, enum ns_plan_action a, bool failed)
+{
+	return fix_col(o, failed ? FIX_RED : a == NS_PLAN_MOVE ? FIX_YELLOW : a == NS_PLAN_SKIP ? FIX_DIM : "");
+}
+
 static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_plan *plan, const struct fix_opts *o,
 		      const struct ns_apply_result *ir, const struct ns_apply_result *rr, const struct ib_outcome *ibo)
 {
@@ -246,12 +262,14 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 		if (!o->quiet || problem) {
 			/* an IRQ's name is what its actions file said: escaped for the terminal */
 			char *name = ns_escape_text(e->name ? e->name : "?"), *dev = ns_escape_text(e->device);
-			fprintf(out, "  irq %d %s (%s%s): %s -> %s  %s", e->irq, name ? name : "?", dev ? dev : "?", q,
-				cur, tgt, ns_plan_action_name(e->action));
+			fprintf(out, "  irq %d %s (%s%s): %s -> %s  %s%s%s", e->irq, name ? name : "?", dev ? dev : "?",
+				q, cur, tgt, action_col(o, e->action, problem), ns_plan_action_name(e->action),
+				fix_col(o, *action_col(o, e->action, problem) ? FIX_RESET : ""));
 			free(name);
 			free(dev);
 			if (ir) {
-				fprintf(out, ", %s", ns_apply_status_name(ir[i].status));
+				fprintf(out, ", %s%s%s", fix_col(o, problem ? FIX_RED : ""),
+					ns_apply_status_name(ir[i].status), fix_col(o, problem ? FIX_RESET : ""));
 				if (ir[i].err)
 					fprintf(out, " (%s: %s)", ir[i].err_class, strerror(-ir[i].err));
 				if (ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS) {
@@ -274,9 +292,10 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 		const struct ns_plan_rq *e = &plan->rqs[i];
 		bool problem = rr && rr[i].status == NS_APPLY_FAILED;
 		if (!o->quiet || problem)
-			fprintf(out, "  %s rq_affinity: %d -> %d  %s%s%s\n      %s\n", e->device, e->current, e->target,
-				ns_plan_action_name(e->action), rr ? ", " : "",
-				rr ? ns_apply_status_name(rr[i].status) : "", e->reason);
+			fprintf(out, "  %s rq_affinity: %d -> %d  %s%s%s%s%s\n      %s\n", e->device, e->current,
+				e->target, action_col(o, e->action, problem), ns_plan_action_name(e->action),
+				rr ? ", " : "", rr ? ns_apply_status_name(rr[i].status) : "",
+				fix_col(o, *action_col(o, e->action, problem) ? FIX_RESET : ""), e->reason);
 	}
 	if (o->ib_policy && !o->quiet) {
 		if (ibo->st.conflict)
@@ -531,7 +550,8 @@ static void print_progress(void *data, const char *text, bool ok)
 {
 	const struct fix_opts *o = data;
 	if (!o->json && (!o->quiet || !ok)) {
-		printf("  %s %s\n", ok ? "ok  " : "FAIL", text);
+		printf("  %s%s%s %s\n", fix_col(o, ok ? "" : FIX_RED), ok ? "ok  " : "FAIL",
+		       fix_col(o, ok ? "" : FIX_RESET), text);
 		fflush(stdout);
 	}
 }
@@ -1165,8 +1185,10 @@ int cmd_fix(int argc, char **argv)
 			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
-	if (ns_color_choice(color, stdout) < 0)
+	int colored = ns_color_choice(color, stdout);
+	if (colored < 0)
 		return ns_cli_bad_usage(&cli, "--color takes auto, always or never, not '%s'", color);
+	o.color = colored == 1;
 	if (o.revert && (o.dry_run || optind < argc || popts.rq_affinity))
 		return ns_cli_bad_usage(&cli, "--revert takes no devices and no --dry-run or --rq-affinity");
 	if ((o.install || o.module_dir) && !o.modules)

@@ -18,8 +18,8 @@ struct ns_text_opts {
 	int width;    /* columns to fit: ns_text_width() */
 };
 
-/* The width a text report fits: COLUMNS when set to a number, else the terminal's when out is
- * one, else 80 (a pipe, a file). Never below 40. */
+/* The width a text report fits: the terminal's when out is one, else COLUMNS when set to a
+ * number, else 80 (a pipe, a file). Never below 40. */
 int ns_text_width(FILE *out);
 
 int cmd_check(int argc, char **argv);

@@ -1,7 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The readable report: machine, then per device the chain device -> PCI -> node, its queues
- * with their CPUs and IRQs, where interrupts fire per node, then findings with remedies. */
+/*
+ * The readable report, problem first: the summary and the machine; the findings grouped by id
+ * and severity (one entry each, its devices compacted as ranges, one example of its evidence,
+ * its remedy once); then the devices, one line each, or with --verbose each device's chain
+ * device -> PCI -> node, its queue table, its other IRQs and its allocations.
+ *
+ * Every line fits the width (numastor-check(8), THE REPORT): the terminal's when stdout is one
+ * (TIOCGWINSZ, else COLUMNS, as util-linux reads them), 80 otherwise; prose wraps at 80 at
+ * most, tables use the whole width. Widths are display columns, not bytes.
+ */
 #define _GNU_SOURCE
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +26,11 @@
 #define C_BLUE "\033[36m"
 #define C_DIM "\033[2m"
 
-/* The last few strings escaped for the terminal: enough for one fprintf's arguments. */
+#define PROSE_MAX 80 /* text wraps here even on a wider terminal: lines stay readable */
+#define WIDTH_MIN 40 /* below this nothing useful fits; narrower terminals get 40 */
+#define WIDTH_MAX 1000
+
+/* The last few strings escaped for the terminal: enough for one line's arguments. */
 #define ESC_SLOTS 8
 struct esc_ring {
 	char *slot[ESC_SLOTS];
@@ -26,7 +39,9 @@ struct esc_ring {
 
 struct pen {
 	FILE *out;
-	bool color;
+	bool color, verbose;
+	size_t width; /* tables */
+	size_t prose; /* wrapped text: min(width, PROSE_MAX) */
 	struct esc_ring *ring;
 };
 
@@ -54,6 +69,8 @@ static const char *col(const struct pen *p, const char *c)
 
 int ns_color_choice(const char *when, FILE *out)
 {
+	const char *term = getenv("TERM");
+
 	if (strcmp(when, "always") == 0)
 		return 1;
 	if (strcmp(when, "never") == 0)
@@ -62,8 +79,339 @@ int ns_color_choice(const char *when, FILE *out)
 		return -1;
 	if (getenv("NO_COLOR") && *getenv("NO_COLOR"))
 		return 0;
+	if (term && strcmp(term, "dumb") == 0) /* a terminal that cannot show escapes */
+		return 0;
 	return isatty(fileno(out));
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Display width: escapes (CSI ... final byte) take none, combining marks none, East Asian wide
+ * characters two columns, everything else one. The text is valid UTF-8 (lib/escape.h).
+ * --------------------------------------------------------------------------------------------- */
+
+static size_t esc_len(const char *s)
+{
+	size_t i = 2;
+	if (s[0] != '\033' || s[1] != '[')
+		return 0;
+	while (s[i] && !(s[i] >= 0x40 && s[i] <= 0x7e))
+		i++;
+	return s[i] ? i + 1 : i;
+}
+
+static size_t utf8_next(const char *s, size_t n, unsigned *cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t len = u[0] < 0x80 ? 1 : u[0] < 0xe0 ? 2 : u[0] < 0xf0 ? 3 : 4;
+
+	if (len > n)
+		len = n;
+	*cp = len == 1 ? u[0] : u[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++)
+		*cp = (*cp << 6) | (u[i] & 0x3f);
+	return len ? len : 1;
+}
+
+static int cp_width(unsigned cp)
+{
+	if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f))
+		return 0;
+	if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+	    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) || (cp >= 0xfe30 && cp <= 0xfe4f) ||
+	    (cp >= 0xff00 && cp <= 0xff60) || (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+	    (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd))
+		return 2;
+	return 1;
+}
+
+/* Columns of the first n bytes of s. */
+static size_t dwidth_n(const char *s, size_t n)
+{
+	size_t w = 0, i = 0, e;
+	unsigned cp;
+
+	while (i < n && s[i]) {
+		if ((e = esc_len(s + i))) {
+			i += e;
+			continue;
+		}
+		i += utf8_next(s + i, n - i, &cp);
+		w += (size_t)cp_width(cp);
+	}
+	return w;
+}
+
+static size_t dwidth(const char *s)
+{
+	return dwidth_n(s, strlen(s));
+}
+
+/* The longest prefix of s[0..n) that fits cols columns, never inside an escape or a character;
+ * at least one character, so that the caller advances. */
+static size_t fit(const char *s, size_t n, size_t cols)
+{
+	size_t w = 0, i = 0, e, k;
+	unsigned cp;
+
+	while (i < n) {
+		if ((e = esc_len(s + i))) {
+			i += e;
+			continue;
+		}
+		k = utf8_next(s + i, n - i, &cp);
+		if (w + (size_t)cp_width(cp) > cols && i > 0)
+			break;
+		w += (size_t)cp_width(cp);
+		i += k;
+	}
+	return i;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Wrapped text
+ * --------------------------------------------------------------------------------------------- */
+
+static void line_start(const struct pen *p, size_t indent, const char *c)
+{
+	fprintf(p->out, "%*s%s", (int)indent, "", c ? col(p, c) : "");
+}
+
+static void line_end(const struct pen *p, const char *c)
+{
+	fprintf(p->out, "%s\n", c ? col(p, c[0] ? C_RESET : "") : "");
+}
+
+/*
+ * text wrapped to width columns at spaces (a word longer than a line is cut): the first line
+ * indented by ind1, the others by ind2, each line in colour c (NULL: none). Runs of spaces
+ * inside a line are kept; at a break they go.
+ */
+static void emit(const struct pen *p, size_t width, size_t ind1, size_t ind2, const char *c, const char *text)
+{
+	const char *s = text;
+	size_t cur = 0, lines = 0;
+	bool open = false;
+
+	for (;;) {
+		size_t sp = strspn(s, " ");
+		const char *w = s + sp;
+		size_t wl = strcspn(w, " "), ww, ind, avail;
+
+		if (!wl)
+			break;
+		ww = dwidth_n(w, wl);
+		ind = lines ? ind2 : ind1;
+		avail = width > ind + 1 ? width - ind : 1;
+		if (open && cur + sp + ww <= avail) {
+			fprintf(p->out, "%*s%.*s", (int)sp, "", (int)wl, w);
+			cur += sp + ww;
+		} else {
+			if (open) {
+				line_end(p, c);
+				lines++;
+				ind = ind2;
+				avail = width > ind + 1 ? width - ind : 1;
+			}
+			while (ww > avail) {
+				size_t k = fit(w, wl, avail);
+				line_start(p, ind, c);
+				fprintf(p->out, "%.*s", (int)k, w);
+				line_end(p, c);
+				lines++;
+				w += k;
+				wl -= k;
+				ww = dwidth_n(w, wl);
+				ind = ind2;
+				avail = width > ind + 1 ? width - ind : 1;
+			}
+			line_start(p, ind, c);
+			fprintf(p->out, "%.*s", (int)wl, w);
+			cur = ww;
+			open = true;
+		}
+		s = w + wl;
+	}
+	if (open)
+		line_end(p, c);
+	else if (!lines)
+		fputc('\n', p->out);
+}
+
+/* A line of prose, formatted, wrapped at the prose width; continuation lines 2 deeper. */
+__attribute__((format(printf, 4, 5))) static void say(const struct pen *p, size_t indent, const char *c,
+						      const char *fmt, ...)
+{
+	char *text;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) < 0)
+		text = NULL;
+	va_end(ap);
+	emit(p, p->prose, indent, indent + 2, c, text ? text : "?");
+	free(text);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Tables: column widths from the content; when the table is wider than the page, the widest
+ * column gives a column at a time, and a cell wider than its column continues on the next
+ * lines (broken after a ',', '/' or space when one fits, else cut). Rows may have a colour.
+ * --------------------------------------------------------------------------------------------- */
+
+struct table {
+	size_t ncols, nrows;
+	const char *const *head;
+	char **cell;	    /* nrows * ncols, owned */
+	const char **color; /* per row, NULL: none */
+	unsigned keep;	    /* columns (bits) that give width only when no other can: names, addresses */
+};
+
+static void table_init(struct table *tb, const char *const *head, size_t ncols)
+{
+	memset(tb, 0, sizeof(*tb));
+	tb->head = head;
+	tb->ncols = ncols;
+}
+
+/* A row of ncols cells (copied); NULL cells print as "?". */
+static void table_row(struct table *tb, const char *color, const char *const *cells)
+{
+	char **nc = realloc(tb->cell, (tb->nrows + 1) * tb->ncols * sizeof(char *));
+	const char **ncol = realloc(tb->color, (tb->nrows + 1) * sizeof(char *));
+
+	if (nc)
+		tb->cell = nc;
+	if (ncol)
+		tb->color = ncol;
+	if (!nc || !ncol)
+		return;
+	for (size_t c = 0; c < tb->ncols; c++)
+		nc[tb->nrows * tb->ncols + c] = strdup(cells[c] ? cells[c] : "?");
+	ncol[tb->nrows] = color;
+	tb->nrows++;
+}
+
+static void table_free(struct table *tb)
+{
+	for (size_t i = 0; i < tb->nrows * tb->ncols; i++)
+		free(tb->cell[i]);
+	free(tb->cell);
+	free(tb->color);
+}
+
+/* How much of s goes on one line of a cols-wide cell; *next: where the rest starts. */
+static size_t piece(const char *s, size_t cols, const char **next)
+{
+	size_t n = strlen(s), k, brk = 0;
+
+	if (dwidth_n(s, n) <= cols) {
+		*next = s + n;
+		return n;
+	}
+	k = fit(s, n, cols);
+	for (size_t i = 1; i < k; i++)
+		if (s[i - 1] == ',' || s[i - 1] == '/')
+			brk = i;
+		else if (s[i] == ' ')
+			brk = i;
+	if (brk)
+		k = brk;
+	*next = s + k + (s[k] == ' ');
+	return k;
+}
+
+static void table_line(const struct pen *p, const struct table *tb, const size_t *w, size_t indent,
+		       const char *const *cells, const char *color)
+{
+	const char *pos[16];
+	size_t nc = tb->ncols < 16 ? tb->ncols : 16;
+	bool more = true;
+
+	for (size_t c = 0; c < nc; c++)
+		pos[c] = cells[c];
+	while (more) {
+		char buf[4096];
+		size_t len = 0;
+		bool first = true;
+		more = false;
+		for (size_t c = 0; c < nc; c++) {
+			const char *next;
+			size_t k, pad;
+			if (!w[c]) /* an empty column (no row marked): no room, no gap */
+				continue;
+			k = piece(pos[c], w[c], &next);
+			pad = w[c] - dwidth_n(pos[c], k);
+			if (!first)
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "  ");
+			if (len < sizeof(buf))
+				len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%.*s%*s", (int)k, pos[c],
+							(int)pad, "");
+			if (len >= sizeof(buf))
+				len = sizeof(buf) - 1;
+			pos[c] = next;
+			more |= *next != '\0';
+			first = false;
+		}
+		while (len && buf[len - 1] == ' ')
+			len--;
+		line_start(p, indent, color);
+		fprintf(p->out, "%.*s", (int)len, buf);
+		line_end(p, color);
+	}
+}
+
+/*
+ * Column widths: each column's widest cell; while the table is wider than the page, one
+ * column gives one column of width, the one that makes the fewest more cells wrap (the
+ * widest among those; its heading weighs as much as all its rows), names and addresses
+ * (keep) only when nothing else can give.
+ */
+static void table_print(const struct pen *p, const struct table *tb, size_t indent)
+{
+	size_t w[16], total = indent, nc = tb->ncols < 16 ? tb->ncols : 16, rows = tb->nrows + 1;
+	size_t *cw = calloc(rows * nc, sizeof(size_t)); /* display width * 2, + 1: no break in it */
+
+	if (!cw)
+		return;
+	for (size_t c = 0; c < nc; c++) {
+		w[c] = 0;
+		for (size_t r = 0; r < rows; r++) {
+			const char *cell = r ? tb->cell[(r - 1) * tb->ncols + c] : tb->head[c];
+			size_t x = dwidth(cell);
+			/* a heading, or a cell with nowhere to break (a number, a name), weighs as much
+			 * as all rows: cut last */
+			cw[r * nc + c] = x * 2 + (!r || !strpbrk(cell, ",/ "));
+			if (x > w[c])
+				w[c] = x;
+		}
+		total += w[c] + (c && w[c] ? 2 : 0);
+	}
+	while (total > p->width) {
+		size_t best = nc, best_cost = 0;
+		for (int pass = 0; pass < 2 && best == nc; pass++)
+			for (size_t c = 0; c < nc; c++) {
+				size_t cost = 0;
+				if (w[c] <= 3 || (!pass && (tb->keep & (1u << c))))
+					continue;
+				for (size_t r = 0; r < rows; r++)
+					cost += cw[r * nc + c] / 2 >= w[c] ? (cw[r * nc + c] & 1 ? rows : 1) : 0;
+				if (best == nc || cost < best_cost || (cost == best_cost && w[c] > w[best]))
+					best = c, best_cost = cost;
+			}
+		if (best == nc)
+			break;
+		w[best]--;
+		total--;
+	}
+	free(cw);
+	table_line(p, tb, w, indent, tb->head, C_DIM);
+	for (size_t r = 0; r < tb->nrows; r++)
+		table_line(p, tb, w, indent, (const char *const *)&tb->cell[r * tb->ncols], tb->color[r]);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Names and numbers
+ * --------------------------------------------------------------------------------------------- */
 
 static char *cpus(const struct ns_cpuset *s)
 {
@@ -91,117 +439,493 @@ static void human_bytes(char *buf, size_t n, long long b)
 	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, units[u]);
 }
 
+static const char *sev_color(enum ns_severity s)
+{
+	return s == NS_SEV_CRITICAL ? C_RED : s == NS_SEV_WARNING ? C_YELLOW : C_BLUE;
+}
+
+/* Natural order of device names: digit runs compare as numbers (nvme2n1 before nvme10n1). */
+static int natcmp(const char *a, const char *b)
+{
+	while (*a && *b) {
+		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+			unsigned long long x = strtoull(a, (char **)&a, 10), y = strtoull(b, (char **)&b, 10);
+			if (x != y)
+				return x < y ? -1 : 1;
+			continue;
+		}
+		if (*a != *b)
+			return (unsigned char)*a - (unsigned char)*b;
+		a++, b++;
+	}
+	return (unsigned char)*a - (unsigned char)*b;
+}
+
+static int natcmp_p(const void *a, const void *b)
+{
+	return natcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Is b the name after a: the same but for one run of digits, one more (nvme3n1 -> nvme4n1,
+ * nvme0n1 -> nvme0n2), or, as sdX names go, the last letter the next one (sdc -> sdd)?
+ */
+static bool next_name(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i = 0;
+
+	if (la == lb && la > 1 && strncmp(a, b, la - 1) == 0 && a[la - 1] >= 'a' && a[la - 1] < 'z' &&
+	    b[la - 1] == a[la - 1] + 1)
+		return true;
+	while (a[i] && a[i] == b[i] && !(a[i] >= '0' && a[i] <= '9'))
+		i++;
+	/* back to the start of the digit run both are in */
+	while (i > 0 && a[i - 1] >= '0' && a[i - 1] <= '9')
+		i--;
+	for (;;) {
+		size_t da = strspn(a + i, "0123456789"), db = strspn(b + i, "0123456789");
+		if (da && db) {
+			unsigned long long x = strtoull(a + i, NULL, 10), y = strtoull(b + i, NULL, 10);
+			bool canon = (a[i] != '0' || da == 1) && (b[i] != '0' || db == 1);
+			if (x + 1 == y && canon)
+				return strcmp(a + i + da, b + i + db) == 0;
+			if (x != y || da != db)
+				return false;
+			i += da;
+			continue;
+		}
+		if (!a[i] || a[i] != b[i])
+			return false;
+		i++;
+	}
+}
+
+/* The names, sorted naturally, with runs of consecutive names as "first-last": "nvme0n1-nvme7n1,
+ * sda". ASCII '-' in every locale (numastor-check(8)): the same bytes for grep and the tests. */
+static char *name_ranges(const struct pen *p, const char **names, size_t n)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	qsort(names, n, sizeof(*names), natcmp_p);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j + 1 < n && next_name(names[j], names[j + 1]))
+			j++;
+		fprintf(f, "%s%s", i ? ", " : "", t(p, names[i]));
+		if (j > i)
+			fprintf(f, "-%s", t(p, names[j]));
+		i = j + 1;
+	}
+	fclose(f);
+	return out;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The summary and the machine
+ * --------------------------------------------------------------------------------------------- */
+
+static void print_summary(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f)
+{
+	int code = ns_findings_exit_code(f);
+	const char *c = code == 2 ? C_RED : code == 1 ? C_YELLOW : C_BOLD;
+
+	say(p, 0, NULL, "%ssummary: %s%s, %zu device%s, %zu critical, %zu warning, %zu info (exit %d)", col(p, c),
+	    code == 2	? "CRITICAL"
+	    : code == 1 ? "WARNING"
+			: "OK",
+	    col(p, C_RESET), sys->ndisks, sys->ndisks == 1 ? "" : "s", ns_findings_count(f, NS_SEV_CRITICAL),
+	    ns_findings_count(f, NS_SEV_WARNING), ns_findings_count(f, NS_SEV_INFO), code);
+}
+
 static void print_machine(const struct pen *p, const struct ns_system *sys)
 {
+	static const char *const head[] = {"NODE", "CPUS", "COUNT", "MEMORY", "DISTANCES"};
 	const struct ns_machine *m = &sys->machine;
 	const struct ns_irqbalance *ib = &m->irqbalance;
-	char *on = cpus(&m->online), *iso = cpus(&m->isolated), *nohz = cpus(&m->nohz_full);
+	char *on = cpus(&m->online), *iso = cpus(&m->isolated), *nohz = cpus(&m->nohz_full), *fixes = NULL;
+	size_t flen = 0;
+	struct table tb;
+	FILE *fx;
 
-	fprintf(p->out, "%snumastor%s: kernel %s, %zu NUMA node%s, CPUs %s online (root %s)\n", col(p, C_BOLD),
-		col(p, C_RESET), m->kernel_release ? t(p, m->kernel_release) : "?", m->nnodes,
-		m->nnodes == 1 ? "" : "s", on, t(p, ns_root_dir(sys->root)));
+	say(p, 0, NULL, "%snumastor%s: kernel %s, CPUs %s online", col(p, C_BOLD), col(p, C_RESET),
+	    m->kernel_release ? t(p, m->kernel_release) : "?", on);
+	say(p, 2, NULL, "root %s", t(p, ns_root_dir(sys->root))); /* its own line: a long path wraps alone */
+	if (strcmp(iso, "-") != 0 || strcmp(nohz, "-") != 0)
+		say(p, 2, NULL, "isolated CPUs %s, nohz_full CPUs %s", iso, nohz);
+	if (ib->running == 1)
+		say(p, 2, NULL, "irqbalance: running (pid %ld), %s", ib->pid,
+		    ib->policyscript ? t(p, ib->policyscript) : "no policy script");
+	else if (ib->running == 0)
+		say(p, 2, NULL, "irqbalance: not running");
+	else
+		say(p, 2, NULL, "irqbalance: unknown");
+	if ((fx = open_memstream(&fixes, &flen))) {
+		for (int i = 0, k = 0; i < 2; i++) {
+			const struct ns_kernel_fix *x = &sys->fixes[i];
+			const char *state = x->in_kernel == 1	? "in this kernel"
+					    : x->in_kernel == 0 ? "not in this kernel"
+								: "unknown";
+			if (!x->series)
+				continue;
+			if (p->verbose) /* the basis is a sentence */
+				say(p, 2, NULL, "kernel fix %s: %s (%s)", x->series, state,
+				    x->basis ? t(p, x->basis) : "?");
+			else
+				fprintf(fx, "%s%s %s", k++ ? ", " : "", x->series, state);
+		}
+		fclose(fx);
+		if (fixes && *fixes)
+			say(p, 2, NULL, "kernel fixes: %s", fixes);
+		free(fixes);
+	}
+	if (!ns_machine_multi_node(m))
+		say(p, 2, NULL, "single NUMA node: locality is moot.");
+	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct ns_node *n = &m->nodes[i];
-		char *c = cpus(&n->cpus), mem[32], count[16] = "?";
+		char *c = cpus(&n->cpus), mem[32], count[16] = "?", id[16], *dist = NULL;
+		size_t dlen = 0;
+		FILE *d = open_memstream(&dist, &dlen);
 		human_bytes(mem, sizeof(mem), n->memory_bytes);
 		if (n->cpus.known) /* an unreadable cpulist has no count either */
 			snprintf(count, sizeof(count), "%u", ns_cpuset_count(&n->cpus));
-		fprintf(p->out, "  node %d: CPUs %s (%s), memory %s", n->id, c, count, mem);
-		if (n->distances) {
-			fprintf(p->out, ", distances");
-			for (size_t k = 0; k < n->ndistances; k++)
-				fprintf(p->out, " %d", n->distances[k]);
+		snprintf(id, sizeof(id), "%d", n->id);
+		if (d) {
+			for (size_t k = 0; n->distances && k < n->ndistances; k++)
+				fprintf(d, "%s%d", k ? " " : "", n->distances[k]);
+			if (!n->distances)
+				fputc('?', d);
+			fclose(d);
 		}
-		fputc('\n', p->out);
+		const char *cells[] = {id, c, count, mem, dist ? dist : "?"};
+		table_row(&tb, NULL, cells);
+		free(dist);
 		free(c);
 	}
-	if (strcmp(iso, "-") != 0 || strcmp(nohz, "-") != 0)
-		fprintf(p->out, "  isolated CPUs %s, nohz_full CPUs %s\n", iso, nohz);
-	if (ib->running == 1)
-		fprintf(p->out, "  irqbalance: running (pid %ld), %s\n", ib->pid,
-			ib->policyscript ? t(p, ib->policyscript) : "no policy script");
-	else if (ib->running == 0)
-		fprintf(p->out, "  irqbalance: not running\n");
-	else
-		fprintf(p->out, "  irqbalance: unknown\n");
-	for (int i = 0; i < 2; i++)
-		if (sys->fixes[i].series)
-			fprintf(p->out, "  kernel fix %s: %s (%s)\n", sys->fixes[i].series,
-				sys->fixes[i].in_kernel == 1   ? "in this kernel"
-				: sys->fixes[i].in_kernel == 0 ? "not in this kernel"
-							       : "unknown",
-				sys->fixes[i].basis ? t(p, sys->fixes[i].basis) : "?");
-	if (!ns_machine_multi_node(m))
-		fprintf(p->out, "  single NUMA node: locality is moot; queues and IRQs are shown below.\n");
+	table_print(p, &tb, 2);
+	table_free(&tb);
 	free(on);
 	free(iso);
 	free(nohz);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * Findings, grouped: one entry per (id, severity), in order of severity, then of first appearance
+ * --------------------------------------------------------------------------------------------- */
+
+struct group {
+	const struct ns_finding *first;
+	size_t *idx; /* into f->v */
+	size_t n;
+};
+
+static size_t group_findings(const struct ns_findings *f, struct group **out)
+{
+	struct group *g = calloc(f->n ? f->n : 1, sizeof(*g));
+	size_t ng = 0;
+
+	*out = g;
+	if (!g)
+		return 0;
+	for (int sev = NS_SEV_CRITICAL; sev >= NS_SEV_INFO; sev--)
+		for (size_t i = 0; i < f->n; i++) {
+			const struct ns_finding *x = &f->v[i];
+			size_t k = 0;
+			if ((int)x->severity != sev)
+				continue;
+			while (k < ng && !(g[k].first->severity == x->severity && strcmp(g[k].first->id, x->id) == 0))
+				k++;
+			if (k == ng) {
+				g[ng].first = x;
+				g[ng].idx = calloc(f->n, sizeof(size_t));
+				if (!g[ng].idx)
+					continue;
+				ng++;
+			}
+			g[k].idx[g[k].n++] = i;
+		}
+	return ng;
+}
+
+static void print_remedy(const struct pen *p, size_t indent, const struct ns_finding *x, const char *who)
+{
+	say(p, indent, NULL, "remedy%s%s: %s%s%s", who ? " for " : "", who ? who : "",
+	    x->remedy_action ? t(p, x->remedy_action) : "", x->remedy_action ? ": " : "", t(p, x->remedy_text));
+}
+
+static void print_group(const struct pen *p, const struct ns_findings *f, const struct group *g)
+{
+	const struct ns_finding *x = g->first;
+	const char **names = calloc(g->n ? g->n : 1, sizeof(char *));
+	char *list = NULL;
+	size_t nnames = 0;
+
+	for (size_t i = 0; names && i < g->n; i++)
+		if (f->v[g->idx[i]].device)
+			names[nnames++] = f->v[g->idx[i]].device;
+	if (nnames)
+		list = name_ranges(p, names, nnames);
+	if (list) /* the count even for one: a list that wraps ends there */
+		say(p, 2, NULL, "%s%-8s%s %s: %s (%zu)", col(p, sev_color(x->severity)), ns_severity_name(x->severity),
+		    col(p, C_RESET), x->id, list, nnames);
+	else
+		say(p, 2, NULL, "%s%-8s%s %s", col(p, sev_color(x->severity)), ns_severity_name(x->severity),
+		    col(p, C_RESET), x->id);
+	free(list);
+	free(names);
+	if (!p->verbose || g->n == 1) {
+		/* one device's evidence stands for the others (--verbose: each one's) */
+		say(p, 4, NULL, "%s%s", g->n > 1 ? "e.g. " : "", t(p, x->message));
+		print_remedy(p, 4, x, NULL);
+		return;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const struct ns_finding *y = &f->v[g->idx[i]];
+		say(p, 4, NULL, "%s%s%s", y->device ? t(p, y->device) : "", y->device ? ": " : "", t(p, y->message));
+	}
+	/* each distinct remedy once, with the devices it is for when they differ */
+	bool same = true;
+	for (size_t i = 1; i < g->n; i++)
+		same &= strcmp(f->v[g->idx[i]].remedy_text, x->remedy_text) == 0;
+	if (same) {
+		print_remedy(p, 4, x, NULL);
+		return;
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		const struct ns_finding *y = &f->v[g->idx[i]];
+		bool seen = false;
+		for (size_t k = 0; k < i; k++)
+			seen |= strcmp(f->v[g->idx[k]].remedy_text, y->remedy_text) == 0;
+		if (!seen)
+			print_remedy(p, 4, y, y->device);
+	}
+}
+
+static void print_findings(const struct pen *p, const struct ns_findings *f)
+{
+	struct group *g;
+	size_t ng = group_findings(f, &g);
+
+	fprintf(p->out, "\n%sfindings%s%s\n", col(p, C_BOLD), col(p, C_RESET), f->n ? "" : ": none");
+	for (size_t i = 0; i < ng; i++)
+		print_group(p, f, &g[i]);
+	for (size_t i = 0; i < ng; i++)
+		free(g[i].idx);
+	free(g);
+}
+
+/* The worst severity of a device's findings and their number; -1 when it has none. */
+static int device_severity(const struct ns_findings *f, const char *name, size_t *count)
+{
+	int worst = -1;
+
+	*count = 0;
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].device && strcmp(f->v[i].device, name) == 0) {
+			(*count)++;
+			if ((int)f->v[i].severity > worst)
+				worst = (int)f->v[i].severity;
+		}
+	return worst;
+}
+
+/* The worst severity among a device's findings whose evidence names IRQ irq; -1 none. */
+static int irq_severity(const struct ns_findings *f, const char *name, int irq)
+{
+	int worst = -1;
+
+	for (size_t i = 0; i < f->n; i++) {
+		const struct ns_finding *x = &f->v[i];
+		struct json_object *v, *a;
+		bool named = false;
+		if (!x->device || strcmp(x->device, name) != 0 || !x->evidence)
+			continue;
+		if (json_object_object_get_ex(x->evidence, "irq", &v) && json_object_is_type(v, json_type_int))
+			named |= json_object_get_int(v) == irq;
+		if (json_object_object_get_ex(x->evidence, "irqs", &a) && json_object_is_type(a, json_type_array))
+			for (size_t k = 0; k < json_object_array_length(a); k++) {
+				struct json_object *e = json_object_array_get_idx(a, k), *n = e;
+				if (json_object_is_type(e, json_type_object))
+					json_object_object_get_ex(e, "irq", &n);
+				named |= n && json_object_is_type(n, json_type_int) && json_object_get_int(n) == irq;
+			}
+		if (named && (int)x->severity > worst)
+			worst = (int)x->severity;
+	}
+	return worst;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Devices: one line each (default), or each one's detail (--verbose)
+ * --------------------------------------------------------------------------------------------- */
+
+/* The node of a device for its line: "1", "0 FORCED" (what the forced function reads), "0 SET". */
+static void node_cell(char *buf, size_t n, const struct ns_disk *d)
+{
+	const struct ns_pci *pci = d->npaths ? d->paths[0].pci : NULL;
+
+	if (d->node_source == NS_NODE_SRC_FORCED && pci && pci->numa_node >= 0)
+		snprintf(buf, n, "%d FORCED", pci->numa_node);
+	else if (d->node >= 0 && d->node_source == NS_NODE_SRC_SET)
+		snprintf(buf, n, "%d SET", d->node);
+	else if (d->node >= 0)
+		snprintf(buf, n, "%d", d->node);
+	else if (ns_disk_is_virtual(d) || d->node_source == NS_NODE_SRC_NONE)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%s", ns_node_source_name(d->node_source));
+}
+
+/* The nodes the queue vectors of d are aimed at (their effective CPUs', else their affinity's). */
+static char *irq_nodes(const struct ns_system *sys, const struct ns_disk *d)
+{
+	struct ns_cpuset all = {0}, nodes = {0};
+	char *s;
+	bool any = false;
+
+	all.known = true;
+	for (size_t i = 0; i < d->nhctx; i++) {
+		const struct ns_irq *irq = d->hctx[i].irq;
+		if (!irq)
+			continue;
+		any = true;
+		if (!ns_irq_target(irq)->known)
+			all.known = false;
+		else
+			ns_cpuset_or(&all, ns_irq_target(irq));
+	}
+	if (!any) {
+		ns_cpuset_clear(&all);
+		return strdup("-");
+	}
+	ns_machine_nodes_of(&sys->machine, &all, &nodes);
+	s = cpus(&nodes);
+	ns_cpuset_clear(&all);
+	ns_cpuset_clear(&nodes);
+	return s;
+}
+
+static void print_device_table(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f)
+{
+	static const char *const head[] = {"NAME", "TYPE", "SIZE", "NODE", "PCI", "HWQ", "IRQ-NODES", "FINDINGS"};
+	struct table tb;
+
+	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
+	tb.keep = 1u << 0 | 1u << 4;
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		const struct ns_disk *d = &sys->disks[i];
+		char size[32], node[48], queues[24], found[40], *pci = NULL, *inodes = irq_nodes(sys, d);
+		size_t nf;
+		int sev = device_severity(f, d->name, &nf);
+		const char *pcis = "-";
+
+		human_bytes(size, sizeof(size), d->size_bytes);
+		node_cell(node, sizeof(node), d);
+		snprintf(queues, sizeof(queues), "%zu", d->nhctx);
+		if (d->npaths == 1 && d->paths[0].pci)
+			pcis = t(p, d->paths[0].pci->address);
+		else if (d->npaths > 1 && asprintf(&pci, "%zu paths", d->npaths) >= 0)
+			pcis = pci;
+		if (sev < 0)
+			snprintf(found, sizeof(found), "-");
+		else
+			snprintf(found, sizeof(found), "%s (%zu)", ns_severity_name((enum ns_severity)sev), nf);
+		char *name = strdup(t(p, d->name));
+		const char *cells[] = {name, ns_disk_kind_name(d->kind), size, node, pcis, queues, inodes, found};
+		table_row(&tb, sev < 0 ? NULL : sev_color((enum ns_severity)sev), cells);
+		free(name);
+		free(pci);
+		free(inodes);
+	}
+	table_print(p, &tb, 2);
+	table_free(&tb);
+}
+
 static void print_pci(const struct pen *p, const struct ns_path *path)
 {
 	const struct ns_pci *pci = path->pci;
-	char *lc;
+	char *lc, node[96], module[64] = "";
 
-	fprintf(p->out, "  path %s%s%s -> ", ns_transport_name(path->transport), path->controller ? " " : "",
-		path->controller ? t(p, path->controller) : "");
 	if (!pci) {
-		fprintf(p->out, "no PCI function\n");
+		say(p, 2, NULL, "path %s%s%s -> no PCI function", ns_transport_name(path->transport),
+		    path->controller ? " " : "", path->controller ? t(p, path->controller) : "");
 		return;
 	}
 	lc = cpus(&pci->local_cpus);
-	fprintf(p->out, "PCI %s [%s:%s] driver %s", t(p, pci->address),
-		pci->vendor ? t(p, pci->vendor + (strncmp(pci->vendor, "0x", 2) ? 0 : 2)) : "?",
-		pci->device ? t(p, pci->device + (strncmp(pci->device, "0x", 2) ? 0 : 2)) : "?",
-		pci->driver ? t(p, pci->driver) : "(none)");
 	if (pci->module)
-		fprintf(p->out, " (%s%s)",
-			pci->module->patched == 1   ? "numastor-patched"
-			: pci->module->patched == 0 ? "stock"
-						    : "stock?",
-			pci->module->state == NS_MODULE_BUILTIN ? ", built in" : "");
+		snprintf(module, sizeof(module), " (%s%s)",
+			 pci->module->patched == 1   ? "numastor-patched"
+			 : pci->module->patched == 0 ? "stock"
+						     : "stock?",
+			 pci->module->state == NS_MODULE_BUILTIN ? ", built in" : "");
 	if (pci->numa_node == NS_NODE_UNREAD)
-		fprintf(p->out, " -> node ?");
+		snprintf(node, sizeof(node), "node ?");
 	else if (pci->forced == 1)
-		fprintf(p->out, " -> node %d %sFORCED%s", pci->numa_node, col(p, C_RED), col(p, C_RESET));
+		snprintf(node, sizeof(node), "node %d %sFORCED%s", pci->numa_node, col(p, C_RED), col(p, C_RESET));
 	else if (pci->node_set == 1)
-		fprintf(p->out, " -> node %d %sSET%s (not the firmware's)", pci->numa_node, col(p, C_RED),
-			col(p, C_RESET));
+		snprintf(node, sizeof(node), "node %d %sSET%s (not the firmware's)", pci->numa_node, col(p, C_RED),
+			 col(p, C_RESET));
 	else
-		fprintf(p->out, " -> node %d", pci->numa_node);
-	fprintf(p->out, ", local CPUs %s\n", lc);
+		snprintf(node, sizeof(node), "node %d", pci->numa_node);
+	char *ctl = strdup(path->controller ? t(p, path->controller) : ""), *addr = strdup(t(p, pci->address));
+	char *ven = strdup(pci->vendor ? t(p, pci->vendor + (strncmp(pci->vendor, "0x", 2) ? 0 : 2)) : "?");
+	char *dev = strdup(pci->device ? t(p, pci->device + (strncmp(pci->device, "0x", 2) ? 0 : 2)) : "?");
+	say(p, 2, NULL, "path %s%s%s -> PCI %s [%s:%s] driver %s%s -> %s, local CPUs %s",
+	    ns_transport_name(path->transport), *ctl ? " " : "", ctl, addr, ven, dev,
+	    pci->driver ? t(p, pci->driver) : "(none)", module, node, lc);
+	free(ctl);
+	free(addr);
+	free(ven);
+	free(dev);
 	free(lc);
 }
 
-static void print_queues(const struct pen *p, const struct ns_system *sys, const struct ns_disk *d)
+static void print_queues(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f,
+			 const struct ns_disk *d)
 {
-	size_t maxnode = 0;
+	static const char *const head[] = {"", "HWQ", "CPUS", "NODE", "IRQ", "IRQ-CPUS", "EFF", "MGD", "FIRES"};
+	size_t maxnode = 0, offending = 0;
+	char nr[24] = "?", fires_head[64];
+	struct table tb;
 
 	for (size_t i = 0; i < sys->machine.nnodes; i++)
 		if ((size_t)sys->machine.nodes[i].id + 1 > maxnode)
 			maxnode = (size_t)sys->machine.nodes[i].id + 1;
-	char nr[24] = "?";
 	if (d->nr_requests >= 0)
 		snprintf(nr, sizeof(nr), "%ld", d->nr_requests);
-	fprintf(p->out, "  queues: %zu hardware queue%s, rq_affinity %s, scheduler %s, nr_requests %s\n", d->nhctx,
-		d->nhctx == 1 ? "" : "s", d->rq_affinity >= 0 ? (const char *[]){"0", "1", "2"}[d->rq_affinity] : "?",
-		d->scheduler ? t(p, d->scheduler) : "?", nr);
+	say(p, 2, NULL, "queues: %zu hardware queue%s, rq_affinity %s, scheduler %s, nr_requests %s", d->nhctx,
+	    d->nhctx == 1 ? "" : "s", d->rq_affinity >= 0 ? (const char *[]){"0", "1", "2"}[d->rq_affinity] : "?",
+	    d->scheduler ? t(p, d->scheduler) : "?", nr);
 	if (!d->nhctx)
 		return;
-	char fires[64];
 	if (sys->interval_seconds > 0)
-		snprintf(fires, sizeof(fires), "fires per second per node (over %.1f s)", sys->interval_seconds);
+		say(p, 2, NULL,
+		    "IRQ-CPUS = the queue's CPUs; EFF effective CPUs, MGD kernel-managed, FIRES per second per node "
+		    "0/1/... over %.1f s",
+		    sys->interval_seconds);
 	else
-		snprintf(fires, sizeof(fires), "fires per node (since boot)");
-	fprintf(p->out, "    %s%-8s %-12s %-6s %-6s %-12s %-12s %-8s %s%s\n", col(p, C_DIM), "hctx", "cpus", "nodes",
-		"irq", "irq-cpus", "effective", "managed", fires, col(p, C_RESET));
+		say(p, 2, NULL,
+		    "IRQ-CPUS = the queue's CPUs; EFF effective CPUs, MGD kernel-managed, FIRES per node 0/1/... since "
+		    "boot");
+	snprintf(fires_head, sizeof(fires_head), "FIRES");
+	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
 	for (size_t i = 0; i < d->nhctx; i++) {
 		const struct ns_hctx *h = &d->hctx[i];
-		char *hc = cpus(&h->cpus), *hn = cpus(&h->nodes), irqno[16] = "-";
-		char *aff = h->irq ? cpus(&h->irq->affinity) : strdup("-");
+		char *hc = cpus(&h->cpus), *hn = cpus(&h->nodes), irqno[16] = "-", idx[64], *fires = NULL;
+		/* "=": the vector may fire on exactly the CPUs its queue serves (the usual case: the
+		 * column stays narrow, and a row that differs stands out) */
+		bool same = h->irq && h->irq->affinity.known && h->cpus.known &&
+			    ns_cpuset_equal(&h->irq->affinity, &h->cpus);
+		char *aff = !h->irq ? strdup("-") : same ? strdup("=") : cpus(&h->irq->affinity);
 		char *eff = h->irq ? cpus(&h->irq->effective) : strdup("-");
 		const char *managed = !h->irq ? "-" : h->irq->managed == 1 ? "yes" : h->irq->managed == 0 ? "no" : "?";
-		char idx[24];
+		size_t flen = 0;
+		FILE *fs = open_memstream(&fires, &flen);
+		int sev = h->irq ? irq_severity(f, d->name, h->irq->irq) : -1;
 
 		if (h->irq)
 			snprintf(irqno, sizeof(irqno), "%d", h->irq->irq);
@@ -209,31 +933,39 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 			snprintf(idx, sizeof(idx), "%s/%d", t(p, h->controller), h->index);
 		else
 			snprintf(idx, sizeof(idx), "%d", h->index);
-		fprintf(p->out, "    %-8s %-12s %-6s %-6s %-12s %-12s %-8s ", idx, hc, hn, irqno, aff ? aff : "?",
-			eff ? eff : "?", managed);
 		/* what irq-fires-remote judges (lib/rates.h): rates, else since fix, else since boot */
 		enum ns_count_basis basis = h->irq ? ns_irq_count_basis(h->irq) : NS_COUNTS_NONE;
 		unsigned long long total;
 		const unsigned long long *counts = h->irq ? ns_irq_judged_counts(h->irq, &total) : NULL;
-		if (counts && basis == NS_COUNTS_OVER_INTERVAL) {
-			for (size_t n = 0; n < h->irq->nper_node && n < maxnode; n++)
-				fprintf(p->out, "%s%.1f", n ? "/" : "", (double)counts[n] / h->irq->interval);
-		} else if (counts) {
-			for (size_t n = 0; n < h->irq->nper_node && n < maxnode; n++)
-				fprintf(p->out, "%s%llu", n ? "/" : "", counts[n]);
-		} else {
-			fputc(h->irq ? '?' : '-', p->out);
+		if (fs) {
+			if (counts && basis == NS_COUNTS_OVER_INTERVAL) {
+				for (size_t n = 0; n < h->irq->nper_node && n < maxnode; n++)
+					fprintf(fs, "%s%.1f", n ? "/" : "", (double)counts[n] / h->irq->interval);
+			} else if (counts) {
+				for (size_t n = 0; n < h->irq->nper_node && n < maxnode; n++)
+					fprintf(fs, "%s%llu", n ? "/" : "", counts[n]);
+			} else {
+				fputc(h->irq ? '?' : '-', fs);
+			}
+			if (h->irq && h->irq->placed)
+				fputs(basis == NS_COUNTS_SINCE_FIX ? " (placed by numastor fix; counted since)"
+								   : " (placed by numastor fix)",
+				      fs);
+			fclose(fs);
 		}
-		if (h->irq && h->irq->placed)
-			fputs(basis == NS_COUNTS_SINCE_FIX ? "  (placed by numastor fix; counted since)"
-							   : "  (placed by numastor fix)",
-			      p->out);
-		fputc('\n', p->out);
+		offending += sev >= 0;
+		const char *cells[] = {sev >= 0 ? "!" : "", idx, hc, hn, irqno, aff, eff, managed, fires};
+		table_row(&tb, sev >= 0 ? sev_color((enum ns_severity)sev) : NULL, cells);
 		free(hc);
 		free(hn);
 		free(aff);
 		free(eff);
+		free(fires);
 	}
+	table_print(p, &tb, 2); /* at the page's edge, as its 8 columns need the room */
+	table_free(&tb);
+	if (offending)
+		say(p, 2, NULL, "! a finding names this queue's IRQ (%zu of %zu)", offending, d->nhctx);
 }
 
 static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
@@ -242,7 +974,7 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 		const struct ns_pci *pci = d->paths[k].pci;
 		for (size_t i = 0; pci && i < pci->nirqs; i++) {
 			const struct ns_irq *irq = &pci->irqs[i];
-			char *eff;
+			char *eff, fired[64];
 			if (irq->hw_queue >= 0 && irq->hw_queue < (int)d->nhctx)
 				continue;
 			bool paired = false;
@@ -251,103 +983,124 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 			if (paired)
 				continue;
 			eff = cpus(ns_irq_target(irq));
-			fprintf(p->out, "    irq %d %s: CPUs %s, managed %s, user-settable %s, ", irq->irq,
-				irq->name ? t(p, irq->name) : "?", eff,
-				irq->managed == 1   ? "yes"
-				: irq->managed == 0 ? "no"
-						    : "?",
-				irq->user_settable == 1	  ? "yes"
-				: irq->user_settable == 0 ? "no"
-							  : "?");
 			if (irq->interval > 0 && irq->in_interval)
-				fprintf(p->out, "%.1f fired per second\n", (double)irq->interval_total / irq->interval);
+				snprintf(fired, sizeof(fired), "%.1f fired per second",
+					 (double)irq->interval_total / irq->interval);
 			else
-				fprintf(p->out, "%llu fired since boot\n", irq->total);
+				snprintf(fired, sizeof(fired), "%llu fired since boot", irq->total);
+			say(p, 4, NULL, "irq %d %s: CPUs %s, managed %s, user-settable %s, %s", irq->irq,
+			    irq->name ? t(p, irq->name) : "?", eff,
+			    irq->managed == 1	? "yes"
+			    : irq->managed == 0 ? "no"
+						: "?",
+			    irq->user_settable == 1   ? "yes"
+			    : irq->user_settable == 0 ? "no"
+						      : "?",
+			    fired);
 			free(eff);
 		}
 	}
 }
 
-static void print_disk(const struct pen *p, const struct ns_system *sys, const struct ns_disk *d)
+static void print_list(const struct pen *p, const char *what, char **v, size_t n)
 {
-	char size[32];
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!n || !(f = open_memstream(&s, &len)))
+		return;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, " %s", t(p, v[i]));
+	fclose(f);
+	say(p, 2, NULL, "%s:%s", what, s);
+	free(s);
+}
+
+static void print_disk(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f,
+		       const struct ns_disk *d)
+{
+	char size[32], *name = strdup(t(p, d->name)), *model = NULL, *serial = NULL;
+	size_t nf;
+	int sev = device_severity(f, d->name, &nf);
 
 	human_bytes(size, sizeof(size), d->size_bytes);
-	fprintf(p->out, "\n%s%s%s  %s  %s", col(p, C_BOLD), t(p, d->name), col(p, C_RESET), ns_disk_kind_name(d->kind),
-		size);
 	if (d->identity.model)
-		fprintf(p->out, "  %s", t(p, d->identity.model));
+		model = strdup(t(p, d->identity.model));
 	if (d->identity.serial)
-		fprintf(p->out, "  serial %s", t(p, d->identity.serial));
+		serial = strdup(t(p, d->identity.serial));
 	fputc('\n', p->out);
-	if (d->npartitions) {
-		fprintf(p->out, "  partitions:");
-		for (size_t i = 0; i < d->npartitions; i++)
-			fprintf(p->out, " %s", t(p, d->partitions[i]));
-		fputc('\n', p->out);
-	}
-	if (d->nslaves) {
-		fprintf(p->out, "  sits on:");
-		for (size_t i = 0; i < d->nslaves; i++)
-			fprintf(p->out, " %s", t(p, d->slaves[i]));
-		fputc('\n', p->out);
-	}
+	say(p, 0, NULL, "%s%s%s  %s  %s%s%s%s%s", col(p, sev >= 0 ? sev_color((enum ns_severity)sev) : C_BOLD),
+	    name ? name : "?", col(p, C_RESET), ns_disk_kind_name(d->kind), size, model ? "  " : "", model ? model : "",
+	    serial ? "  serial " : "", serial ? serial : "");
+	free(name);
+	free(model);
+	free(serial);
+	print_list(p, "partitions", d->partitions, d->npartitions);
+	print_list(p, "sits on", d->slaves, d->nslaves);
 	if (d->backing_file)
-		fprintf(p->out, "  backed by file: %s\n", t(p, d->backing_file));
+		say(p, 2, NULL, "backed by file: %s", t(p, d->backing_file));
 	if (ns_disk_is_virtual(d)) {
-		fprintf(p->out, "  virtual device: locality follows what it sits on\n");
+		say(p, 2, NULL, "virtual device: locality follows what it sits on");
+		if (d->nhctx) /* a blk-mq loop: its queue, as every queue is shown */
+			print_queues(p, sys, f, d);
 		return;
 	}
 	for (size_t i = 0; i < d->npaths; i++)
 		print_pci(p, &d->paths[i]);
-	fprintf(p->out, "  node: %s", ns_node_source_name(d->node_source));
 	if (d->node >= 0)
-		fprintf(p->out, " %d", d->node);
-	fputc('\n', p->out);
-	print_queues(p, sys, d);
+		say(p, 2, NULL, "node: %s %d", ns_node_source_name(d->node_source), d->node);
+	else
+		say(p, 2, NULL, "node: %s", ns_node_source_name(d->node_source));
+	print_queues(p, sys, f, d);
 	print_other_irqs(p, d);
-	fprintf(p->out, "  allocations: per-device structures on %s",
-		d->alloc.device_basis ? t(p, d->alloc.device_basis) : "?");
 	if (d->alloc.midlayer_basis)
-		fprintf(p->out, "; midlayer: %s", t(p, d->alloc.midlayer_basis));
-	fputc('\n', p->out);
+		say(p, 2, NULL, "allocations: per-device structures on %s; midlayer: %s",
+		    d->alloc.device_basis ? t(p, d->alloc.device_basis) : "?", t(p, d->alloc.midlayer_basis));
+	else
+		say(p, 2, NULL, "allocations: per-device structures on %s",
+		    d->alloc.device_basis ? t(p, d->alloc.device_basis) : "?");
 }
 
 void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findings *f, const struct ns_text_opts *opts)
 {
 	struct esc_ring ring = {0};
-	struct pen p = {.out = out, .color = opts->color, .ring = &ring};
-	int code = ns_findings_exit_code(f);
+	size_t width = opts->width > 0 ? (size_t)opts->width : 80; /* check.c: ns_text_width() */
+	struct pen p = {.out = out, .color = opts->color, .verbose = opts->verbose, .ring = &ring};
 
+	width = width < WIDTH_MIN ? WIDTH_MIN : width > WIDTH_MAX ? WIDTH_MAX : width;
+	p.width = width;
+	p.prose = width < PROSE_MAX ? width : PROSE_MAX;
+	print_summary(&p, sys, f);
 	print_machine(&p, sys);
-	for (size_t i = 0; i < sys->ndisks; i++)
-		print_disk(&p, sys, &sys->disks[i]);
-	fprintf(out, "\n%sfindings%s\n", col(&p, C_BOLD), col(&p, C_RESET));
-	if (!f->n)
-		fprintf(out, "  none\n");
-	for (size_t i = 0; i < f->n; i++) {
-		const struct ns_finding *x = &f->v[i];
-		const char *c = x->severity == NS_SEV_CRITICAL	? C_RED
-				: x->severity == NS_SEV_WARNING ? C_YELLOW
-								: C_BLUE;
-		fprintf(out, "  %s%-8s%s %s%s%s%s\n", col(&p, c), ns_severity_name(x->severity), col(&p, C_RESET),
-			t(&p, x->id), x->device ? " " : "", x->device ? t(&p, x->device) : "", "");
-		fprintf(out, "           %s\n", t(&p, x->message));
-		fprintf(out, "           remedy: %s%s%s\n", x->remedy_action ? t(&p, x->remedy_action) : "",
-			x->remedy_action ? ": " : "", t(&p, x->remedy_text));
-	}
+	print_findings(&p, f);
+	fputc('\n', out);
+	char empty[64] = "";
+	if (sys->nempty_hidden)
+		snprintf(empty, sizeof(empty), "%s%zu empty not shown: -a", p.verbose ? "" : "; ", sys->nempty_hidden);
+	if (p.verbose && !*empty)
+		say(&p, 0, C_BOLD, "devices");
+	else
+		say(&p, 0, C_BOLD, "devices (%s%s)", p.verbose ? "" : "--verbose: each one's path, queues and IRQs",
+		    empty);
+	if (!sys->ndisks)
+		say(&p, 2, NULL, "none");
+	else if (p.verbose)
+		for (size_t i = 0; i < sys->ndisks; i++)
+			print_disk(&p, sys, f, &sys->disks[i]);
+	else
+		print_device_table(&p, sys, f);
 	if (sys->notes.n) {
 		fprintf(out, "\n%snotes%s\n", col(&p, C_BOLD), col(&p, C_RESET));
-		for (size_t i = 0; i < sys->notes.n; i++)
-			fprintf(out, "  %s %s: %s\n", t(&p, sys->notes.v[i].subject), t(&p, sys->notes.v[i].field),
-				t(&p, sys->notes.v[i].message));
+		for (size_t i = 0; i < sys->notes.n; i++) {
+			char *subject = strdup(t(&p, sys->notes.v[i].subject)),
+			     *field = strdup(t(&p, sys->notes.v[i].field));
+			say(&p, 2, NULL, "%s %s: %s", subject ? subject : "?", field ? field : "?",
+			    t(&p, sys->notes.v[i].message));
+			free(subject);
+			free(field);
+		}
 	}
-	fprintf(out, "\nsummary: %s, %zu device%s, %zu critical, %zu warning, %zu info (exit %d)\n",
-		code == 2   ? "CRITICAL"
-		: code == 1 ? "WARNING"
-			    : "OK",
-		sys->ndisks, sys->ndisks == 1 ? "" : "s", ns_findings_count(f, NS_SEV_CRITICAL),
-		ns_findings_count(f, NS_SEV_WARNING), ns_findings_count(f, NS_SEV_INFO), code);
 	for (unsigned i = 0; i < ESC_SLOTS; i++)
 		free(ring.slot[i]);
 }

@@ -161,6 +161,8 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	ns_capture_attach(cap, root);
 	r = ns_system_discover(root, NULL, 0, &sys);
+	if (r == 0) /* check.json is what `numastor check` says: empty devices left out (they stay in the capture) */
+		ns_system_hide_empty(&sys);
 	if (r == 0)
 		r = ns_findings_evaluate(&sys, &findings);
 	if (r < 0) {

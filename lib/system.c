@@ -366,6 +366,24 @@ void ns_system_free(struct ns_system *sys)
 	memset(sys, 0, sizeof(*sys));
 }
 
+size_t ns_system_hide_empty(struct ns_system *sys)
+{
+	size_t kept = 0, n = sys->ndisks;
+
+	for (size_t i = 0; i < n; i++) {
+		if (sys->disks[i].size_bytes == 0) {
+			ns_disk_free(&sys->disks[i]);
+			continue;
+		}
+		if (kept != i)
+			sys->disks[kept] = sys->disks[i];
+		kept++;
+	}
+	sys->ndisks = kept;
+	sys->nempty_hidden += n - kept;
+	return n - kept;
+}
+
 const struct ns_disk *ns_system_disk(const struct ns_system *sys, const char *name)
 {
 	for (size_t i = 0; i < sys->ndisks; i++)

@@ -37,6 +37,7 @@ struct ns_system {
 	void *udev; /* struct udev *, live root only */
 	struct ns_kernel_fix fixes[2];
 	double interval_seconds; /* check --interval: measured time between its two samples; 0 without */
+	size_t nempty_hidden;	 /* disks of size 0 ns_system_hide_empty() took out */
 };
 
 /*
@@ -51,6 +52,13 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 void ns_system_free(struct ns_system *sys);
 /* The cached PCI function at syspath, reading it on first use. */
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out);
+/*
+ * Take the empty disks (size 0: an unattached loop, an unused zram, an empty card reader) out
+ * of the model, as lsblk does without -a, before findings are evaluated, so that no output
+ * shows them. A size that could not be read (-1) is kept. Returns how many went (also added
+ * to sys->nempty_hidden). The caller skips it for -a/--all and for disks named on the command line.
+ */
+size_t ns_system_hide_empty(struct ns_system *sys);
 const struct ns_disk *ns_system_disk(const struct ns_system *sys, const char *name);
 
 #endif

@@ -67,7 +67,7 @@ d = json.load(sys.stdin)
 placed = [i for x in d["devices"] for p in x["paths"] for i in p["pci"]["irqs"] if i["placed_by_numastor"]]
 assert placed, "check does not mark placed IRQs"
 ' || fail "check --json does not mark the IRQs fix placed"
-"$numastor" check --sysroot "$tmp/t" | grep -q "placed by numastor fix" || fail "check text does not mark placed IRQs"
+"$numastor" check --sysroot "$tmp/t" --verbose | tr "\n" " " | tr -s " " | grep -q "placed by numastor fix" || fail "check text does not mark placed IRQs"
 # irqbalance policy: a placed IRQ is banned; the forced-node device gets numa_node=-1
 irq=$(python3 -c 'import json,sys; print([e["irq"] for e in json.load(open(sys.argv[1]))["irqs"] if e["action"]=="move"][0])' "$tmp/apply.json")
 out=$("$numastor" irqbalance-policy --sysroot "$tmp/t" /sys/devices/pci0000:00/0000:00:04.0 "$irq")

@@ -635,64 +635,120 @@ def check_remedies(doc):
                 f"{f['id']} {f['device']}: `numastor fix` offered for IRQ {n} (managed {i and i['managed']})"
 
 
-def parse_text(text):
-    """The facts of a text report, read from the text alone: per device its path lines
-    (pci, node, forced), its node line, the findings (severity, id, device, action) and the
-    summary counts."""
+def unwrap(lines, k):
+    """Line k of a wrapped report with its continuation lines (deeper indented) joined."""
+    indent = len(lines[k]) - len(lines[k].lstrip(" "))
+    out = lines[k]
+    while k + 1 < len(lines) and len(lines[k + 1]) - len(lines[k + 1].lstrip(" ")) > indent:
+        k += 1
+        out += " " + lines[k].strip()
+    return out
+
+
+def expand_names(listing, names):
+    """'nvme0n1-nvme3n1, sda' read against the JSON's device names (a range: every name of
+    the same shape between its ends, in natural order)."""
+    import re
+    key = lambda n: [int(x) if x.isdigit() else x for x in re.findall(r"\d+|\D+", n)]
+    shape = lambda n: re.sub(r"\d+", "#", n) if re.search(r"\d", n) else n[:-1]
+    out = []
+    for tok in [x.strip() for x in listing.split(",") if x.strip()]:
+        if tok in names:
+            out.append(tok)
+            continue
+        for i in [i for i, c in enumerate(tok) if c == "-"]:
+            a, b = tok[:i], tok[i + 1:]
+            if a in names and b in names:
+                out += [n for n in names if shape(n) == shape(a) and key(a) <= key(n) <= key(b)]
+                break
+        else:
+            raise AssertionError(f"{tok!r} in a findings entry is no device")
+    return out
+
+
+def parse_text(text, vtext, names):
+    """The facts of a text report, read from the text alone: from the default report the
+    findings (severity, id, devices, the remedy's action) and the summary counts; from the
+    --verbose one per device its path lines (pci, node, forced) and its node line."""
     import re
     devices, findings, summary, cur = {}, [], None, None
     lines = text.splitlines()
-    section = "devices"
+    section = "head"
     for k, line in enumerate(lines):
-        if line == "findings":
-            section = "findings"
-            continue
-        if line == "notes":
-            section = "notes"
-            continue
         m = re.match(r"^summary: (OK|WARNING|CRITICAL), (\d+) devices?, (\d+) critical, (\d+) warning, "
                      r"(\d+) info \(exit (\d)\)$", line)
         if m:
             summary = (m.group(1),) + tuple(int(x) for x in m.groups()[1:])
             continue
-        if section == "devices":
-            m = re.match(r"^(\S+)  (\S+)  ", line)
-            if m and not line.startswith("numastor:"):
-                cur = devices.setdefault(m.group(1), {"kind": m.group(2), "paths": [], "node": None})
-                continue
-            m = re.match(r"^  path .* -> PCI (\S+) \[.*?\] driver .* -> node (-?\d+|\?)( FORCED| SET \(not the "
-                         r"firmware's\))?, local CPUs", line)
-            if m and cur is not None:
-                cur["paths"].append((m.group(1), None if m.group(2) == "?" else int(m.group(2)),
-                                     (m.group(3) or "").split(" (")[0].strip() or None))
-                continue
-            m = re.match(r"^  node: (\S+)(?: (\d+))?$", line)
-            if m and cur is not None:
-                cur["node"] = (m.group(1), int(m.group(2)) if m.group(2) else None)
-        elif section == "findings":
-            m = re.match(r"^  (critical|warning|info)\s+(\S+)(?: (\S+))?$", line)
-            if m:
-                rem = lines[k + 2]
-                assert rem.startswith("           remedy: "), (line, rem)
-                rem = rem[len("           remedy: "):]
-                action = None
-                for a in ("numastor fix --modules", "numastor fix --rq-affinity=2", "numastor fix"):
-                    if rem.startswith(a + ": "):
-                        action = a
-                        break
-                findings.append((m.group(2), m.group(3), m.group(1), action))
+        if line.startswith("findings"):
+            section = "findings"
+            continue
+        if line.startswith("devices"):
+            section = "devices"
+        if section != "findings":
+            continue
+        m = None
+        if re.match(r"^  (critical|warning|info) +\S+?:", line):  # its devices, then their count
+            head, j = line, k
+            while not re.search(r"\(\d+\)$", head) and j + 1 < len(lines):
+                j += 1
+                head += " " + lines[j].strip()
+            m = re.match(r"^  (critical|warning|info) +(\S+?): (.*) \((\d+)\)$", head)
+            assert m, f"a findings entry without its device count: {head!r}"
+        elif re.match(r"^  (critical|warning|info) +\S+$", line):  # machine-wide
+            m = re.match(r"^  (critical|warning|info) +(\S+)()()$", line)
+        if m:
+            rem = next(l for l in lines[k + 1:] if l.startswith("    remedy"))
+            assert rem.startswith("    remedy: "), (line, rem)
+            rem = rem[len("    remedy: "):]
+            action = None
+            for a in ("numastor fix --modules", "numastor fix --rq-affinity=2", "numastor fix"):
+                if rem.startswith(a + ": "):
+                    action = a
+                    break
+            devs = expand_names(m.group(3), names) if m.group(3) else [None]
+            assert not m.group(4) or int(m.group(4)) == len(devs), (line, devs)
+            for d in devs:
+                findings.append((m.group(2), d, m.group(1), action))
+    lines = vtext.splitlines()
+    section = "head"
+    for k, line in enumerate(lines):
+        if line.startswith("devices"):
+            section = "devices"
+            continue
+        if line == "notes":
+            section = "notes"
+        if section != "devices":
+            continue
+        m = re.match(r"^(\S+)  (\S+)  ", line)
+        if m:
+            cur = devices.setdefault(m.group(1), {"kind": m.group(2), "paths": [], "node": None})
+            continue
+        line = unwrap(lines, k) if line.startswith("  path ") else line
+        m = re.match(r"^  path .* -> PCI (\S+) \[.*?\] driver .* -> node (-?\d+|\?)( FORCED| SET \(not the "
+                     r"firmware's\))?, local CPUs", line)
+        if m and cur is not None:
+            cur["paths"].append((m.group(1), None if m.group(2) == "?" else int(m.group(2)),
+                                 (m.group(3) or "").split(" (")[0].strip() or None))
+            continue
+        m = re.match(r"^  node: (\S+)(?: (\d+))?$", line)
+        if m and cur is not None:
+            cur["node"] = (m.group(1), int(m.group(2)) if m.group(2) else None)
     return devices, findings, summary
 
 
-def check_text(name, text, doc, code):
-    devices, findings, summary = parse_text(text)
+def check_text(name, text, vtext, doc, code):
+    devices, findings, summary = parse_text(text, vtext, [d["name"] for d in doc["devices"]])
     want_code, want = PINNED[name]
     got = {(i, d, s) for i, d, s, _ in findings}
     assert len(got) == len(findings) and got == want, \
         f"text findings differ from the pinned set: missing {sorted(want - got, key=str)}, unexpected {sorted(got - want, key=str)}"
-    actions = {(f["id"], f["device"], f["severity"]): f["remedy"]["action"] for f in doc["findings"]}
+    # the default report shows one remedy per entry: the action of its first finding
+    first = {}
+    for f in doc["findings"]:
+        first.setdefault((f["id"], f["severity"]), f["remedy"]["action"])
     for i, d, s, a in findings:
-        assert actions[(i, d, s)] == a, f"text remedy of {i} {d}: {a!r}, JSON {actions[(i, d, s)]!r}"
+        assert first[(i, s)] == a, f"text remedy of {i} ({s}): {a!r}, JSON {first[(i, s)]!r}"
     assert summary is not None, "no summary line"
     level = {0: "OK", 1: "WARNING", 2: "CRITICAL"}[want_code]
     counts = tuple(sum(1 for t in want if t[2] == sev) for sev in (C, W, I))
@@ -701,7 +757,7 @@ def check_text(name, text, doc, code):
         if d["kind"] in ("dm", "md", "loop", "zram") or not d.get("paths"):
             continue
         t = devices.get(d["name"])
-        assert t is not None, f"{d['name']} has no block in the text report"
+        assert t is not None, f"{d['name']} has no block in the --verbose text report"
         want_paths = [(p["pci"]["address"], p["pci"]["numa_node"],
                        "FORCED" if p["pci"]["node_forced"] is True else "SET" if p["pci"].get("node_set") is True else None)
                       for p in d["paths"] if p.get("pci")]
@@ -818,8 +874,9 @@ def main():
             if tcode != code:
                 print(f"  {name}: text exit code {tcode} != JSON exit code {code}")
                 ok = False
+            _, vtext, _ = run(numastor, root, "--verbose")
             try:
-                check_text(name, text, doc, code)
+                check_text(name, text, vtext, doc, code)
             except (AssertionError, KeyError, IndexError, NameError) as e:
                 print(f"  {name}: text: {type(e).__name__}: {str(e)[:2000]}")
                 ok = False
