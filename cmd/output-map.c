@@ -355,8 +355,8 @@ void ns_print_map(FILE *out, const struct ns_system *sys, const struct ns_findin
 		     sys->machine.nnodes == 1 ? "" : "s", on, sys->ndisks, sys->ndisks == 1 ? "" : "s");
 		free(on);
 	}
-	line(&c, "  bars: where each device's interrupts fire, share per node");
-	line(&c, "  F: node forced by the driver   !: findings on the device");
+	line(&c, "  bars: share of its interrupts per node");
+	line(&c, "  F: node forced   !: findings on it");
 	for (size_t g = 0; g < map.ngroups; g++) {
 		const struct ns_map_group *grp = &map.groups[g];
 		if (!grp->node && !grp->ndevices)
