@@ -2,7 +2,7 @@
 """check --map and --format svg (issue 12, part 8) on every fixture machine, judged against the
 fixture's own `check --json` (nothing hard-coded):
 
-- text: every line at most 80 display columns piped (and 60 under COLUMNS=60), in a UTF-8 and
+- text: every line at most 80 display columns piped (and 60, 40 under COLUMNS), in a UTF-8 and
   in the C locale (bars of '#' there, nothing but ASCII); every node listed; every device named
   once, under its node (or "no node"); its bars' percentages are its interrupts' shares;
   forced devices marked F, those with warning/critical findings marked !.
@@ -94,7 +94,7 @@ def misplaced(doc, name):
 
 def check_text(name, numastor, root, doc, code):
     devs = {d["name"]: d for d in doc["devices"]}
-    for lang, columns in (("C.UTF-8", None), ("C", None), ("C.UTF-8", 60)):
+    for lang, columns in (("C.UTF-8", None), ("C", None), ("C.UTF-8", 60), ("C.UTF-8", 40)):
         width = columns or 80
         rc, out, err = run(numastor, root, "--map", lang=lang, columns=columns)
         tag = f"--map LANG={lang} COLUMNS={columns or '(piped)'}"
