@@ -35,6 +35,8 @@ BAR = re.compile(r"^    node(\d+) +(\S+) +(\d+)%$")  # "    node0    ####....  4
 SVG = "{http://www.w3.org/2000/svg}"
 HEALTHY = "baremetal-2s-4nvme-healthy"
 CLOUD = "cloud-2n64c-8nvme-forced-node0"
+VM = "vm-1n-virtio-blk"
+EVIL_NAME = "s&d\"a<'"
 EVIL_MODEL = "Evil <b>&\"q'</b>\x01 " + "\u56fa\u6001\u786c\u76d8" * 12
 
 failures = []
@@ -285,6 +287,18 @@ def check_escaping(numastor, roots, tmp):
     for ln in out.splitlines():
         if cols(ln) > 80 or "\x01" in ln:
             fail("escaping", f"map line {cols(ln)} columns or with a control byte: {ln!r}")
+    # a device name with markup and quotes (a /sys/block entry may be called anything): the whole
+    # text and SVG check holds on it, ids and data-device included
+    root = os.path.join(tmp, "evil-name")
+    shutil.copytree(roots[VM], root, symlinks=True)
+    os.rename(os.path.join(root, "sys", "block", "sda"), os.path.join(root, "sys", "block", EVIL_NAME))
+    rc, js, _ = run(numastor, root, "--json")
+    doc = json.loads(js)
+    if EVIL_NAME not in [d["name"] for d in doc["devices"]]:
+        fail("escaping", f"the renamed disk is not in the report: {[d['name'] for d in doc['devices']]}")
+        return
+    check_text("escaping-name", numastor, root, doc, rc)
+    check_svg("escaping-name", numastor, root, doc, rc, tmp)
 
 
 def check_refusals(numastor, root):
@@ -313,7 +327,7 @@ def main():
             check_svg(name, numastor, roots[name], doc, rc, tmp)
             print(f"  {name}: {len(doc['devices'])} devices, {len(doc['machine']['nodes'])} nodes")
         check_output_file(names[0], numastor, roots[names[0]], tmp)
-        if HEALTHY in roots and CLOUD in roots:
+        if HEALTHY in roots and CLOUD in roots and VM in roots:
             check_twins(numastor, roots)
             check_escaping(numastor, roots, tmp)
         check_refusals(numastor, roots[names[0]])
