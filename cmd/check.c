@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "columns.h"
 #include "config.h"
 #include "json.h"
 #include "map.h"
@@ -292,10 +293,10 @@ static void check_usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"  -j, --json             print one JSON document (schema_version %d)\n"
-		"  -f, --format FORMAT    text (default), json, prometheus (node_exporter textfile),\n"
-		"                         or svg (the --map picture)\n"
+		"  -f, --format FORMAT    text (default), json, prometheus (node_exporter's\n"
+		"                         textfile), or svg (the --map picture)\n"
 		"  -O, --output-file FILE write the report to FILE atomically (temp file, rename)\n"
-		"  -R, --sysroot DIR      read a captured tree under DIR instead of the live system\n"
+		"  -R, --sysroot DIR      read a captured tree under DIR, not the live system\n"
 		"  -s, --snapshot FILE    replay a bundle written by `numastor snapshot`\n"
 		"  -i, --interval SECONDS judge interrupt rates: read every IRQ's per_cpu_count\n"
 		"                         twice, SECONDS apart (above 0, at most %d; 0.5 too)\n"
@@ -314,6 +315,7 @@ static void check_usage(FILE *out)
 		"Exit status: 0 ok, 1 warning, 2 critical, 3 could not check.\n"
 		"NO_COLOR in the environment, or TERM=dumb, turns colour off.\n",
 		NS_SCHEMA_VERSION, INTERVAL_MAX);
+	ns_columns_usage(out);
 }
 
 /* What the command line asked for. */
@@ -322,6 +324,47 @@ struct check_args {
 	bool all, verbose, list, noheadings, raw, pairs, map;
 	double interval;
 };
+
+/*
+ * --list's columns and form from the command line, or the usage error (its exit code). An -o
+ * that names a file is the old --output FILE: said so, rather than "unknown column".
+ */
+static int list_options(const struct ns_cli *cli, const struct check_args *a, bool json, bool prom,
+			struct ns_list_opts *lo)
+{
+	char *bad = NULL, *names;
+	int r;
+
+	if (prom)
+		return ns_cli_bad_usage(cli, "--list prints columns or JSON, not --format prometheus");
+	if (a->map)
+		return ns_cli_bad_usage(cli, "--list and --map are two pictures; give one");
+	if (a->raw && a->pairs)
+		return ns_cli_bad_usage(cli, "--raw and --pairs are two forms of --list; give one");
+	if (a->columns && strchr(a->columns, '/'))
+		return ns_cli_bad_usage(cli,
+					"--output is now the columns of --list; the report file is --output-file "
+					"(-O %s)",
+					a->columns);
+	r = ns_columns_parse(a->columns, &lo->cols, &lo->ncols, &bad);
+	if (r == -ENOMEM)
+		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "out of memory");
+	if (r < 0) {
+		names = ns_columns_names();
+		if (bad && !*bad)
+			r = ns_cli_bad_usage(cli, "--output needs column names, comma-separated: %s", names);
+		else
+			r = ns_cli_bad_usage(cli, "unknown column '%s' (columns: %s)", bad ? bad : "", names);
+		free(names);
+		free(bad);
+		return r;
+	}
+	lo->noheadings = a->noheadings;
+	lo->raw = a->raw;
+	lo->pairs = a->pairs;
+	lo->json = json;
+	return 0;
+}
 
 int cmd_check(int argc, char **argv)
 {
@@ -357,6 +400,7 @@ int cmd_check(int argc, char **argv)
 	struct ns_system sys;
 	struct ns_findings findings = {0};
 	struct ns_text_opts topts = {0};
+	struct ns_list_opts lopts = {0};
 	int c, r, code;
 
 	ns_cli_init(&cli, "check", argc, argv);
@@ -425,14 +469,19 @@ int cmd_check(int argc, char **argv)
 		svg = true; /* the --map picture, as a document */
 	else if (strcmp(a.format, "text") != 0)
 		return ns_cli_bad_usage(&cli, "--format takes text, json, prometheus or svg, not '%s'", a.format);
+	if (a.raw || a.pairs || a.noheadings)
+		a.list = true; /* as lsblk's: a form of the listing asks for the listing */
 	if (svg && (a.list || a.verbose))
 		return ns_cli_bad_usage(&cli, "--format svg is the --map picture: not with %s",
 					a.list ? "--list" : "--verbose");
-	if (a.map && (json || prom || a.list))
+	if (a.map && (json || prom))
 		return ns_cli_bad_usage(&cli, "--map draws a picture (as text, or --format svg): not with %s",
-					a.list ? "--list"
-					: json ? "--json"
-					       : "--format prometheus");
+					json ? "--json" : "--format prometheus");
+	if (a.list) {
+		r = list_options(&cli, &a, json, prom, &lopts);
+		if (r)
+			return r;
+	}
 	if (a.output_file && !*a.output_file)
 		return ns_cli_bad_usage(&cli, "--output-file needs a file name");
 	r = ns_color_choice(a.color, stdout);
@@ -518,7 +567,10 @@ int cmd_check(int argc, char **argv)
 		}
 		fchmod(fd, 0644);
 	}
-	if (json) {
+	if (a.list) {
+		if (ns_print_list(out, &sys, &findings, &lopts) < 0)
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
+	} else if (json) {
 		r = ns_print_json_stream(out, &sys, &findings);
 		if (r == -EFBIG) {
 			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN,
@@ -529,7 +581,8 @@ int cmd_check(int argc, char **argv)
 			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
 		}
 	} else if (prom) {
-		ns_print_prometheus(out, &sys, &findings);
+		if ((r = ns_print_prometheus(out, &sys, &findings)) < 0)
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing the metrics: %s", strerror(-r));
 	} else if (svg) {
 		if (ns_print_svg(out, &sys, &findings) < 0)
 			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
@@ -557,6 +610,7 @@ int cmd_check(int argc, char **argv)
 		tmpname = NULL;
 	}
 out:
+	free(lopts.cols);
 	ns_findings_free(&findings);
 	ns_system_free(&sys);
 	ns_root_free(root);

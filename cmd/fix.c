@@ -11,6 +11,7 @@
 #include "apply.h"
 #include "config.h"
 #include "escape.h"
+#include "ibpolicy.h"
 #include "journal.h"
 #include "modswap.h"
 #include "swapjournal.h"
@@ -51,19 +52,24 @@ static void fix_usage(FILE *out)
 		     "      --module-dir DIR      where the patched modules and manifest.json are\n"
 		     "                            (default /var/lib/numastor/modules/<release>)\n"
 		     "      --install             with --modules: install them for the next boot instead\n"
+		     "      --irqbalance=policy   also give irqbalance numastor's policy script: link the\n"
+		     "                            drop-in numastor-policy.conf into irqbalance.service.d/,\n"
+		     "                            reload systemd and restart irqbalance (--revert removes it;\n"
+		     "                            refused while irqbalance has a policy script of its own)\n"
 		     "  -R, --sysroot DIR         plan for a captured tree (implies --dry-run)\n"
 		     "  -q, --quiet               print only problems\n"
 		     "      --color WHEN          colour: auto (default), always, never\n"
 		     "  -h, --help                show this help\n"
 		     "\n"
-		     "Exit status: 0 done (or nothing to do), 1 some writes failed (with --modules --dry-run:\n"
-		     "the swap would be refused), 3 could not run (also: an excluded-CPU list such as\n"
+		     "Exit status: 0 done (or nothing to do), 1 some writes failed, or irqbalance runs without\n"
+		     "numastor's policy script and will move the vectors back (with --dry-run: --modules or\n"
+		     "--irqbalance=policy would be refused), 3 could not run (also: an excluded-CPU list such as\n"
 		     "IRQBALANCE_BANNED_CPULIST or cpu/isolated that does not parse, a malformed journal,\n"
 		     "which is kept, or a state directory that is not numastor's own).\n");
 }
 
 struct fix_opts {
-	bool dry_run, json, revert, quiet, color, modules, install, hotplug;
+	bool dry_run, json, revert, quiet, color, modules, install, hotplug, ib_policy;
 	const char *module_dir;
 	int rq_affinity;
 	unsigned lock_timeout_s;
@@ -95,6 +101,8 @@ static void test_pause_before_swap(void)
 		sleep(s > 60 ? 60 : s);
 }
 
+static struct json_object *jstr_or_null(const char *s);
+
 static char *cpus(const struct ns_cpuset *s)
 {
 	char *t = NULL;
@@ -103,13 +111,43 @@ static char *cpus(const struct ns_cpuset *s)
 	return t;
 }
 
+/* irqbalance and numastor's drop-in for it, as this run found and left them */
+struct ib_outcome {
+	struct ns_ibpolicy_state st;
+	bool undoes;	    /* irqbalance runs without the policy script: it will move the vectors back */
+	const char *result; /* --irqbalance=policy: "enabled", "already", "refused", "failed"; else NULL */
+	bool holds;	    /* after it, irqbalance runs with numastor's policy script */
+	char *reload;	    /* what the reload and restart said (malloc'd), NULL */
+};
+
+static struct json_object *ib_json(const struct ns_system *sys, const struct ns_plan *plan,
+				   const struct ib_outcome *ibo)
+{
+	struct json_object *ib = json_object_new_object(), *d = json_object_new_object();
+	const struct ns_irqbalance *m = &sys->machine.irqbalance;
+
+	json_object_object_add(ib, "running", m->running < 0 ? NULL : json_object_new_boolean(m->running));
+	json_object_object_add(ib, "policy_installed",
+			       json_object_new_boolean(m->policyscript && strstr(m->policyscript, "numastor")));
+	json_object_object_add(ib, "advice",
+			       plan->irqbalance_advice ? json_object_new_string(plan->irqbalance_advice) : NULL);
+	json_object_object_add(ib, "undoes_placement", json_object_new_boolean(ibo->undoes));
+	json_object_object_add(d, "path", json_object_new_string("/" NS_IBPOLICY_LINK));
+	json_object_object_add(d, "enabled", json_object_new_boolean(ibo->st.linked));
+	json_object_object_add(d, "given_elsewhere", jstr_or_null(ibo->st.already));
+	json_object_object_add(d, "conflict", jstr_or_null(ibo->st.conflict));
+	json_object_object_add(d, "result", jstr_or_null(ibo->result));
+	json_object_object_add(d, "reload", jstr_or_null(ibo->reload));
+	json_object_object_add(ib, "drop_in", d);
+	return ib;
+}
+
 static struct json_object *plan_json(const struct ns_system *sys, const struct ns_plan *plan, const struct fix_opts *o,
-				     const struct ns_apply_result *ir, const struct ns_apply_result *rr)
+				     const struct ns_apply_result *ir, const struct ns_apply_result *rr,
+				     const struct ib_outcome *ibo)
 {
 	struct json_object *doc = json_object_new_object(), *irqs = json_object_new_array(),
-			   *rqs = json_object_new_array(), *sum = json_object_new_object(),
-			   *ib = json_object_new_object();
-	const struct ns_irqbalance *m = &sys->machine.irqbalance;
+			   *rqs = json_object_new_array(), *sum = json_object_new_object();
 
 	json_object_object_add(doc, "schema_version", json_object_new_int(FIX_SCHEMA_VERSION));
 	json_object_object_add(doc, "root", json_object_new_string(ns_root_dir(sys->root)));
@@ -160,12 +198,7 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 		json_object_array_add(rqs, x);
 	}
 	json_object_object_add(doc, "rq_affinity", rqs);
-	json_object_object_add(ib, "running", m->running < 0 ? NULL : json_object_new_boolean(m->running));
-	json_object_object_add(ib, "policy_installed",
-			       json_object_new_boolean(m->policyscript && strstr(m->policyscript, "numastor")));
-	json_object_object_add(ib, "advice",
-			       plan->irqbalance_advice ? json_object_new_string(plan->irqbalance_advice) : NULL);
-	json_object_object_add(doc, "irqbalance", ib);
+	json_object_object_add(doc, "irqbalance", ib_json(sys, plan, ibo));
 	json_object_object_add(sum, "move", json_object_new_int((int)ns_plan_count(plan, NS_PLAN_MOVE)));
 	json_object_object_add(sum, "skip", json_object_new_int((int)ns_plan_count(plan, NS_PLAN_SKIP)));
 	json_object_object_add(sum, "unchanged", json_object_new_int((int)ns_plan_count(plan, NS_PLAN_UNCHANGED)));
@@ -184,7 +217,7 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 }
 
 static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_plan *plan, const struct fix_opts *o,
-		      const struct ns_apply_result *ir, const struct ns_apply_result *rr)
+		      const struct ns_apply_result *ir, const struct ns_apply_result *rr, const struct ib_outcome *ibo)
 {
 	if (!o->quiet)
 		fprintf(out, "numastor fix: %s for %s\n",
@@ -232,7 +265,22 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 				ns_plan_action_name(e->action), rr ? ", " : "",
 				rr ? ns_apply_status_name(rr[i].status) : "", e->reason);
 	}
-	if (plan->irqbalance_advice && !o->quiet) /* quiet: said once, on stderr (cmd_fix) */
+	if (o->ib_policy && !o->quiet) {
+		if (ibo->st.conflict)
+			fprintf(out, "  irqbalance policy: %s: %s\n", o->dry_run ? "would be refused" : "refused",
+				ibo->st.conflict);
+		else if (ibo->st.already)
+			fprintf(out, "  irqbalance policy: numastor's policy script is given in %s already\n",
+				ibo->st.already);
+		else if (ibo->result && strcmp(ibo->result, "failed") != 0)
+			fprintf(out, "  irqbalance policy: %s /%s%s%s\n",
+				strcmp(ibo->result, "already") == 0 ? "already linked:" : "linked", NS_IBPOLICY_LINK,
+				ibo->reload ? "; " : "", ibo->reload ? ibo->reload : "");
+		else if (o->dry_run)
+			fprintf(out, "  irqbalance policy: would link /%s -> %s and restart irqbalance\n",
+				NS_IBPOLICY_LINK, NUMASTOR_IRQBALANCE_DROPIN);
+	}
+	if (plan->irqbalance_advice && ibo->undoes && !o->quiet) /* quiet: said once, on stderr (cmd_fix) */
 		fprintf(out, "  irqbalance: %s\n", plan->irqbalance_advice);
 	if (!o->quiet)
 		fprintf(out, "summary: %zu to move, %zu skipped, %zu unchanged\n", ns_plan_count(plan, NS_PLAN_MOVE),
@@ -902,6 +950,98 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o, struct
 	return code;
 }
 
+/*
+ * --irqbalance=policy, once the placement is journaled and written: link the drop-in (journaled
+ * first), reload systemd, restart irqbalance, and look again at what runs. ibo->result becomes
+ * "enabled" or "already" when the link is in place (ibo->holds when irqbalance now runs
+ * with numastor's policy script), "failed" (< 0) when the link or the restart failed.
+ */
+static int irqbalance_policy(struct ns_root *root, const struct ns_system *sys, struct ib_outcome *ibo)
+{
+	struct ns_machine now = {0};
+	struct ns_notes notes = {0};
+	char *problem = NULL;
+	bool linked_now = false;
+	int r = 0;
+
+	if (ibo->st.already) {
+		ibo->result = "already";
+	} else if (ibo->st.linked) {
+		ibo->result = "already";
+	} else {
+		r = ns_ibpolicy_enable(root, &problem);
+		if (r < 0) {
+			fprintf(stderr, "numastor fix: --irqbalance=policy: %s\n", problem ? problem : strerror(-r));
+			free(problem);
+			ibo->result = "failed";
+			return r;
+		}
+		ibo->st.linked = linked_now = true;
+		ibo->result = "enabled";
+	}
+	/* a daemon that runs without the script is restarted, also when the link was there */
+	if (linked_now || (sys->machine.irqbalance.running == 1 &&
+			   (!sys->machine.irqbalance.policyscript ||
+			    !ns_ibpolicy_is_numastors(sys->machine.irqbalance.policyscript)))) {
+		r = ns_ibpolicy_reload(root, &ibo->reload);
+		if (r < 0 && r != -ENOSYS) {
+			fprintf(stderr, "numastor fix: --irqbalance=policy: /%s is linked, but %s\n", NS_IBPOLICY_LINK,
+				ibo->reload ? ibo->reload : strerror(-r));
+			ibo->result = "failed";
+			return r;
+		}
+	}
+	r = ns_machine_read(root, &now, &notes);
+	if (r == 0 && now.irqbalance.running == 1 && now.irqbalance.policyscript &&
+	    ns_ibpolicy_is_numastors(now.irqbalance.policyscript))
+		ibo->holds = true;
+	ns_machine_free(&now);
+	ns_notes_free(&notes);
+	return 0;
+}
+
+/* After the IRQs and the modules: numastor's drop-in for irqbalance out again, when fix put it
+ * there (its journal in var/lib/numastor says so), and irqbalance restarted without it. */
+static int revert_irqbalance_policy(struct ns_root *root, const struct fix_opts *o, struct json_object *doc)
+{
+	char *problem = NULL, *said = NULL;
+	bool removed = false;
+	int r = ns_ibpolicy_disable(root, &removed, &problem), code = NS_EXIT_OK;
+	struct json_object *x;
+
+	if (r == -ENOENT) {
+		if (doc)
+			json_object_object_add(doc, "irqbalance_policy", NULL);
+		return NS_EXIT_OK;
+	}
+	if (r < 0 || problem) {
+		fprintf(stderr, "numastor fix --revert: irqbalance's drop-in: %s\n", problem ? problem : strerror(-r));
+		code = NS_EXIT_WARNING;
+	}
+	if (removed) {
+		int rr = ns_ibpolicy_reload(root, &said);
+		if (rr < 0 && rr != -ENOSYS) {
+			fprintf(stderr, "numastor fix --revert: /%s removed, but %s\n", NS_IBPOLICY_LINK,
+				said ? said : strerror(-rr));
+			code = NS_EXIT_WARNING;
+		}
+		if (!o->json && !o->quiet)
+			printf("  irqbalance: removed /%s (numastor's policy script)%s%s\n", NS_IBPOLICY_LINK,
+			       said ? "; " : "", said ? said : "");
+	}
+	if (doc) {
+		x = json_object_new_object();
+		json_object_object_add(x, "link", json_object_new_string("/" NS_IBPOLICY_LINK));
+		json_object_object_add(x, "removed", json_object_new_boolean(removed));
+		json_object_object_add(x, "problem", jstr_or_null(problem));
+		json_object_object_add(x, "reload", jstr_or_null(said));
+		json_object_object_add(doc, "irqbalance_policy", x);
+	}
+	free(problem);
+	free(said);
+	return code;
+}
+
 int cmd_fix(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -914,6 +1054,7 @@ int cmd_fix(int argc, char **argv)
 		{"modules", no_argument, NULL, 'M'},
 		{"module-dir", required_argument, NULL, 'D'},
 		{"install", no_argument, NULL, 'I'},
+		{"irqbalance", required_argument, NULL, 'B'},
 		{"sysroot", required_argument, NULL, 'R'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"color", required_argument, NULL, 'C'},
@@ -934,6 +1075,7 @@ int cmd_fix(int argc, char **argv)
 	int c, r, code = NS_EXIT_OK, lockfd = -1;
 	struct ns_cli cli;
 	struct ns_lock_holder holder;
+	struct ib_outcome ibo = {0};
 	char *end;
 
 	ns_cli_init(&cli, "fix", argc, argv);
@@ -985,6 +1127,13 @@ int cmd_fix(int argc, char **argv)
 		case 'I':
 			o.install = true;
 			break;
+		case 'B':
+			if (strcmp(optarg, "policy") != 0) {
+				fprintf(stderr, "numastor fix: --irqbalance takes policy, not '%s'\n", optarg);
+				return NS_EXIT_UNKNOWN;
+			}
+			o.ib_policy = true;
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -1012,6 +1161,11 @@ int cmd_fix(int argc, char **argv)
 	}
 	if (o.modules && (o.revert || popts.rq_affinity || optind < argc)) {
 		fprintf(stderr, "numastor fix: --modules takes no devices, --revert or --rq-affinity\n");
+		return NS_EXIT_UNKNOWN;
+	}
+	if (o.ib_policy && (o.revert || o.modules || o.hotplug)) {
+		fprintf(stderr, "numastor fix: --irqbalance=policy goes with no --revert, --modules or --hotplug "
+				"(--revert removes the drop-in)\n");
 		return NS_EXIT_UNKNOWN;
 	}
 	if (o.hotplug && (o.revert || o.modules || o.dry_run || o.json)) {
@@ -1094,6 +1248,9 @@ int cmd_fix(int argc, char **argv)
 			int mc = revert_modules(root, &o, doc);
 			if (mc > code)
 				code = mc;
+			mc = revert_irqbalance_policy(root, &o, doc);
+			if (mc > code)
+				code = mc;
 		}
 		if (doc) {
 			ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
@@ -1137,6 +1294,25 @@ int cmd_fix(int argc, char **argv)
 		code = NS_EXIT_UNKNOWN;
 		goto out;
 	}
+	r = ns_ibpolicy_inspect(root, &sys.machine.irqbalance, &ibo.st);
+	if (r < 0) {
+		fprintf(stderr, "numastor fix: reading irqbalance's units and options: %s\n", strerror(-r));
+		code = NS_EXIT_UNKNOWN;
+		goto out;
+	}
+	if (o.ib_policy && ibo.st.conflict) {
+		/* the operator's own policy script or ExecStart=: theirs to change, not numastor's */
+		ibo.result = "refused";
+		if (!o.dry_run) {
+			fprintf(stderr,
+				"numastor fix: refused: --irqbalance=policy: %s; nothing was changed. Remove it (or "
+				"give irqbalance %s there yourself), then run fix again\n",
+				ibo.st.conflict, NUMASTOR_POLICY_SCRIPT);
+			code = NS_EXIT_UNKNOWN;
+			goto out;
+		}
+		code = NS_EXIT_WARNING;
+	}
 	if (!o.dry_run) {
 		ir = calloc(plan.nirqs + 1, sizeof(*ir));
 		rr = calloc(plan.nrqs + 1, sizeof(*rr));
@@ -1168,19 +1344,30 @@ int cmd_fix(int argc, char **argv)
 		for (size_t i = 0; i < plan.nrqs; i++)
 			if (rr[i].status == NS_APPLY_FAILED)
 				code = NS_EXIT_WARNING;
+		/* after the placement: irqbalance, restarted with the policy script, bans what the
+		 * journal now holds from its first pass on */
+		if (o.ib_policy && irqbalance_policy(root, &sys, &ibo) < 0)
+			code = NS_EXIT_WARNING;
 	}
+	/* irqbalance without numastor's policy script moves the vectors back at its next pass: the
+	 * placement does not hold, and the exit status says so */
+	ibo.undoes = plan.irqbalance_advice && !ibo.holds;
+	if (ibo.undoes && !o.dry_run)
+		code = code > NS_EXIT_WARNING ? code : NS_EXIT_WARNING;
 	if (o.json) {
-		struct json_object *doc = plan_json(&sys, &plan, &o, ir, rr);
+		struct json_object *doc = plan_json(&sys, &plan, &o, ir, rr, &ibo);
 		ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	} else {
-		plan_text(stdout, &sys, &plan, &o, ir, rr);
+		plan_text(stdout, &sys, &plan, &o, ir, rr, &ibo);
 	}
-	if (plan.irqbalance_advice && !o.json && o.quiet)
+	if (plan.irqbalance_advice && ibo.undoes && !o.json && o.quiet)
 		fprintf(stderr, "numastor fix: %s\n", plan.irqbalance_advice);
 out:
+	ns_ibpolicy_state_free(&ibo.st);
+	free(ibo.reload);
 	for (size_t i = 0; ir && i < plan.nirqs; i++)
 		ns_apply_result_free(&ir[i]);
 	free(ir);

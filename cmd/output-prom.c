@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Prometheus text exposition of a check, for node_exporter's textfile collector: numastor_
- * prefix, _info gauges for identity, base units, no timestamps, labels per device and per
- * finding (never per IRQ x CPU), so cardinality stays bounded by disks x nodes.
+ * prefix, _info gauges for identity, base units, no timestamps, labels per device, per
+ * finding, per node and per note class (never per IRQ or CPU), so cardinality stays bounded:
+ * at most 16 + disks x (11 + nodes) + virtual disks + findings series (numastor-check(8),
+ * METRICS; tests/prometheus/check-metrics.py holds every fixture to it).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,11 +39,131 @@ static const struct ns_pci *disk_pci(const struct ns_disk *d)
 	return d->npaths ? d->paths[0].pci : NULL;
 }
 
+/* 1 when a driver forced the node of one of the device's PCI functions, 0 when none was
+ * (every path's function known not forced), -1 when that is not known or there is none. */
+static int device_forced(const struct ns_disk *d)
+{
+	int forced = d->npaths ? 0 : -1;
+
+	for (size_t p = 0; p < d->npaths; p++) {
+		const struct ns_pci *pci = d->paths[p].pci;
+		if (pci && pci->forced == 1)
+			return 1;
+		if (!pci || pci->forced < 0)
+			forced = -1;
+	}
+	return forced;
+}
+
+/*
+ * The node of numastor_device_numa_node: the one the device sits on (lib/system.c), and for a
+ * forced device, whose own node no firmware gives, the node the kernel reports for the forced
+ * function (the one irqbalance trusts): -1 then means unknown only, and
+ * numastor_device_node_forced tells the forced ones apart.
+ */
+static int device_node(const struct ns_disk *d)
+{
+	if (d->node_source == NS_NODE_SRC_FORCED)
+		for (size_t p = 0; p < d->npaths; p++) {
+			const struct ns_pci *pci = d->paths[p].pci;
+			if (pci && pci->forced == 1 && pci->numa_node >= 0)
+				return pci->numa_node;
+		}
+	return d->node >= 0 ? d->node : -1;
+}
+
+/*
+ * numastor_notes{class}: the notes (fields numastor could not read or trust, lib/notes.h) by
+ * the class of their field, a fixed set so the series are bounded; every class is written,
+ * 0 included, so a note's appearance is a change of value, not of series. A field the table
+ * does not know counts as "other".
+ */
+enum note_class { NC_MACHINE, NC_IRQBALANCE, NC_DEVICE, NC_QUEUE, NC_PCI, NC_IRQ, NC_RATES, NC_MODULE, NC_OTHER };
+static const char *const note_classes[] = {
+	[NC_MACHINE] = "machine", [NC_IRQBALANCE] = "irqbalance",
+	[NC_DEVICE] = "device",	  [NC_QUEUE] = "queue",
+	[NC_PCI] = "pci",	  [NC_IRQ] = "irq",
+	[NC_RATES] = "rates",	  [NC_MODULE] = "module",
+	[NC_OTHER] = "other",
+};
+
+static enum note_class note_class(const char *field)
+{
+	static const struct {
+		const char *field; /* the field, or its part before the first '.' */
+		enum note_class class;
+	} map[] = {
+		{"nodes", NC_MACHINE},
+		{"possible_cpus", NC_MACHINE},
+		{"online_cpus", NC_MACHINE},
+		{"isolated_cpus", NC_MACHINE},
+		{"nohz_full_cpus", NC_MACHINE},
+		{"kernel_max", NC_MACHINE},
+		{"kernel_release", NC_MACHINE},
+		{"tainted", NC_MACHINE},
+		{"privileged", NC_MACHINE},
+		{"placed_by_numastor", NC_MACHINE},
+		{"irqbalance", NC_IRQBALANCE},
+		{"device", NC_DEVICE},
+		{"devnum", NC_DEVICE},
+		{"size_bytes", NC_DEVICE},
+		{"hidden", NC_DEVICE},
+		{"backing_file", NC_DEVICE},
+		{"iopolicy", NC_DEVICE},
+		{"paths", NC_DEVICE},
+		{"queue", NC_QUEUE},
+		{"hw_queues", NC_QUEUE},
+		{"pci", NC_PCI},
+		{"irq", NC_IRQ},
+		{"affinity", NC_IRQ},
+		{"effective_affinity", NC_IRQ},
+		{"affinity_hint", NC_IRQ},
+		{"node", NC_IRQ},
+		{"actions", NC_IRQ},
+		{"chip", NC_IRQ},
+		{"total_count", NC_IRQ},
+		{"count_basis", NC_RATES},
+		{"rates_by_node", NC_RATES},
+		{"module", NC_MODULE},
+	};
+	size_t len = field ? strcspn(field, ".") : 0;
+
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strlen(map[i].field) == len && strncmp(map[i].field, field, len) == 0)
+			return map[i].class;
+	return NC_OTHER;
+}
+
+static void print_notes(FILE *out, const struct ns_notes *notes)
+{
+	size_t n[NC_OTHER + 1] = {0};
+
+	for (size_t i = 0; i < notes->n; i++)
+		n[note_class(notes->v[i].field)]++;
+	family(out, "numastor_notes", "gauge",
+	       "Notes of the check (a field missing, empty, garbled or unreadable) by the class of the field.");
+	for (size_t c = 0; c < sizeof(n) / sizeof(n[0]); c++) {
+		fputs("numastor_notes{", out);
+		label(out, "class", note_classes[c], true);
+		fprintf(out, "} %zu\n", n[c]);
+	}
+}
+
+/* A device's remote queue interrupts, held until their family is written. */
+struct remote_count {
+	bool judged; /* some queue vector of the device was judged */
+	unsigned long long n;
+};
+
 int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_findings *f)
 {
 	const struct ns_machine *m = &sys->machine;
 	static const char *const sev[] = {"info", "warning", "critical"};
+	/* before the first line: out of memory writes nothing rather than half the families */
+	struct remote_count *remote = calloc(sys->ndisks ? sys->ndisks : 1, sizeof(*remote));
 
+	if (!remote)
+		return -ENOMEM;
 	family(out, "numastor_info", "gauge", "numastor version and the kernel it checked (always 1).");
 	fputs("numastor_info{", out);
 	label(out, "version", NUMASTOR_VERSION, true);
@@ -88,22 +211,24 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 		fputs("} 1\n", out);
 	}
 
-	family(out, "numastor_device_numa_node", "gauge", "The NUMA node a device sits on (-1 unknown or forced).");
+	family(out, "numastor_device_numa_node", "gauge",
+	       "The NUMA node a device sits on; for a forced one the node the kernel reports (-1 unknown).");
 	for (size_t i = 0; i < sys->ndisks; i++)
 		if (!ns_disk_is_virtual(&sys->disks[i])) {
 			fputs("numastor_device_numa_node{", out);
 			label(out, "device", sys->disks[i].name, true);
-			fprintf(out, "} %d\n", sys->disks[i].node);
+			fprintf(out, "} %d\n", device_node(&sys->disks[i]));
 		}
 
-	family(out, "numastor_device_node_forced", "gauge", "1 when a driver forced the device's PCI function's node.");
+	family(out, "numastor_device_node_forced", "gauge",
+	       "1 when a driver forced the node of the device's PCI function, 0 when not (absent when unknown).");
 	for (size_t i = 0; i < sys->ndisks; i++) {
-		const struct ns_pci *pci = disk_pci(&sys->disks[i]);
-		if (!pci || pci->forced < 0)
+		int forced = device_forced(&sys->disks[i]);
+		if (forced < 0)
 			continue;
 		fputs("numastor_device_node_forced{", out);
 		label(out, "device", sys->disks[i].name, true);
-		fprintf(out, "} %d\n", pci->forced);
+		fprintf(out, "} %d\n", forced);
 	}
 
 	family(out, "numastor_device_driver_patched", "gauge",
@@ -200,6 +325,21 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 			label(out, "device", d->name, true);
 			fprintf(out, ",local=\"%s\"} %llu\n", local ? "true" : "false", sum[local]);
 		}
+		remote[i] = (struct remote_count){.judged = any, .n = sum[0]};
 	}
-	return ferror(out) ? -1 : 0;
+
+	/* The remote share in one division: rate(remote) / rate(sum without (local) of the above). */
+	family(out, "numastor_device_remote_interrupts_total", "counter",
+	       "Interrupts of a device's queue vectors taken on a node other than those their queue serves.");
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		if (!remote[i].judged)
+			continue;
+		fputs("numastor_device_remote_interrupts_total{", out);
+		label(out, "device", sys->disks[i].name, true);
+		fprintf(out, "} %llu\n", remote[i].n);
+	}
+	free(remote);
+
+	print_notes(out, &sys->notes);
+	return ferror(out) ? -EIO : 0;
 }

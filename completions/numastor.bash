@@ -41,7 +41,7 @@ _numastor() {
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --sysroot --quiet --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --irqbalance=policy --sysroot --quiet --color --help" -- "$cur"))
 			return
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))
@@ -88,6 +88,16 @@ _numastor() {
 			;;
 		--output-file | -O | --snapshot | -s)
 			_filedir
+			return
+			;;
+		--output | -o)
+			# the columns of --list, as cmd/columns.c has them (tests/check-list.py holds them equal);
+			# a comma-separated list, "+" first to add to the default ones, any case
+			local cols="NAME KIND TRAN PCI DRIVER NODE SOURCE CPUS IRQS MANAGED FIRES QUEUES FINDINGS SEVERITY SIZE MODEL SERIAL BYID" pre=""
+			[[ $cur == *,* ]] && pre=${cur%,*},
+			[[ -z $pre && $cur == +* ]] && pre=+
+			local want=${cur#"$pre"}
+			COMPREPLY=($(compgen -P "$pre" -W "$cols" -- "${want^^}"))
 			return
 			;;
 		--interval | -i)

@@ -324,8 +324,9 @@ int ns_plan_build(const struct ns_system *sys, const struct ns_findings *finding
 	    !(ib->policyscript && strstr(ib->policyscript, "numastor"))) {
 		plan->irqbalance_advice =
 			ns_fmt("irqbalance (pid %ld) runs without numastor's policy script and will move these vectors "
-			       "back: add --policyscript=/usr/libexec/numastor/irqbalance-policy to IRQBALANCE_ARGS in "
-			       "/etc/default/irqbalance and restart it (see numastor-fix(8))",
+			       "back at its next pass: run `numastor fix --irqbalance=policy` (a drop-in for "
+			       "irqbalance.service), or add --policyscript=/usr/libexec/numastor/irqbalance-policy to "
+			       "IRQBALANCE_ARGS in /etc/default/irqbalance and restart it (see numastor-fix(8))",
 			       ib->pid);
 		if (!plan->irqbalance_advice)
 			return -ENOMEM;

@@ -565,6 +565,16 @@ int ns_unlink(struct ns_root *root, const char *path)
 	return unlinkat(root->dirfd, rel(path), 0) < 0 ? -errno : 0;
 }
 
+int ns_symlink(struct ns_root *root, const char *target, const char *path)
+{
+	return symlinkat(target, root->dirfd, rel(path)) < 0 ? -errno : 0;
+}
+
+int ns_rmdir(struct ns_root *root, const char *path)
+{
+	return unlinkat(root->dirfd, rel(path), AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
 int ns_open_rw(struct ns_root *root, const char *path, mode_t mode)
 {
 	int fd = openat(root->dirfd, rel(path), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);

@@ -89,6 +89,9 @@ int ns_mkdir_p(struct ns_root *root, const char *dir);
 /* Replace path atomically: temp file in the same directory, fsync, rename, fsync the directory. */
 int ns_write_atomic(struct ns_root *root, const char *path, const char *text, mode_t mode);
 int ns_unlink(struct ns_root *root, const char *path);
+/* a symbolic link at path (inside the root) to target, as given; rmdir: only an empty directory */
+int ns_symlink(struct ns_root *root, const char *target, const char *path);
+int ns_rmdir(struct ns_root *root, const char *path);
 /* Open (creating) a file for locking; returns the fd or -errno. */
 int ns_open_rw(struct ns_root *root, const char *path, mode_t mode);
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "devarg.h"
 #include "identity.h"
 #include "journal.h"
 #include "manifest.h"
@@ -210,16 +211,54 @@ static void read_kernel_fixes(struct ns_system *sys)
 	ns_kernel_fixes_read(sys->root, &sys->machine, sys->fixes);
 }
 
-static bool wanted(const char *name, const char *const *only, size_t nonly, bool *seen)
+static bool wanted(const char *name, char *const *disks, size_t ndisks)
 {
-	if (nonly == 0)
+	if (ndisks == 0)
 		return true;
-	for (size_t i = 0; i < nonly; i++)
-		if (strcmp(only[i], name) == 0) {
-			seen[i] = true;
+	for (size_t i = 0; i < ndisks; i++)
+		if (strcmp(disks[i], name) == 0)
 			return true;
-		}
 	return false;
+}
+
+/*
+ * The devices named on the command line as the disks they mean (lib/devarg.h), each once:
+ * the same disk named twice, or by name and by link, is one disk. A partition is noted as
+ * such. -ENODEV (noted, the last note) for a name that means no disk.
+ */
+static int resolve_names(struct ns_system *sys, const char *const *only, size_t nonly, char ***disks, size_t *n)
+{
+	*disks = calloc(nonly ? nonly : 1, sizeof(**disks));
+	*n = 0;
+	if (!*disks)
+		return -ENOMEM;
+	for (size_t i = 0; i < nonly; i++) {
+		struct ns_devarg a;
+		bool dup = false;
+		int r = ns_devarg_resolve(sys->root, only[i], &a);
+		if (r == -ENODEV) {
+			ns_note(&sys->notes, only[i], "device",
+				"no block device named %s (not a disk under /sys/block, a partition of one, nor "
+				"a /dev link to either)",
+				only[i]);
+			return r;
+		}
+		if (r < 0)
+			return r;
+		if (a.partition)
+			ns_note(&sys->notes, a.disk, "device-argument", "%s is a partition of %s: reported as %s",
+				only[i], a.disk, a.disk);
+		for (size_t k = 0; k < *n && !dup; k++)
+			dup = strcmp((*disks)[k], a.disk) == 0;
+		if (dup) {
+			ns_devarg_free(&a);
+			continue;
+		}
+		(*disks)[(*n)++] = a.disk;
+		a.disk = NULL;
+		ns_devarg_free(&a);
+	}
+	return 0;
 }
 
 /* hidden is 0 or 1; anything else is noted and the disk kept (never dropped unseen) */
@@ -240,9 +279,8 @@ static bool is_hidden(struct ns_root *root, const char *name, struct ns_notes *n
 int ns_system_discover(struct ns_root *root, const char *const *only, size_t nonly, struct ns_system *sys)
 {
 	struct ns_disk_env env = {.root = root, .pci = pci_of_system, .data = sys};
-	char **names = NULL;
-	size_t n = 0;
-	bool *seen = NULL;
+	char **names = NULL, **disks = NULL;
+	size_t n = 0, ndisks = 0;
 	int r;
 
 	memset(sys, 0, sizeof(*sys));
@@ -265,15 +303,17 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	r = ns_list_dir(root, "sys/block", &names, &n);
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
-	seen = calloc(nonly ? nonly : 1, sizeof(bool));
+	r = resolve_names(sys, only, nonly, &disks, &ndisks);
+	if (r < 0)
+		goto out;
 	sys->disks = calloc(n ? n : 1, sizeof(*sys->disks));
-	if (!seen || !sys->disks) {
+	if (!sys->disks) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct ns_disk *d = &sys->disks[sys->ndisks];
-		if (!wanted(names[i], only, nonly, seen))
+		if (!wanted(names[i], disks, ndisks))
 			continue;
 		if (nonly == 0 && is_hidden(root, names[i], &sys->notes))
 			continue; /* a multipath path device: reported under its namespace */
@@ -300,16 +340,10 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		sys->ndisks++;
 	}
 	mark_placed(sys);
-	for (size_t i = 0; i < nonly; i++)
-		if (!seen[i]) {
-			r = -ENODEV;
-			ns_note(&sys->notes, only[i], "device", "no block device named %s under /sys/block", only[i]);
-			goto out;
-		}
 	r = 0;
 out:
 	ns_strv_free(names, n);
-	free(seen);
+	ns_strv_free(disks, ndisks);
 	return r;
 }
 

@@ -38,8 +38,10 @@ before=$(affinities "$tmp/t")
 "$numastor" fix --sysroot "$tmp/t" --json >"$tmp/apply.json"
 rc=$?
 # a captured tree's effective_affinity_list does not follow the write (no kernel behind it):
-# writes read back as applied-effective-differs, which is reported but is not a failure
-[ "$rc" = 0 ] || fail "fix exited $rc, expected 0"
+# writes read back as applied-effective-differs, which is reported but is not a failure; exit
+# 1 because the fixture's irqbalance runs without numastor's policy script and will move the
+# vectors back (tests/check-fix-irqbalance.sh)
+[ "$rc" = 1 ] || fail "fix exited $rc, expected 1 (irqbalance without the policy script)"
 [ -f "$tmp/t/run/numastor/journal.json" ] || fail "no journal after fix"
 python3 - "$tmp/apply.json" "$tmp/t" <<'PY' || fails=$((fails + 1))
 import json, sys
@@ -173,7 +175,8 @@ start=$(date +%s)
 rc=$?
 took=$(($(date +%s) - start))
 wait
-[ "$rc" = 0 ] || fail "fix --hotplug under a module swap exited $rc, expected 0: $(cat "$tmp/hp.err")"
+# (exit 1: the fixture's irqbalance runs without numastor's policy script)
+[ "$rc" = 1 ] || fail "fix --hotplug under a module swap exited $rc, expected 1: $(cat "$tmp/hp.err")"
 # (the fixture runs irqbalance without numastor's policy: that advice, once, is all it may say)
 if [ -s "$tmp/hp.out" ] || grep -v -q '^numastor fix: irqbalance (pid [0-9]*) runs without' "$tmp/hp.err"; then
 	fail "fix --hotplug was not quiet: $(cat "$tmp/hp.out" "$tmp/hp.err")"

@@ -21,7 +21,7 @@ for f in sbin/numastor share/numastor/numastor.schema.json share/numastor/numast
 	share/zsh/vendor-completions/_numastor share/fish/vendor_completions.d/numastor.fish \
 	lib/systemd/system/numastor-fix.service lib/udev/rules.d/90-numastor.rules \
 	lib/systemd/system/numastor-textfile.service lib/systemd/system/numastor-textfile.timer \
-	share/numastor/numastor-alerts.yml \
+	share/numastor/numastor-alerts.yml share/numastor/irqbalance-policy.conf \
 	libexec/numastor/irqbalance-policy share/numastor/kmod-patches/build-modules.sh \
 	share/numastor/kmod-patches/scsi-numa-local-alloc/series; do
 	[ -e "$root/$f" ] || fail "not installed: $prefix/$f"
@@ -35,8 +35,16 @@ for unit in numastor-fix.service numastor-textfile.service; do
 done
 cp "$root/lib/systemd/system/numastor-textfile.timer" "$tmp/"
 out=$(cd "$tmp" && systemd-analyze verify --man=no numastor-fix.service numastor-textfile.service \
-	numastor-textfile.timer 2>&1 | grep -v -E 'irqbalance.service|systemd-udev-settle')
+	numastor-textfile.timer 2>&1 | grep -v -E 'irqbalance.service')
 [ -z "$out" ] || fail "systemd-analyze verify: $out"
+# irqbalance's drop-in is installed disabled: in numastor's data directory, not in any
+# irqbalance.service.d/ (numastor fix --irqbalance=policy links it there), and it runs the
+# installed policy wrapper
+find "$tmp/stage" -path '*irqbalance.service.d*' | grep -q . && fail "the drop-in is installed enabled: $(find "$tmp/stage" -path '*irqbalance.service.d*')"
+grep -q -- "--policyscript=$prefix/libexec/numastor/irqbalance-policy " "$root/share/numastor/irqbalance-policy.conf" 2>/dev/null ||
+	fail "the installed drop-in does not name the installed policy wrapper"
+strings "$root/sbin/numastor" | grep -q -x "$prefix/share/numastor/irqbalance-policy.conf" ||
+	fail "numastor does not link the drop-in from where it is installed ($prefix/share/numastor/irqbalance-policy.conf)"
 rules=$root/lib/udev/rules.d/90-numastor.rules
 if udevadm verify --help >/dev/null 2>&1; then # systemd >= 253
 	udevadm verify "$rules" >/dev/null 2>&1 || fail "udevadm verify: $(udevadm verify "$rules" 2>&1)"

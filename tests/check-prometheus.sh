@@ -1,11 +1,13 @@
 #!/bin/bash
 # Prometheus output: promtool accepts the metrics of every fixture machine and of this
-# machine; --output-file replaces the file atomically and leaves no temp file; the shipped
-# alerting rules pass promtool check rules and their unit tests.
+# machine; the metrics say what the report says (prometheus/check-metrics.py); --output-file
+# replaces the file atomically and leaves no temp file; the shipped alerting rules pass
+# promtool check rules and their unit tests, every alert fires in one and none on the healthy
+# fixture (prometheus/check-alerts.py).
 set -u
 numastor=$1
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d /tmp/numastor-prom.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/numastor-prom.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -30,6 +32,10 @@ grep -q '^numastor_device_node_forced{device="nvme0n1"} 1$' "$tmp/cloud.prom" ||
 grep -q '^numastor_finding{id="irq-confined",severity="critical",device="nvme0n1"} 1$' "$tmp/cloud.prom" ||
 	fail "cloud: irq-confined finding metric"
 
+# the new metrics against the report, the series bound and the man page's count (see there)
+python3 "$here/prometheus/check-metrics.py" "$numastor" "$tmp/fx" "$here/../man/numastor-check.8.scd" ||
+	fail "check-metrics.py"
+
 # the counter NumastorIrqsFireRemote takes rate() of: sda's one vector fired on node 0, sda is on node 1
 "$numastor" check --sysroot "$tmp/fx/hba-megaraid-node1-irq-cpu0" -f prometheus >"$tmp/hba.prom"
 grep -q '^numastor_device_queue_interrupts_total{device="sda",local="false"} 18233602$' "$tmp/hba.prom" &&
@@ -51,7 +57,9 @@ out=$("$numastor" check -f yaml 2>&1)
 [ $? = 3 ] && grep -q "takes text, json, prometheus or svg, not 'yaml'" <<<"$out" || fail "--format yaml: $out"
 
 out=$(promtool check rules "$here/../data/numastor-alerts.yml" 2>&1) || fail "promtool check rules: $out"
-out=$(cd "$here/prometheus" && promtool test rules alerts-test.yml 2>&1) || fail "promtool test rules: $out"
+# every alert fires in a case of alerts-test.yml (which promtool passes), none on the healthy
+# fixture's own metrics, one per cause on the forced-node cloud fixture's
+python3 "$here/prometheus/check-alerts.py" "$numastor" "$tmp/fx" || fail "check-alerts.py"
 
 if [ "$fails" -gt 0 ]; then
 	echo "prometheus: $fails failed"

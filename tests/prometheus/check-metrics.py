@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""The metrics say what the report says, on every fixture machine.
+
+  check-metrics.py NUMASTOR FIXTURES_DIR MANPAGE
+
+- numastor_device_numa_node is -1 only for a device whose node is unknown: a forced device
+  reports the node the kernel reports for its function, and numastor_device_node_forced is 1
+  for exactly the devices whose node_source is "forced";
+- numastor_device_remote_interrupts_total is the remote part of the queue vectors' interrupts
+  (local="false" of numastor_device_queue_interrupts_total), present for the same devices;
+- numastor_notes has every class, 0 included, adds up to the JSON report's notes, and no note
+  falls in "other" (a field output-prom.c's table does not know);
+- the series stay within 16 + D x (11 + N) + V + F (D disks that are not virtual, N nodes,
+  V virtual ones, F findings); a healthy machine meets it exactly (the healthy fixture, and the
+  64-disk one when FIXTURES_DIR holds it: gen-fixtures.py DIR --large), and the count the man
+  page's METRICS section states for the 64-disk fixture is the bound there;
+- hand-stated values of a few fixtures (cloud: node 0 forced; hba: sda's 18233602 interrupts on
+  the remote node; garbage-numbers: its notes by class; healthy: nothing remote, no note).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import promtext  # noqa: E402
+
+CLASSES = ["machine", "irqbalance", "device", "queue", "pci", "irq", "rates", "module", "other"]
+
+LARGE = "large-8n448c-64nvme"
+fails = []
+
+
+def bound(disks, nodes, virtual, findings):
+    """The most series a check writes (man page, METRICS): 16 for the machine, 11 + one per
+    node for each disk that is not virtual, one for each virtual disk, one per finding."""
+    return 16 + disks * (11 + nodes) + virtual + findings
+
+
+def fail(msg):
+    fails.append(msg)
+    print("FAIL: " + msg)
+
+
+def run(numastor, root, *args):
+    p = subprocess.run([numastor, "check", "--sysroot", root] + list(args), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    if p.returncode > 2:
+        fail("%s: check %s exited %d: %s" % (root, " ".join(args), p.returncode, p.stderr.strip()))
+    return p.stdout
+
+
+def by_device(series, name, **match):
+    return {l.get("device"): v for n, l, v in series
+            if n == name and all(l.get(k) == x for k, x in match.items())}
+
+
+def check_fixture(numastor, root):
+    fx = os.path.basename(root)
+    s = promtext.parse(run(numastor, root, "--format", "prometheus"))[0]
+    doc = json.loads(run(numastor, root, "--json") or "{}")
+
+    source = {l["device"]: l["node_source"] for n, l, v in s if n == "numastor_device_info"}
+    node = by_device(s, "numastor_device_numa_node")
+    forced = by_device(s, "numastor_device_node_forced")
+    for dev, v in node.items():
+        if v == -1 and source.get(dev) == "forced":
+            fail("%s: %s is forced but numastor_device_numa_node is -1" % (fx, dev))
+        if source.get(dev) == "forced" and forced.get(dev) != 1:
+            fail("%s: %s is forced but numastor_device_node_forced is %s" % (fx, dev, forced.get(dev)))
+        if v < -1:
+            fail("%s: %s: numastor_device_numa_node %s" % (fx, dev, v))
+    for dev, v in forced.items():
+        if v not in (0, 1) or (v == 1) != (source.get(dev) == "forced"):
+            fail("%s: %s: numastor_device_node_forced %s, node_source %s" % (fx, dev, v, source.get(dev)))
+
+    remote = by_device(s, "numastor_device_remote_interrupts_total")
+    split = by_device(s, "numastor_device_queue_interrupts_total", local="false")
+    if remote != split:
+        fail("%s: remote interrupts %s are not the local=\"false\" split %s" % (fx, remote, split))
+
+    notes = {l.get("class"): v for n, l, v in s if n == "numastor_notes"}
+    if sorted(notes) != sorted(CLASSES):
+        fail("%s: numastor_notes classes %s" % (fx, sorted(notes)))
+    want = len(doc.get("notes") or [])
+    if sum(notes.values()) != want:
+        fail("%s: numastor_notes add up to %d, the JSON report has %d notes" % (fx, sum(notes.values()), want))
+    if notes.get("other"):
+        fail("%s: %d notes of a field output-prom.c does not class: %s" %
+             (fx, notes["other"], sorted({n.get("field") for n in doc.get("notes") or []})))
+
+    virtual = sum(1 for n, l, v in s if n == "numastor_device_info") - len(node)
+    nodes = int(next((v for n, l, v in s if n == "numastor_numa_nodes"), 0))
+    nfind = sum(1 for n, l, v in s if n == "numastor_finding")
+    most = bound(len(node), nodes, virtual, nfind)
+    if len(s) > most:
+        fail("%s: %d series, more than 16 + %d x (11 + %d) + %d + %d = %d" %
+             (fx, len(s), len(node), nodes, virtual, nfind, most))
+    return s
+
+
+def main():
+    numastor, fxdir, man = sys.argv[1:4]
+    got = {}
+    for name in sorted(os.listdir(fxdir)):
+        root = os.path.join(fxdir, name)
+        if os.path.isdir(root):
+            got[name] = check_fixture(numastor, root)
+
+    def value(fx, name, **labels):
+        for n, l, v in got.get(fx, []):
+            if n == name and all(l.get(k) == x for k, x in labels.items()):
+                return v
+        return None
+
+    # what the fixtures are built to show (tests/fixtures/gen-fixtures.py)
+    cloud = "cloud-2n64c-8nvme-forced-node0"
+    for i in range(8):
+        d = "nvme%dn1" % i
+        if value(cloud, "numastor_device_numa_node", device=d) != 0 or \
+                value(cloud, "numastor_device_node_forced", device=d) != 1:
+            fail("cloud: %s: numa_node %s, node_forced %s (want 0, 1: the node the driver forced)" %
+                 (d, value(cloud, "numastor_device_numa_node", device=d),
+                  value(cloud, "numastor_device_node_forced", device=d)))
+    hba = "hba-megaraid-node1-irq-cpu0"
+    v = value(hba, "numastor_device_remote_interrupts_total", device="sda")
+    if v != 18233602:
+        fail("hba: sda's remote interrupts %s, want 18233602 (its one vector fires on node 0, sda is on 1)" % v)
+    healthy = "baremetal-2s-4nvme-healthy"
+    for i in range(4):
+        d = "nvme%dn1" % i
+        if value(healthy, "numastor_device_remote_interrupts_total", device=d) != 0:
+            fail("healthy: %s has remote interrupts" % d)
+        if value(healthy, "numastor_device_node_forced", device=d) != 0:
+            fail("healthy: %s node_forced is not 0" % d)
+    if any(value(healthy, "numastor_notes", **{"class": c}) != 0 for c in CLASSES):
+        fail("healthy: notes")
+    garbage = {"machine": 8, "irqbalance": 0, "device": 2, "queue": 2, "pci": 5, "irq": 4, "rates": 0,
+               "module": 0, "other": 0}
+    have = {c: value("garbage-numbers", "numastor_notes", **{"class": c}) for c in CLASSES}
+    if have != garbage:
+        fail("garbage-numbers: notes by class %s, want %s" % (have, garbage))
+    # a node that is really unknown stays -1, and whether it was forced is not known either
+    if value("broken-inputs", "numastor_device_numa_node", device="nvme0n1") != -1 or \
+            value("broken-inputs", "numastor_device_node_forced", device="nvme0n1") is not None:
+        fail("broken-inputs: nvme0n1 (node unknown) numa_node %s, node_forced %s" %
+             (value("broken-inputs", "numastor_device_numa_node", device="nvme0n1"),
+              value("broken-inputs", "numastor_device_node_forced", device="nvme0n1")))
+
+    # The count the man page states for the 64-disk fixture is the bound at D = 64, N = 8
+    # (healthy: no finding, no virtual disk), which a healthy machine meets exactly: the healthy
+    # fixture here, and the 64-disk one itself when FIXTURES_DIR holds it (gen-fixtures.py
+    # --large; its tree is too slow to write on a disk-backed TMPDIR for every run).
+    with open(man) as f:
+        m = re.search(r"_%s_[^*]*\*(\d+)\* series" % LARGE, f.read())
+    stated = int(m.group(1)) if m else None
+    if stated != bound(64, 8, 0, 0):
+        fail("the man page states %s series for %s, the bound there is %d" % (stated, LARGE, bound(64, 8, 0, 0)))
+    for fx, disks, nodes in ((healthy, 4, 2), (LARGE, 64, 8)):
+        if fx not in got:
+            continue
+        if len(got[fx]) != bound(disks, nodes, 0, 0):
+            fail("%s: %d series, the bound for a healthy machine of %d disks on %d nodes is %d" %
+                 (fx, len(got[fx]), disks, nodes, bound(disks, nodes, 0, 0)))
+        else:
+            print("%s: %d series (16 + %d x (11 + %d))" % (fx, len(got[fx]), disks, nodes))
+
+    if fails:
+        print("metrics: %d failed" % len(fails))
+        return 1
+    print("metrics: all passed (%d fixtures)" % len(got))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
