@@ -15,6 +15,7 @@
 #include "columns.h"
 #include "config.h"
 #include "json.h"
+#include "map.h"
 #include "numastor.h"
 #include "rates.h"
 #include "snapshot.h"
@@ -393,7 +394,7 @@ int cmd_check(int argc, char **argv)
 	const char *sysroot;
 	char *tmpname = NULL, *snapdir = NULL, *why = NULL;
 	FILE *out = stdout;
-	bool json = false, prom = false;
+	bool json = false, prom = false, svg = false;
 	struct ns_cli cli;
 	struct ns_root *root = NULL;
 	struct ns_system sys;
@@ -464,10 +465,18 @@ int cmd_check(int argc, char **argv)
 		json = true;
 	else if (strcmp(a.format, "prometheus") == 0)
 		prom = true;
+	else if (strcmp(a.format, "svg") == 0)
+		svg = true; /* the --map picture, as a document */
 	else if (strcmp(a.format, "text") != 0)
 		return ns_cli_bad_usage(&cli, "--format takes text, json, prometheus or svg, not '%s'", a.format);
 	if (a.raw || a.pairs || a.noheadings)
 		a.list = true; /* as lsblk's: a form of the listing asks for the listing */
+	if (svg && (a.list || a.verbose))
+		return ns_cli_bad_usage(&cli, "--format svg is the --map picture: not with %s",
+					a.list ? "--list" : "--verbose");
+	if (a.map && (json || prom))
+		return ns_cli_bad_usage(&cli, "--map draws a picture (as text, or --format svg): not with %s",
+					json ? "--json" : "--format prometheus");
 	if (a.list) {
 		r = list_options(&cli, &a, json, prom, &lopts);
 		if (r)
@@ -577,6 +586,11 @@ int cmd_check(int argc, char **argv)
 	} else if (prom) {
 		if ((r = ns_print_prometheus(out, &sys, &findings)) < 0)
 			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing the metrics: %s", strerror(-r));
+	} else if (svg) {
+		if (ns_print_svg(out, &sys, &findings) < 0)
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
+	} else if (a.map) {
+		ns_print_map(out, &sys, &findings, ns_text_width(out));
 	} else {
 		ns_print_text(out, &sys, &findings, &topts);
 	}
