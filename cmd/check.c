@@ -321,7 +321,7 @@ static void check_usage(FILE *out)
 /* What the command line asked for. */
 struct check_args {
 	const char *sysroot, *color, *format, *output_file, *snapshot, *interval_arg, *columns;
-	bool all, verbose, list, noheadings, raw, pairs, map;
+	bool json_flag, format_given, all, verbose, list, noheadings, raw, pairs, map;
 	double interval;
 };
 
@@ -409,10 +409,11 @@ int cmd_check(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":jf:O:R:s:i:avlo:nrPmh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			a.format = "json";
+			a.json_flag = true;
 			break;
 		case 'f':
 			a.format = optarg;
+			a.format_given = true;
 			break;
 		case 'O':
 			a.output_file = optarg;
@@ -461,6 +462,11 @@ int cmd_check(int argc, char **argv)
 			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
+	/* --json is always JSON: with a --format that says otherwise it is a usage error */
+	if (a.json_flag && a.format_given && strcmp(a.format, "json") != 0)
+		return ns_cli_bad_usage(&cli, "--json and --format %s are two formats; give one", a.format);
+	if (a.json_flag)
+		a.format = "json";
 	if (strcmp(a.format, "json") == 0)
 		json = true;
 	else if (strcmp(a.format, "prometheus") == 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* numastor: NUMA locality of block devices, their interrupts and their queues. */
+#include <locale.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	/* the character set only (UTF-8 or not: display widths, the map's bars); numbers and
+	 * messages stay in the C locale, as the kernel writes them */
+	setlocale(LC_CTYPE, "");
 	if (argc < 2) {
 		usage(stderr);
 		return NS_EXIT_UNKNOWN;

@@ -342,8 +342,7 @@ void ns_print_map(FILE *out, const struct ns_system *sys, const struct ns_findin
 	struct ns_map map;
 	int cells = width - 25 < 40 ? width - 25 : 40;
 
-	setlocale(LC_CTYPE, "");
-	cs = nl_langinfo(CODESET);
+	cs = nl_langinfo(CODESET); /* main() took LC_CTYPE from the environment */
 	c.utf8 = cs && strcmp(cs, "UTF-8") == 0;
 	if (ns_map_build(sys, f, &map) < 0) {
 		line(&c, "numastor map: out of memory");

@@ -38,6 +38,9 @@ for cmd in check fix snapshot; do
 	fi
 done
 expect 3 "unrecognized option '-x'" "$numastor" check -jx
+# --json is always JSON: a --format that says otherwise is refused, in either order
+expect 3 "--json and --format prometheus are two formats" "$numastor" check -j -f prometheus
+expect 3 "--json and --format text are two formats" "$numastor" check --format text --json
 expect 3 "Try 'numastor --help'" "$numastor" frobnicate
 expect 3 "cannot use /nonexistent/capture as the root" "$numastor" check --sysroot /nonexistent/capture
 expect 3 "needs a directory" "$numastor" check --sysroot ""

@@ -123,7 +123,7 @@ def swap_plan(ctx, tag, rc=0):
     except ValueError as e:
         ctx.fail(f"{tag}: numastor printed no valid JSON ({e}); stderr: {(ctx.read(tag + '.err') or '')[:300]}")
         return None
-    ctx.equal(tag, "keys", sorted(doc), ["dry_run", "modules", "result", "schema_version"])
+    ctx.equal(tag, "keys", sorted(doc), ["dry_run", "generated_at", "host", "modules", "result", "schema_version"])
     with open(fixlib.FIX_SCHEMA, encoding="utf-8") as f:
         schema = json.load(f)
     for problem in fixlib.schema_errors(doc, schema, schema)[:10]:
