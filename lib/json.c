@@ -9,6 +9,7 @@
 
 #include "escape.h"
 #include "rates.h"
+#include "sha256.h"
 #include "root.h"
 #include "testhook.h"
 
@@ -450,6 +451,32 @@ static struct json_object *root_line(const struct ns_root *root, const char *pat
 	return o;
 }
 
+/*
+ * The machine's app-specific id (NS_APP_ID) from etc/machine-id; a capture carries only that
+ * id, in NS_MACHINE_APP_ID_PATH (lib/snapshot.c). NULL when neither is readable and valid.
+ */
+static struct json_object *machine_app_id(const struct ns_root *root)
+{
+	char *v = NULL, id[33];
+	int r;
+
+	if (!root)
+		return NULL;
+	if (ns_read_str((struct ns_root *)root, "etc/machine-id", &v) == 0) {
+		r = ns_id128_app_specific(v, NS_APP_ID, id);
+		free(v);
+		return r == 0 ? json_object_new_string(id) : NULL;
+	}
+	if (ns_root_is_live(root) || ns_read_str((struct ns_root *)root, NS_MACHINE_APP_ID_PATH, &v) < 0)
+		return NULL;
+	/* already the app-specific id: 32 hex digits, else nothing */
+	r = strlen(v) == 32 && strspn(v, "0123456789abcdef") == 32;
+	if (r)
+		snprintf(id, sizeof(id), "%s", v);
+	free(v);
+	return r ? json_object_new_string(id) : NULL;
+}
+
 /* RFC 3339 UTC, to the second; NUMASTOR_TEST_NOW=EPOCH (test builds) fixes it for fixtures. */
 static struct json_object *generated_at(void)
 {
@@ -471,7 +498,7 @@ struct json_object *ns_json_host(const struct ns_root *root)
 		return NULL;
 	add(host, "hostname", root_line(root, "proc/sys/kernel/hostname"));
 	add(host, "boot_id", root_line(root, "proc/sys/kernel/random/boot_id"));
-	add(host, "machine_id", root_line(root, "etc/machine-id"));
+	add(host, "machine_id", machine_app_id(root));
 	return host;
 }
 

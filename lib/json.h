@@ -10,6 +10,11 @@
 #include "system.h"
 
 /* check's document; every change is listed in schema/CHANGES.md */
+/* numastor's application id: host.machine_id is the machine's id for it (ns_id128_app_specific),
+ * never /etc/machine-id itself, which machine-id(5) calls confidential */
+#define NS_APP_ID "02ba7b0cb4dc41f38f834e081248e6c9"
+/* A capture's stand-in for etc/machine-id: the app-specific id, already derived */
+#define NS_MACHINE_APP_ID_PATH ".numastor/machine-app-id"
 #define NS_SCHEMA_VERSION 2
 /* check --list --json's document (schema/numastor-list.schema.json) */
 #define NS_LIST_SCHEMA_VERSION 1

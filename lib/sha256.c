@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "number.h"
+
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
 	0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -75,7 +77,7 @@ void ns_sha256_update(struct ns_sha256 *c, const void *data, size_t n)
 	}
 }
 
-void ns_sha256_final(struct ns_sha256 *c, char hex[65])
+void ns_sha256_final_raw(struct ns_sha256 *c, unsigned char out[32])
 {
 	uint64_t bits = c->len * 8;
 	unsigned char pad = 0x80, len[8];
@@ -87,8 +89,57 @@ void ns_sha256_final(struct ns_sha256 *c, char hex[65])
 	for (int i = 0; i < 8; i++)
 		len[i] = (unsigned char)(bits >> (56 - 8 * i));
 	ns_sha256_update(c, len, 8);
-	for (int i = 0; i < 8; i++)
-		snprintf(hex + 8 * i, 9, "%08x", c->h[i]);
+	for (int i = 0; i < 32; i++)
+		out[i] = (unsigned char)(c->h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+void ns_sha256_final(struct ns_sha256 *c, char hex[65])
+{
+	unsigned char d[32];
+
+	ns_sha256_final_raw(c, d);
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* 32 lowercase or uppercase hex digits -> 16 bytes; -EINVAL otherwise */
+static int id128_parse(const char *s, unsigned char id[16])
+{
+	for (int i = 0; i < 16; i++) {
+		int hi = ns_hex_digit(s[2 * i]), lo = hi < 0 ? -1 : ns_hex_digit(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		id[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return s[32] == '\0' || s[32] == '\n' ? 0 : -EINVAL;
+}
+
+int ns_id128_app_specific(const char *machine_id, const char *app_id, char out[33])
+{
+	unsigned char key[64] = {0}, app[16], inner[32], mac[32], pad[64];
+	struct ns_sha256 c;
+
+	if (id128_parse(machine_id, key) < 0 || id128_parse(app_id, app) < 0)
+		return -EINVAL;
+	/* HMAC-SHA256 (RFC 2104), keyed by the 16 bytes of the machine id, over the app id */
+	for (int i = 0; i < 64; i++)
+		pad[i] = key[i] ^ 0x36;
+	ns_sha256_init(&c);
+	ns_sha256_update(&c, pad, 64);
+	ns_sha256_update(&c, app, 16);
+	ns_sha256_final_raw(&c, inner);
+	for (int i = 0; i < 64; i++)
+		pad[i] = key[i] ^ 0x5c;
+	ns_sha256_init(&c);
+	ns_sha256_update(&c, pad, 64);
+	ns_sha256_update(&c, inner, 32);
+	ns_sha256_final_raw(&c, mac);
+	/* the first 128 bits, made a version-4 UUID as systemd makes them */
+	mac[6] = (unsigned char)((mac[6] & 0x0f) | 0x40);
+	mac[8] = (unsigned char)((mac[8] & 0x3f) | 0x80);
+	for (int i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", mac[i]);
+	return 0;
 }
 
 int ns_sha256_fd(int fd, char hex[65])

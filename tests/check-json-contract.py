@@ -21,6 +21,8 @@ of {"node", "count"} objects.
     check-json-contract.py NUMASTOR
 """
 import datetime
+import hmac
+import hashlib
 import json
 import os
 import shutil
@@ -46,6 +48,18 @@ failures = 0
 runs = 0
 in_evidence = 0  # per-node counts seen in a finding's evidence: the walk must meet some
 
+
+# lib/json.h's NS_APP_ID: host.machine_id is sd_id128_get_machine_app_specific() of it
+NUMASTOR_APP_ID = "02ba7b0cb4dc41f38f834e081248e6c9"
+
+
+def app_specific(machine_id, app_id):
+    """systemd's app-specific id (`systemd-id128 machine-id --app-specific=APP`), from its
+    definition: HMAC-SHA256 keyed by the machine id over the app id, 128 bits as a v4 UUID."""
+    mac = bytearray(hmac.new(bytes.fromhex(machine_id), bytes.fromhex(app_id), hashlib.sha256).digest()[:16])
+    mac[6] = (mac[6] & 0x0F) | 0x40
+    mac[8] = (mac[8] & 0x3F) | 0x80
+    return mac.hex()
 
 def fail(msg):
     global failures
@@ -193,12 +207,32 @@ def main():
         run(numastor, "host, machine-id unreadable", ["check", "-R", named, "--json"], "check", code=2, host=host)
         with open(os.path.join(named, "etc/machine-id"), "w") as f:
             f.write("5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b\n")
-        host["machine_id"] = "5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b"
+        # never the id itself (confidential, machine-id(5)): numastor's app-specific id for it
+        host["machine_id"] = app_specific("5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b", NUMASTOR_APP_ID)
+        assert host["machine_id"] != "5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b"
         run(numastor, "host", ["check", "-R", named, "--json"], "check", code=2, host=host)
         run(numastor, "host in fix", ["fix", "-R", named, "--dry-run", "--json"], "fix", code=0, host=host)
         run(numastor, "host in an error", ["check", "-R", named, "--json", "nosuchdisk0"], "error", code=3, host=host)
         run(numastor, "host in fix --modules", ["fix", "-R", named, "--modules", "--dry-run", "--json"], "error",
             code=3, host=host)
+        # a bundle is made to be sent: it carries numastor's id for the machine, never
+        # etc/machine-id, and its replay says the same host
+        bundle = os.path.join(tmp, "host.tar.gz")
+        p = subprocess.run([numastor, "snapshot", "-o", bundle, "-R", named], capture_output=True, text=True)
+        if p.returncode != 0:
+            fail(f"snapshot of the named tree: exit {p.returncode}: {p.stderr[:300]}")
+        else:
+            import tarfile
+            with tarfile.open(bundle) as tf:
+                members = {m.name.lstrip("./") for m in tf.getmembers()}
+                raw = [m for m in tf.getmembers() if m.isfile() and
+                       b"5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b" in tf.extractfile(m).read()]
+            if "etc/machine-id" in members or raw:
+                fail(f"the bundle carries the machine id itself: {sorted(m for m in members if 'machine' in m)}"
+                     f" {[m.name for m in raw]}")
+            else:
+                print("PASS the bundle carries no etc/machine-id")
+            run(numastor, "host of a replay", ["check", "--snapshot", bundle, "--json"], "check", code=2, host=host)
 
         # --- fix: plan, results, revert, modules, and its errors ----------------------------
         w = {"NUMASTOR_TEST_SYSROOT_WRITES": "1"}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* SHA-256 against the FIPS 180-4 example vectors and sha256sum on a file. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -52,5 +53,44 @@ int main(void)
 	}
 	CHECK_STR(hex, want);
 	unlink(path);
+
+	/* the app-specific machine id, against systemd's: `systemd-id128 machine-id
+	 * --app-specific=0123456789abcdef0123456789abcdef` on a machine whose /etc/machine-id is
+	 * 3d1219c7c4c5404aaa1f6d2a48adfda4 printed f50949f4874348419c64d04b15fd1889 */
+	{
+		char id[33];
+		CHECK(ns_id128_app_specific("3d1219c7c4c5404aaa1f6d2a48adfda4\n", "0123456789abcdef0123456789abcdef",
+					    id) == 0);
+		CHECK_STR(id, "f50949f4874348419c64d04b15fd1889");
+		CHECK(ns_id128_app_specific("3D1219C7C4C5404AAA1F6D2A48ADFDA4", "0123456789abcdef0123456789abcdef",
+					    id) == 0);
+		CHECK_STR(id, "f50949f4874348419c64d04b15fd1889");
+		/* anything but 32 hex digits (and one newline) is no id */
+		CHECK(ns_id128_app_specific("3d1219c7c4c5404aaa1f6d2a48adfda", "0123456789abcdef0123456789abcdef",
+					    id) == -EINVAL);
+		CHECK(ns_id128_app_specific("3d1219c7c4c5404aaa1f6d2a48adfda4x", "0123456789abcdef0123456789abcdef",
+					    id) == -EINVAL);
+		CHECK(ns_id128_app_specific("uninitialized\n", "0123456789abcdef0123456789abcdef", id) == -EINVAL);
+		/* and this machine's, when systemd-id128 is here to say it */
+		p = popen("/usr/bin/systemd-id128 machine-id --app-specific=0123456789abcdef0123456789abcdef "
+			  "2>/dev/null",
+			  "r");
+		want[0] = '\0';
+		if (p) {
+			if (fscanf(p, "%32s", want) != 1)
+				want[0] = '\0';
+			pclose(p);
+		}
+		fd = open("/etc/machine-id", O_RDONLY);
+		if (*want && fd >= 0) {
+			char mid[64] = "";
+			ssize_t n = read(fd, mid, sizeof(mid) - 1);
+			mid[n > 0 ? n : 0] = '\0';
+			CHECK(ns_id128_app_specific(mid, "0123456789abcdef0123456789abcdef", id) == 0);
+			CHECK_STR(id, want);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
 	return tap_done("sha256");
 }
