@@ -32,6 +32,7 @@
 
 #include "findings.h"
 #include "json.h"
+#include "map.h"
 #include "numastor.h"
 #include "system.h"
 
@@ -234,6 +235,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ns_print_prometheus(f, &sys, &findings);
 		fclose(f);
 		clean_text("prometheus", buf, len, e->rel);
+		free(buf);
+		buf = NULL;
+		/* the map, at the narrowest width it takes, and its SVG */
+		f = open_memstream(&buf, &len);
+		FUZZ_ASSERT(f, "memstream");
+		ns_print_map(f, &sys, &findings, 40);
+		fclose(f);
+		clean_text("map", buf, len, e->rel);
+		free(buf);
+		buf = NULL;
+		f = open_memstream(&buf, &len);
+		FUZZ_ASSERT(f, "memstream");
+		FUZZ_ASSERT(ns_print_svg(f, &sys, &findings) == 0, "no SVG (file %s)", e->rel);
+		fclose(f);
+		clean_text("svg", buf, len, e->rel);
 		free(buf);
 		ns_findings_free(&findings);
 		ns_system_free(&sys);
