@@ -603,12 +603,13 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 				   "its own "
 				   "rules.",
 				   c->d->name),
-		movable ? "numastor fix" : NULL,
-		movable ? ns_fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` "
-				 "(IRQBALANCE_ARGS in /etc/default/irqbalance) so it leaves the placed vectors alone, "
-				 "then `numastor fix`.")
-			: ns_fmt("Run irqbalance with --policyscript pointing at `numastor irqbalance-policy` "
-				 "(IRQBALANCE_ARGS in /etc/default/irqbalance) so it leaves these vectors alone."));
+		movable ? "numastor fix --irqbalance=policy" : NULL,
+		movable ? ns_fmt("Place the vectors and give irqbalance numastor's policy script, so it leaves "
+				 "them alone: `numastor fix --irqbalance=policy` (its drop-in for irqbalance.service "
+				 "adds --policyscript; `numastor fix --revert` takes it out).")
+			: ns_fmt("Give irqbalance numastor's policy script, so it leaves these vectors alone: "
+				 "`numastor fix --irqbalance=policy` (its drop-in for irqbalance.service adds "
+				 "--policyscript; `numastor fix --revert` takes it out)."));
 }
 
 static int rule_paths(struct ns_findings *f, struct disk_ctx *c)

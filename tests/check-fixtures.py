@@ -611,15 +611,16 @@ def check_pinned(name, doc, code):
 
 
 def check_remedies(doc):
-    """`numastor fix` is the remedy only for vectors known to be movable (managed false), never
-    for kernel-managed ones or those whose managed-ness is unknown."""
+    """`numastor fix` (and `fix --irqbalance=policy`, which places them too) is the remedy only for
+    vectors known to be movable (managed false), never for kernel-managed ones or those whose
+    managed-ness is unknown."""
     irqs = {}
     for d in doc["devices"]:
         for p in d.get("paths") or []:
             for i in ((p.get("pci") or {}).get("irqs") or []):
                 irqs[i["irq"]] = i
     for f in doc["findings"]:
-        if f["remedy"]["action"] != "numastor fix":
+        if f["remedy"]["action"] not in ("numastor fix", "numastor fix --irqbalance=policy"):
             continue
         ev = f["evidence"]
         nums = [e if isinstance(e, int) else e["irq"] for e in ev.get("irqs", [])]
@@ -702,7 +703,8 @@ def parse_text(text, vtext, names):
             assert rem.startswith("    remedy: "), (line, rem)
             rem = rem[len("    remedy: "):]
             action = None
-            for a in ("numastor fix --modules", "numastor fix --rq-affinity=2", "numastor fix"):
+            for a in ("numastor fix --modules", "numastor fix --rq-affinity=2", "numastor fix --irqbalance=policy",
+                      "numastor fix"):
                 if rem.startswith(a + ": "):
                     action = a
                     break
