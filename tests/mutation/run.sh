@@ -18,6 +18,7 @@
 # `ERROR NAME: why` (the patch does not apply, the tree does not build, no kill command) per
 # mutant and a summary; exits 1 when any survived or erred. NUMASTOR_MUTATION_KEEP=1 keeps
 # the work directories; each mutant's build and kill output is in its directory's log.
+# NUMASTOR_MUTATION_JOBS=N runs N shards at once (default 2 on two CPUs or more; see below).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +44,49 @@ else
 	done
 fi
 ((${#mutants[@]})) || { echo "mutation: no mutants in $here" >&2; exit 1; }
+
+# Shards: with NUMASTOR_MUTATION_JOBS > 1 (default: 2 when the machine has two CPUs or more) and
+# more than one mutant, the mutants are dealt round-robin to that many runs of this script, each
+# with its own copy of the tree, at once; their lines interleave, and one summary counts them all.
+jobs=${NUMASTOR_MUTATION_JOBS:-$(($(nproc 2>/dev/null || echo 1) >= 2 ? 2 : 1))}
+if [[ ! $jobs =~ ^[1-9][0-9]*$ ]]; then
+	echo "mutation: NUMASTOR_MUTATION_JOBS takes a number of runs at once, not '$jobs'" >&2
+	exit 1
+fi
+if ((jobs > 1 && ${#mutants[@]} > 1)); then
+	shards=$(mktemp -d "${TMPDIR:-/tmp}/numastor-mutant-shards.XXXXXX")
+	pids=()
+	for ((j = 0; j < jobs; j++)); do
+		part=()
+		for ((i = j; i < ${#mutants[@]}; i += jobs)); do part+=("${mutants[i]}"); done
+		((${#part[@]})) || continue
+		# each shard's summary goes to its own file; every other line straight through
+		( NUMASTOR_MUTATION_JOBS=1 "$here/run.sh" $( ((fast)) && echo --fast) "${part[@]}" |
+			while IFS= read -r line; do
+				if [[ $line == "mutation: "*" killed"* ]]; then echo "$line" > "$shards/$j.summary"
+				else echo "$line"; fi
+			done; exit "${PIPESTATUS[0]}" ) &
+		pids+=($!)
+	done
+	rc=0
+	for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
+	killed=0 run=0 skipped=0 names=
+	for f in "$shards"/*.summary; do
+		[[ -e $f ]] || { rc=1; continue; }
+		line=$(<"$f")
+		[[ $line =~ ^mutation:\ ([0-9]+)\ of\ ([0-9]+)\ killed ]] && {
+			killed=$((killed + BASH_REMATCH[1])); run=$((run + BASH_REMATCH[2])); }
+		[[ $line =~ ,\ ([0-9]+)\ left\ out ]] && skipped=$((skipped + BASH_REMATCH[1]))
+		[[ $line =~ survived\ or\ erred:\ ([^,]*) ]] && names="$names${names:+ }${BASH_REMATCH[1]}"
+	done
+	n=$(ls "$shards"/*.summary 2>/dev/null | wc -l)
+	rm -rf "$shards"
+	left=
+	((skipped)) && left=", $skipped left out (--fast: those the VM bed kills)"
+	echo "mutation: $killed of $run killed${names:+; survived or erred: $names}$left ($n runs at once)"
+	((rc == 0 && killed == run))
+	exit
+fi
 
 # The tree as it is now: tracked and untracked (not ignored) files that exist.
 copy_tree() { # DEST
