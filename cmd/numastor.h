@@ -21,6 +21,10 @@ struct ns_text_opts {
 /* The width a text report fits: the terminal's when out is one, else COLUMNS when set to a
  * number, else 80 (a pipe, a file). Never below 40. */
 int ns_text_width(FILE *out);
+/* A CPU set as the reports print it: its cpulist, "-" when empty, "?" when unknown (malloc'd). */
+char *ns_text_cpus(const struct ns_cpuset *s);
+/* Bytes in binary units, one decimal ("1.7 TiB"); "?" when negative (unknown). */
+void ns_text_bytes(char *buf, size_t n, long long b);
 
 int cmd_check(int argc, char **argv);
 int cmd_fix(int argc, char **argv);

@@ -15,6 +15,7 @@
 
 #include "escape.h"
 #include "map.h"
+#include "numastor.h"
 #include "rates.h"
 
 static void map_device_free(struct ns_map_device *d)
@@ -218,38 +219,12 @@ static char *esc(const char *s)
 	return e ? e : strdup("?");
 }
 
-static char *cpulist(const struct ns_cpuset *s)
-{
-	char *t;
-	if (!s->known || ns_cpuset_format(s, &t) < 0)
-		return strdup("?");
-	if (!*t) {
-		free(t);
-		return strdup("-");
-	}
-	return t;
-}
-
-static void human_bytes(char *buf, size_t n, long long b)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)b;
-	int u = 0;
-	if (b < 0) {
-		snprintf(buf, n, "?");
-		return;
-	}
-	while (v >= 1024 && u < 5)
-		v /= 1024, u++;
-	snprintf(buf, n, u ? "%.1f %s" : "%.0f %s", v, units[u]);
-}
-
 /* The node line: "node 0: CPUs 0-31 (32), memory 128.0 GiB". */
 static void node_line(const struct canvas *c, const struct ns_node *n)
 {
-	char *cl = cpulist(&n->cpus), mem[32], count[16] = "?";
+	char *cl = ns_text_cpus(&n->cpus), mem[32], count[16] = "?";
 
-	human_bytes(mem, sizeof(mem), n->memory_bytes);
+	ns_text_bytes(mem, sizeof(mem), n->memory_bytes);
 	if (n->cpus.known)
 		snprintf(count, sizeof(count), "%u", ns_cpuset_count(&n->cpus));
 	line(c, "node %d: CPUs %s (%s), memory %s", n->id, cl, count, mem);
@@ -349,7 +324,7 @@ void ns_print_map(FILE *out, const struct ns_system *sys, const struct ns_findin
 		return;
 	}
 	{
-		char *on = cpulist(&sys->machine.online);
+		char *on = ns_text_cpus(&sys->machine.online);
 		line(&c, "numastor map: %zu NUMA node%s, CPUs %s online, %zu device%s", sys->machine.nnodes,
 		     sys->machine.nnodes == 1 ? "" : "s", on, sys->ndisks, sys->ndisks == 1 ? "" : "s");
 		free(on);

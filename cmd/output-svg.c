@@ -14,6 +14,7 @@
 
 #include "escape.h"
 #include "map.h"
+#include "numastor.h"
 
 #define SVG_WIDTH 860
 #define ROW 18
@@ -63,18 +64,6 @@ static void xml(FILE *out, const char *s)
 		i += (size_t)n;
 	}
 	free(e);
-}
-
-static char *cpulist(const struct ns_cpuset *s)
-{
-	char *t;
-	if (!s->known || ns_cpuset_format(s, &t) < 0)
-		return strdup("?");
-	if (!*t) {
-		free(t);
-		return strdup("-");
-	}
-	return t;
 }
 
 /* Static text: what a forced node is, and the node the driver gave. */
@@ -204,7 +193,7 @@ static void svg_group(FILE *out, const struct ns_map_group *g, int *y)
 		fputs("<g class=\"node no-node\" id=\"node-none\">\n", out);
 	*y += ROW;
 	if (g->node) {
-		char *cl = cpulist(&g->node->cpus);
+		char *cl = ns_text_cpus(&g->node->cpus);
 		fprintf(out, "<title>node %d</title>\n<desc>CPUs ", g->node->id);
 		xml(out, cl);
 		fprintf(out, " (%u)", g->node->cpus.known ? ns_cpuset_count(&g->node->cpus) : 0);

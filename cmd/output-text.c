@@ -413,7 +413,7 @@ static void table_print(const struct pen *p, const struct table *tb, size_t inde
  * Names and numbers
  * --------------------------------------------------------------------------------------------- */
 
-static char *cpus(const struct ns_cpuset *s)
+char *ns_text_cpus(const struct ns_cpuset *s)
 {
 	char *t;
 	if (!s->known || ns_cpuset_format(s, &t) < 0)
@@ -425,7 +425,7 @@ static char *cpus(const struct ns_cpuset *s)
 	return t;
 }
 
-static void human_bytes(char *buf, size_t n, long long b)
+void ns_text_bytes(char *buf, size_t n, long long b)
 {
 	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 	double v = (double)b;
@@ -546,7 +546,8 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 	static const char *const head[] = {"NODE", "CPUS", "COUNT", "MEMORY", "DISTANCES"};
 	const struct ns_machine *m = &sys->machine;
 	const struct ns_irqbalance *ib = &m->irqbalance;
-	char *on = cpus(&m->online), *iso = cpus(&m->isolated), *nohz = cpus(&m->nohz_full), *fixes = NULL;
+	char *on = ns_text_cpus(&m->online), *iso = ns_text_cpus(&m->isolated), *nohz = ns_text_cpus(&m->nohz_full),
+	     *fixes = NULL;
 	size_t flen = 0;
 	struct table tb;
 	FILE *fx;
@@ -587,10 +588,10 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct ns_node *n = &m->nodes[i];
-		char *c = cpus(&n->cpus), mem[32], count[16] = "?", id[16], *dist = NULL;
+		char *c = ns_text_cpus(&n->cpus), mem[32], count[16] = "?", id[16], *dist = NULL;
 		size_t dlen = 0;
 		FILE *d = open_memstream(&dist, &dlen);
-		human_bytes(mem, sizeof(mem), n->memory_bytes);
+		ns_text_bytes(mem, sizeof(mem), n->memory_bytes);
 		if (n->cpus.known) /* an unreadable cpulist has no count either */
 			snprintf(count, sizeof(count), "%u", ns_cpuset_count(&n->cpus));
 		snprintf(id, sizeof(id), "%d", n->id);
@@ -803,7 +804,7 @@ static char *irq_nodes(const struct ns_system *sys, const struct ns_disk *d)
 		return strdup("-");
 	}
 	ns_machine_nodes_of(&sys->machine, &all, &nodes);
-	s = cpus(&nodes);
+	s = ns_text_cpus(&nodes);
 	ns_cpuset_clear(&all);
 	ns_cpuset_clear(&nodes);
 	return s;
@@ -823,7 +824,7 @@ static void print_device_table(const struct pen *p, const struct ns_system *sys,
 		int sev = device_severity(f, d->name, &nf);
 		const char *pcis = "-";
 
-		human_bytes(size, sizeof(size), d->size_bytes);
+		ns_text_bytes(size, sizeof(size), d->size_bytes);
 		node_cell(node, sizeof(node), d);
 		snprintf(queues, sizeof(queues), "%zu", d->nhctx);
 		if (d->npaths == 1 && d->paths[0].pci)
@@ -855,7 +856,7 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 		    path->controller ? " " : "", path->controller ? t(p, path->controller) : "");
 		return;
 	}
-	lc = cpus(&pci->local_cpus);
+	lc = ns_text_cpus(&pci->local_cpus);
 	if (pci->module)
 		snprintf(module, sizeof(module), " (%s%s)",
 			 pci->module->patched == 1   ? "numastor-patched"
@@ -915,13 +916,14 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
 	for (size_t i = 0; i < d->nhctx; i++) {
 		const struct ns_hctx *h = &d->hctx[i];
-		char *hc = cpus(&h->cpus), *hn = cpus(&h->nodes), irqno[16] = "-", idx[64], *fires = NULL;
+		char *hc = ns_text_cpus(&h->cpus), *hn = ns_text_cpus(&h->nodes), irqno[16] = "-", idx[64],
+		     *fires = NULL;
 		/* "=": the vector may fire on exactly the CPUs its queue serves (the usual case: the
 		 * column stays narrow, and a row that differs stands out) */
 		bool same = h->irq && h->irq->affinity.known && h->cpus.known &&
 			    ns_cpuset_equal(&h->irq->affinity, &h->cpus);
-		char *aff = !h->irq ? strdup("-") : same ? strdup("=") : cpus(&h->irq->affinity);
-		char *eff = h->irq ? cpus(&h->irq->effective) : strdup("-");
+		char *aff = !h->irq ? strdup("-") : same ? strdup("=") : ns_text_cpus(&h->irq->affinity);
+		char *eff = h->irq ? ns_text_cpus(&h->irq->effective) : strdup("-");
 		const char *managed = !h->irq ? "-" : h->irq->managed == 1 ? "yes" : h->irq->managed == 0 ? "no" : "?";
 		size_t flen = 0;
 		FILE *fs = open_memstream(&fires, &flen);
@@ -982,7 +984,7 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 				paired |= d->hctx[q].irq == irq;
 			if (paired)
 				continue;
-			eff = cpus(ns_irq_target(irq));
+			eff = ns_text_cpus(ns_irq_target(irq));
 			if (irq->interval > 0 && irq->in_interval)
 				snprintf(fired, sizeof(fired), "%.1f fired per second",
 					 (double)irq->interval_total / irq->interval);
@@ -1024,7 +1026,7 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 	size_t nf;
 	int sev = device_severity(f, d->name, &nf);
 
-	human_bytes(size, sizeof(size), d->size_bytes);
+	ns_text_bytes(size, sizeof(size), d->size_bytes);
 	if (d->identity.model)
 		model = strdup(t(p, d->identity.model));
 	if (d->identity.serial)
