@@ -468,7 +468,8 @@ def json_budget_case(env):
     """A report beyond its budget (lowered through NUMASTOR_TEST_JSON_MAX) is refused whole:
     exit 3, nothing on stdout; at exactly its size it is written as without the budget."""
     bundle = write_bundle(os.path.join(env.tmp, "json-budget.tar.gz"), base_members(env))
-    penv = dict(os.environ, TMPDIR=env.tmpdir)
+    # generated_at fixed: two runs a second apart must print the same bytes
+    penv = dict(os.environ, TMPDIR=env.tmpdir, NUMASTOR_TEST_NOW="1767225600")
     p = subprocess.run([env.numastor, "check", "--snapshot", bundle, "--json"], env=penv, capture_output=True)
     if p.returncode not in (0, 1, 2):
         return fail(f"json budget: the plain replay exited {p.returncode}")
