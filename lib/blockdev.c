@@ -253,12 +253,20 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 	char p[4096], *txt = NULL;
 	long long v;
 	int r;
+	bool bio_based;
 
+	/*
+	 * A bio-based disk (no mq/: dm, md, zram, and the NVMe multipath head) has no request
+	 * queue; since 6.12 (measured on Debian's 6.12.95) its queue/ lacks rq_affinity and
+	 * nr_requests, which is no fault of the machine's.
+	 */
+	snprintf(p, sizeof(p), "%s/mq", d->syspath);
+	bio_based = ns_disk_is_virtual(d) || !ns_exists(env->root, p);
 	snprintf(p, sizeof(p), "%s/queue/rq_affinity", d->syspath);
 	d->rq_affinity = -1;
 	if ((r = ns_read_dec(env->root, p, 0, 2, &v, &txt)) == 0)
 		d->rq_affinity = (int)v;
-	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
+	else if (!bio_based || r != -ENOENT)
 		ns_note_read(env->notes, d->name, "queue.rq_affinity", p, r, txt);
 	free(txt);
 	txt = NULL;
@@ -267,7 +275,7 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 	/* decimal (0x1 is not 1), at most blk-mq's largest depth */
 	if ((r = ns_read_dec(env->root, p, 0, NS_BLK_MQ_MAX_DEPTH, &v, &txt)) == 0)
 		d->nr_requests = (long)v;
-	else if (!ns_disk_is_virtual(d) || r != -ENOENT)
+	else if (!bio_based || r != -ENOENT)
 		ns_note_read(env->notes, d->name, "queue.nr_requests", p, r, txt);
 	free(txt);
 	snprintf(p, sizeof(p), "%s/queue/scheduler", d->syspath);
