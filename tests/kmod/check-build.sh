@@ -237,14 +237,14 @@ fi
 
 # ------------------------------------------------------------------ nvme from a pre-fix 6.1 source
 # Debian's 6.1.192 has the nvme fix, so build the series against its source with the fix
-# reversed (tests/vm/prefix-nvme.patch): both nvme patches must then apply and nvme.ko carry
+# reversed (tests/vm/prefix-nvme-6.1.patch): both nvme patches must then apply and nvme.ko carry
 # the marker. This is the path a kernel older than 6.1.56 takes.
 echo "== nvme-no-forced-node against $krel's source with the fix reversed"
 psrc=$work/prefix-src
 if [[ ! -f $psrc/.ready ]]; then
 	rm -rf "$psrc" && mkdir -p "$psrc"
 	tar -x -f "$tarball" -C "$psrc" --strip-components=1 "linux-source-$xy/Makefile" "linux-source-$xy/drivers/nvme/host"
-	patch -p1 -s -d "$psrc" <"$TOP/tests/vm/prefix-nvme.patch" || die "tests/vm/prefix-nvme.patch does not apply"
+	patch -p1 -s -d "$psrc" <"$TOP/tests/vm/prefix-nvme-6.1.patch" || die "tests/vm/prefix-nvme-6.1.patch does not apply"
 	touch "$psrc/.ready"
 fi
 plog=$work/build-modules-prefix.log

@@ -1,72 +1,108 @@
 #!/bin/bash
-# Fetch and prepare Debian 12's own kernel for the VM test bed, once.
+# Fetch and prepare one of Debian's kernels for the VM test bed, once.
+#
+#   fetch-kernel.sh [LINE]      (LINE: 5.10, 6.1, 6.12 or 6.12-cloud; default
+#                                $NUMASTOR_VM_KERNEL, else 6.1; tests/vm/lib.sh's vm_line)
 #
 # Into ${NUMASTOR_VM_CACHE:-/var/cache/numastor-vm}/<kernel release>/ it puts:
 #   root/      the dpkg -x of linux-image, linux-headers (arch + common), linux-kbuild and
 #              busybox-static, with modules.dep made by depmod -b
 #   src/       the few parts of linux-source needed (drivers/nvme/host, scripts/extract-vmlinux)
 #   vmlinux    the uncompressed kernel (PVH entry) or, failing that, a copy of the bzImage
-#   prefix-nvme/nvme.ko   the nvme driver with the seed-000 fix reversed (prefix-nvme.patch)
-# and points $VM_CACHE/current at it. A rerun finds current/.ready and does nothing; set
-# NUMASTOR_VM_REFRESH=1 to look for a newer kernel in the apt archive.
+#   prefix-nvme/nvme.ko   the nvme driver with the seed-000 fix reversed (prefix-nvme-LINE.patch),
+#              built out of tree against the headers, in the line's build root (vm_in_buildroot);
+#              prefix-nvme/builtin instead where the flavour builds nvme in (cloud-amd64)
+#   line       the line it was fetched as
+# and points $VM_CACHE/current-LINE at it (6.1 also at $VM_CACHE/current, as before). The
+# packages come from this machine's apt (6.1: bookworm) or from the bed's private apt
+# configuration under $VM_CACHE/apt/SUITE (5.10: bullseye; 6.12: bookworm-backports), never
+# from a change to the machine's sources. A rerun finds current-LINE/.ready and does nothing;
+# set NUMASTOR_VM_REFRESH=1 to look for a newer kernel in the archive.
 # Prints the prepared directory on stdout.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# The newest Debian 12 generic amd64 kernel ABI the apt archive knows, e.g. 6.1.0-57-amd64.
+line=${1:-$VM_KERNEL}
+vm_line "$line"
+
+# The newest kernel release of the line the archive knows, e.g. 6.1.0-57-amd64.
 newest_kernel_release() {
-	apt-cache pkgnames linux-image-6.1.0- 2>/dev/null |
-		sed -n 's/^linux-image-\(6\.1\.0-[0-9]*-amd64\)$/\1/p' | sort -V | tail -n 1
+	vm_line_apt apt-cache pkgnames linux-image- 2>/dev/null |
+		sed -En "s/^linux-image-($VM_IMAGE_RE)\$/\1/p" | sort -V | tail -n 1
 }
 
 candidate_version() {
-	apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: *//p'
+	vm_line_apt apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: *//p'
+}
+
+# The linux-kbuild package of a release: per line up to 6.1 (linux-kbuild-6.1), per release
+# since (linux-kbuild-6.12.95+deb12).
+kbuild_package() {
+	local base
+	base=$(vm_release_base "$1")
+	if [[ $base =~ ^([0-9]+\.[0-9]+)\.0-[0-9]+$ ]]; then
+		echo "linux-kbuild-${BASH_REMATCH[1]}"
+	else
+		echo "linux-kbuild-$base"
+	fi
 }
 
 # Build the pre-fix nvme.ko out of tree against the extracted headers.
 build_prefix_nvme() {
-	local kdir=$1 krel=$2 b="$1/prefix-nvme"
+	local kdir=$1 krel=$2 b="$1/prefix-nvme" patch="$VM_DIR/prefix-nvme-${line%-cloud}.patch"
+	[[ -f $patch ]] || vm_die "no $patch: the bed cannot make a pre-fix nvme for $line"
 	rm -rf "$b" && mkdir -p "$b"
 	cp "$kdir"/src/drivers/nvme/host/{pci.c,nvme.h,trace.h} "$b/"
-	(cd "$b" && patch -p4 --quiet --forward < "$VM_DIR/prefix-nvme.patch") ||
-		vm_die "prefix-nvme.patch does not apply to $krel's drivers/nvme/host/pci.c"
+	(cd "$b" && patch -p4 --quiet --forward < "$patch") ||
+		vm_die "${patch##*/} does not apply to $krel's drivers/nvme/host/pci.c"
 	printf 'obj-m := nvme.o\nnvme-y := pci.o\n' > "$b/Kbuild"
-	make -s -C "$kdir/root/usr/src/linux-headers-$krel" M="$b" -j"$(nproc)" modules >"$b/build.log" 2>&1 ||
-		{ cat "$b/build.log" >&2; vm_die "building the pre-fix nvme.ko failed"; }
+	vm_in_buildroot "$kdir" make -s -C "$kdir/root/usr/src/linux-headers-$krel" M="$b" -j"$(nproc)" modules \
+		>"$b/build.log" 2>&1 || { cat "$b/build.log" >&2; vm_die "building the pre-fix nvme.ko failed"; }
 	[[ -f "$b/nvme.ko" ]] || vm_die "no nvme.ko after the build (see $b/build.log)"
 }
 
+point_at() { # release
+	ln -sfn "$1" "$VM_CACHE/current-$line"
+	[[ $line != 6.1 ]] || ln -sfn "$1" "$VM_CACHE/current"
+}
+
 main() {
-	if [[ -f "$VM_CACHE/current/.ready" && "${NUMASTOR_VM_REFRESH:-0}" != 1 ]]; then
-		readlink -f "$VM_CACHE/current"
+	if [[ -f "$VM_CACHE/current-$line/.ready" && "${NUMASTOR_VM_REFRESH:-0}" != 1 ]]; then
+		readlink -f "$VM_CACHE/current-$line"
 		return 0
 	fi
 	mkdir -p "$VM_CACHE" || vm_die "cannot create the cache $VM_CACHE (set NUMASTOR_VM_CACHE)"
 	local krel ver
+	if [[ $VM_SUITE != host && "${NUMASTOR_VM_REFRESH:-0}" == 1 ]]; then
+		vm_apt "$VM_SUITE" apt-get update || vm_die "apt-get update of the private $VM_SUITE lists failed"
+	fi
 	krel=$(newest_kernel_release)
-	if [[ -z "$krel" && $(id -u) == 0 ]]; then
+	if [[ -z "$krel" && $VM_SUITE == host && $(id -u) == 0 ]]; then
 		# A fresh machine's apt lists may be empty.
 		apt-get update -q >&2 || true
 		krel=$(newest_kernel_release)
 	fi
-	[[ -n "$krel" ]] || vm_die "apt-cache knows no linux-image-6.1.0-NN-amd64 (run apt-get update)"
+	[[ -n "$krel" ]] || vm_die "apt-cache knows no linux-image matching $VM_IMAGE_RE in ${VM_SUITE/host/this machine\'s sources} (run apt-get update)"
 	ver=$(candidate_version "linux-image-$krel")
 	[[ -n "$ver" && "$ver" != "(none)" ]] || vm_die "no candidate version for linux-image-$krel"
-	local kdir="$VM_CACHE/$krel"
+	local kdir="$VM_CACHE/$krel" base
+	base=$(vm_release_base "$krel")
 	if [[ -f "$kdir/.ready" ]]; then
-		ln -sfn "$krel" "$VM_CACHE/current"
+		point_at "$krel"
 		echo "$kdir"
 		return 0
 	fi
-	vm_log "preparing $krel ($ver) in $kdir"
+	vm_log "preparing $krel ($ver, line $line) in $kdir"
 	rm -rf "$kdir" && mkdir -p "$kdir/debs" "$kdir/root" "$kdir/src"
 
-	# Same Debian version for every kernel package; busybox-static at its candidate.
-	(cd "$kdir/debs" && apt-get download -q \
+	# Same Debian version for every kernel package; busybox-static at this machine's candidate.
+	(cd "$kdir/debs" && vm_line_apt apt-get download -q \
 		"linux-image-$krel=$ver" "linux-headers-$krel=$ver" \
-		"linux-headers-${krel%-amd64}-common=$ver" "linux-kbuild-6.1=$ver" \
-		"linux-source-6.1=$ver" busybox-static 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
-		vm_die "apt-get download failed"
+		"linux-headers-$base-common=$ver" "$(kbuild_package "$krel")=$ver" \
+		"linux-source-$VM_SRCLINE=$ver" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
+		vm_die "apt-get download of the $krel packages failed"
+	(cd "$kdir/debs" && apt-get download -q busybox-static 2>&1 |
+		grep -v '^W: Download is performed unsandboxed' >&2) || vm_die "apt-get download busybox-static failed"
 
 	local deb
 	for deb in "$kdir"/debs/*.deb; do
@@ -75,21 +111,33 @@ main() {
 		*) dpkg -x "$deb" "$kdir/root" ;;
 		esac
 	done
+	# 6.12 installs its modules under /usr/lib/modules (merged /usr): reach them where the
+	# other lines keep them, so that depmod -b and modprobe -d find them alike.
+	if [[ -d "$kdir/root/usr/lib/modules/$krel" && ! -e "$kdir/root/lib/modules" ]]; then
+		mkdir -p "$kdir/root/lib"
+		ln -s ../usr/lib/modules "$kdir/root/lib/modules"
+	fi
 	# Only the parts of the source tarball the bed needs.
-	dpkg-deb --fsys-tarfile "$kdir"/debs/linux-source-6.1_*.deb |
-		tar -xO ./usr/src/linux-source-6.1.tar.xz |
+	dpkg-deb --fsys-tarfile "$kdir"/debs/linux-source-"$VM_SRCLINE"_*.deb |
+		tar -xO "./usr/src/linux-source-$VM_SRCLINE.tar.xz" |
 		tar -xJ -C "$kdir/src" --strip-components=1 \
-			linux-source-6.1/drivers/nvme/host linux-source-6.1/scripts/extract-vmlinux
+			"linux-source-$VM_SRCLINE/drivers/nvme/host" "linux-source-$VM_SRCLINE/scripts/extract-vmlinux"
 	rm -rf "$kdir/debs"
 
-	[[ -f "$kdir/root/lib/modules/$krel/kernel/drivers/nvme/host/nvme.ko" ]] ||
-		vm_die "unexpected package layout: no nvme.ko in linux-image-$krel"
 	depmod -b "$kdir/root" "$krel"
 
 	# The headers' Makefile includes the common tree by absolute path: point it here.
-	printf 'include %s/Makefile\n' "$kdir/root/usr/src/linux-headers-${krel%-amd64}-common" \
+	printf 'include %s/Makefile\n' "$kdir/root/usr/src/linux-headers-$base-common" \
 		> "$kdir/root/usr/src/linux-headers-$krel/Makefile"
-	build_prefix_nvme "$kdir" "$krel"
+	# The cloud flavour builds nvme in: no module to replace, so no pre-fix one to load.
+	if grep -qx 'kernel/drivers/nvme/host/nvme.ko' "$kdir/root/lib/modules/$krel/modules.builtin"; then
+		mkdir -p "$kdir/prefix-nvme"
+		echo "nvme is built into $krel" > "$kdir/prefix-nvme/builtin"
+	elif compgen -G "$kdir/root/lib/modules/$krel/kernel/drivers/nvme/host/nvme.ko*" >/dev/null; then
+		build_prefix_nvme "$kdir" "$krel"
+	else
+		vm_die "unexpected package layout: no nvme.ko in linux-image-$krel, nor built in"
+	fi
 
 	# The uncompressed vmlinux boots about 5 s faster under TCG (PVH entry).
 	if sh "$kdir/src/scripts/extract-vmlinux" "$kdir/root/boot/vmlinuz-$krel" > "$kdir/vmlinux.tmp" 2>/dev/null &&
@@ -101,10 +149,11 @@ main() {
 		cp "$kdir/root/boot/vmlinuz-$krel" "$kdir/vmlinux"
 	fi
 	echo "$krel" > "$kdir/release"
+	echo "$line" > "$kdir/line"
 	touch "$kdir/.ready"
-	ln -sfn "$krel" "$VM_CACHE/current"
+	point_at "$krel"
 	vm_log "prepared $krel"
 	echo "$kdir"
 }
 
-main "$@"
+main

@@ -10,11 +10,142 @@ VM_CACHE=${NUMASTOR_VM_CACHE:-/var/cache/numastor-vm}
 vm_log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 vm_die() { vm_log "error: $*"; exit 1; }
 
-# The prepared kernel directory (made by fetch-kernel.sh): $VM_CACHE/current.
+# The kernel lines the bed knows, and the one under test: NUMASTOR_VM_KERNEL (default 6.1,
+# Debian 12's own). run-all.sh sets it for each line of NUMASTOR_VM_KERNELS in turn.
+VM_LINES="5.10 6.1 6.12 6.12-cloud"
+VM_KERNEL=${NUMASTOR_VM_KERNEL:-6.1}
+
+# vm_line LINE: where Debian keeps the line, into
+#   VM_SUITE      the suite apt fetches it from ("host": this machine's own apt sources; any
+#                 other through the bed's private apt configuration, vm_apt)
+#   VM_IMAGE_RE   the kernel release in a linux-image-RELEASE package name (extended regex)
+#   VM_SRCLINE    the X.Y of linux-source-X.Y
+#   VM_BUILDROOT  where a module for it is compiled: "host" (this machine's gcc and glibc fit
+#                 the line's headers and kbuild tools) or the Debian suite of a debootstrapped
+#                 build root (vm_buildroot; 5.10's headers call gcc-10, which Debian 12 lacks)
+# 6.12 is bookworm-backports' build (gcc-12, kbuild tools for glibc 2.36), the 6.12 a Debian 12
+# fleet installs; trixie's own 6.12 wants gcc-14 and glibc 2.38, a trixie build root.
+vm_line() {
+	case $1 in
+	5.10) VM_SUITE=bullseye VM_IMAGE_RE='5\.10\.0-[0-9]+-amd64' VM_SRCLINE=5.10 VM_BUILDROOT=bullseye ;;
+	6.1) VM_SUITE=host VM_IMAGE_RE='6\.1\.0-[0-9]+-amd64' VM_SRCLINE=6.1 VM_BUILDROOT=host ;;
+	6.12) VM_SUITE=bookworm-backports VM_IMAGE_RE='6\.12\.[0-9]+\+deb12-amd64' VM_SRCLINE=6.12 VM_BUILDROOT=host ;;
+	6.12-cloud)
+		VM_SUITE=bookworm-backports VM_IMAGE_RE='6\.12\.[0-9]+\+deb12-cloud-amd64' VM_SRCLINE=6.12
+		VM_BUILDROOT=host
+		;;
+	*) vm_die "unknown kernel line '$1' (the bed knows: $VM_LINES)" ;;
+	esac
+}
+
+# The Debian package base of a kernel release: 6.1.0-57-amd64 -> 6.1.0-57,
+# 6.12.95+deb12-cloud-amd64 -> 6.12.95+deb12 (linux-headers-BASE-common, and linux-kbuild-BASE
+# where the kbuild package is per release rather than per line).
+vm_release_base() {
+	local b=${1%-amd64}
+	echo "${b%-cloud}"
+}
+
+# The URI this machine's apt fetches Debian's SUITE from (its sources, whatever their format).
+# shellcheck disable=SC2016 # apt-get expands $(CODENAME) itself
+vm_apt_mirror() { # suite
+	apt-get indextargets --format '$(CODENAME) $(ORIGIN) $(REPO_URI)' 2>/dev/null |
+		awk -v s="$1" '$1 == s && $2 == "Debian" { print $3; exit }'
+}
+
+# apt-get / apt-cache on the bed's private apt configuration for SUITE under
+# $VM_CACHE/apt/SUITE (its own sources.list, lists and archives; the machine's apt sources
+# untouched). The mirrors are the ones this machine's apt uses for bookworm and
+# bookworm-security. The lists are fetched at the first call, and again by `vm_apt SUITE
+# apt-get update` (fetch-kernel.sh does that under NUMASTOR_VM_REFRESH=1).
+vm_apt() { # suite apt-get|apt-cache args...
+	local suite=$1 tool=$2 d="$VM_CACHE/apt/$1" mirror security
+	shift 2
+	if [[ ! -f "$d/sources.list" ]]; then
+		mirror=$(vm_apt_mirror bookworm)
+		security=$(vm_apt_mirror bookworm-security)
+		[[ -n "$mirror" ]] || vm_die "this machine's apt has no Debian bookworm source to take the mirror from"
+		mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+		{
+			echo "deb $mirror $suite main"
+			case $suite in
+			*-backports) ;;
+			*) [[ -z "$security" ]] || echo "deb $security $suite-security main" ;;
+			esac
+		} > "$d/sources.list.tmp"
+		mv "$d/sources.list.tmp" "$d/sources.list"
+	fi
+	local opts=(-o Dir::Etc::SourceList="$d/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" -o Dir::State::status=/dev/null
+		-o APT::Architecture=amd64 -o Acquire::Languages=none)
+	if [[ $tool == apt-get && ${1:-} == update ]] || [[ ! -f "$d/.ready" ]]; then
+		apt-get "${opts[@]}" -q update >&2 || return 1
+		touch "$d/.ready"
+		[[ $tool == apt-get && ${1:-} == update ]] && return 0
+	fi
+	"$tool" "${opts[@]}" "$@"
+}
+
+# apt for the suite of the line in VM_SUITE (vm_line): this machine's own or the private one.
+vm_line_apt() { # apt-get|apt-cache args...
+	if [[ $VM_SUITE == host ]]; then
+		"$@"
+	else
+		vm_apt "$VM_SUITE" "$@"
+	fi
+}
+
+# The prepared kernel directory of the line under test (made by fetch-kernel.sh):
+# $VM_CACHE/current-LINE.
 vm_kernel_dir() {
-	local d="$VM_CACHE/current"
-	[[ -f "$d/.ready" ]] || vm_die "no prepared kernel in $VM_CACHE (run tests/vm/fetch-kernel.sh)"
+	local d="$VM_CACHE/current-$VM_KERNEL"
+	[[ -f "$d/.ready" ]] || vm_die "no prepared $VM_KERNEL kernel in $VM_CACHE (run NUMASTOR_VM_KERNEL=$VM_KERNEL tests/vm/fetch-kernel.sh)"
 	readlink -f "$d"
+}
+
+# A Debian build root for compiling modules of a line whose headers this machine's toolchain
+# cannot serve (vm_line's VM_BUILDROOT): debootstrap --variant=minbase SUITE with its gcc and
+# make, once, into $VM_CACHE/buildroot-SUITE. Prints the directory.
+vm_buildroot() { # suite
+	local suite=$1 d="$VM_CACHE/buildroot-$1" mirror pkgs
+	if [[ -f "$d/.ready" && "${NUMASTOR_VM_REFRESH:-0}" != 1 ]]; then
+		echo "$d"
+		return 0
+	fi
+	case $suite in
+	bullseye) pkgs=gcc-10,make,libc6-dev,libelf1,libssl1.1,zlib1g,xz-utils ;;
+	*) vm_die "no build root known for Debian $suite" ;;
+	esac
+	[[ $(id -u) == 0 ]] || vm_die "making the $suite build root needs root (debootstrap)"
+	PATH=$PATH:/usr/sbin:/sbin command -v debootstrap >/dev/null || vm_die "needs debootstrap (tools/install-deps)"
+	mirror=$(vm_apt_mirror bookworm)
+	[[ -n "$mirror" ]] || vm_die "this machine's apt has no Debian bookworm source to take the mirror from"
+	vm_log "making the $suite build root in $d (debootstrap from $mirror)"
+	rm -rf "$d"
+	PATH=$PATH:/usr/sbin:/sbin debootstrap --variant=minbase --include="$pkgs" "$suite" "$d" "$mirror" \
+		> "$d.log" 2>&1 || { tail -n 20 "$d.log" >&2; vm_die "debootstrap $suite failed (see $d.log)"; }
+	rm -rf "$d/var/cache/apt/archives"/*.deb
+	touch "$d/.ready"
+	echo "$d"
+}
+
+# Run a command for the line of vm_line: on this machine, or inside the line's build root with
+# each DIR given bind-mounted at its own path (a private mount namespace: nothing stays mounted).
+vm_in_buildroot() { # "dir..." command args...
+	local dirs=$1 root d
+	shift
+	if [[ $VM_BUILDROOT == host ]]; then
+		"$@"
+		return
+	fi
+	root=$(vm_buildroot "$VM_BUILDROOT") || return 1
+	for d in $dirs; do mkdir -p "$root$d"; done
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	unshare -m --propagation private sh -c '
+		root=$1 dirs=$2; shift 2
+		for d in $dirs; do mount --bind "$d" "$root$d" || exit 1; done
+		mount -t proc proc "$root/proc" || exit 1
+		exec chroot "$root" /usr/bin/env PATH=/usr/bin:/bin "$@"' sh "$root" "$dirs" "$@"
 }
 
 # numastor's patched modules as tests/kmod/check-build.sh built them for RELEASE, copied into
