@@ -1,12 +1,16 @@
 #!/bin/bash
-# Run the real-kernel VM test bed: every scenario under tests/vm/scenarios/, one boot each.
+# Run the real-kernel VM test bed: every scenario under tests/vm/scenarios/ on Debian's 6.1,
+# and the kernel-matrix scenarios on each other kernel line, one boot each.
 #
 #   run-all.sh [NUMASTOR]        (default: build/numastor)
 #
 # Environment: NUMASTOR_SKIP_VM=1 skips the suite (explicitly; otherwise a missing qemu is
-# a failure), NUMASTOR_VM_SCENARIOS="stock nonroot" runs only those, NUMASTOR_VM_CACHE moves
-# the kernel cache, NUMASTOR_VM_KEEP=1 keeps the work directory even when all pass.
-# Prints one line per scenario with its time and a final "N passed, N failed".
+# a failure); NUMASTOR_VM_KERNELS="5.10 6.1 6.12 6.12-cloud" (the default) are the kernel lines,
+# each fetched once into the cache (fetch-kernel.sh); NUMASTOR_VM_SCENARIOS="stock nonroot"
+# runs only those, on every line; NUMASTOR_VM_CACHE moves the kernel cache; NUMASTOR_VM_KEEP=1
+# keeps the work directory even when all pass.
+# Prints one line per scenario with its kernel line and time (PASS 6.12 stock (21.3s)) and a
+# final "N passed, N failed".
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -17,9 +21,37 @@ all_scenarios() {
 	done
 }
 
+# The scenarios of the kernel matrix: what every line runs (6.1, Debian 12's own, runs all).
+MATRIX_SCENARIOS="stock prefix-nvme irqaffinity0 nonroot fix-irqaffinity0 fix-killed-revert"
+
+kernels=${NUMASTOR_VM_KERNELS:-5.10 6.1 6.12 6.12-cloud}
+for k in $kernels; do
+	(vm_line "$k") || exit 1
+done
+
+# The scenarios of LINE: NUMASTOR_VM_SCENARIOS when set, else all on 6.1 and the matrix's
+# elsewhere.
+line_scenarios() {
+	if [[ -n "${NUMASTOR_VM_SCENARIOS:-}" ]]; then
+		echo "$NUMASTOR_VM_SCENARIOS"
+	elif [[ $1 == 6.1 ]]; then
+		all_scenarios | tr '\n' ' '
+	else
+		echo "$MATRIX_SCENARIOS"
+	fi
+}
+
+count_all() {
+	local k n=0
+	for k in $kernels; do
+		n=$((n + $(line_scenarios "$k" | wc -w)))
+	done
+	echo "$n"
+}
+
 if [[ "${NUMASTOR_SKIP_VM:-0}" == 1 ]]; then
-	n=$(all_scenarios | wc -l)
-	echo "vm: skipped ($n scenarios) because NUMASTOR_SKIP_VM=1"
+	n=$(count_all)
+	echo "vm: skipped ($n scenarios on $kernels) because NUMASTOR_SKIP_VM=1"
 	echo "0 passed, 0 failed, $n skipped"
 	exit 0
 fi
@@ -27,7 +59,7 @@ fi
 # A failure before any scenario ran still ends with the summary line.
 fatal() {
 	vm_log "error: $*"
-	echo "0 passed, $(all_scenarios | wc -l) failed"
+	echo "0 passed, $(count_all) failed"
 	exit 1
 }
 
@@ -45,76 +77,112 @@ for d in pxb-pcie pcie-root-port nvme megasas-gen2 virtio-scsi-pci virtio-blk-pc
 	grep -q "\"$d\"" <<<"$devices" || fatal "this qemu lacks the $d device: the VM tests cannot run"
 done
 
-"$VM_DIR/fetch-kernel.sh" >/dev/null || fatal "preparing the kernel failed"
 # irqbalance only matters to the irqbalance-policy scenario, which fails on its own without it.
 "$VM_DIR/fetch-irqbalance.sh" >/dev/null || vm_log "warning: preparing irqbalance failed"
 # Debian's udev likewise only matters to modswap-udev.
 "$VM_DIR/fetch-udev.sh" >/dev/null || vm_log "warning: preparing udev failed (modswap-udev will fail)"
 work=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm.XXXXXX")
-scenarios=${NUMASTOR_VM_SCENARIOS:-$(all_scenarios | tr '\n' ' ')}
-# numastor's patched modules, for the module-swap scenarios: tests/kmod/check-build.sh builds
-# them against the cached kernel into $VM_CACHE/kmod-build/ (about a minute the first time,
-# with a download of linux-source; a few seconds after). Only those scenarios fail without.
-case " $scenarios " in
-*" modswap-"*)
-	"$SRC_ROOT/tests/kmod/check-build.sh" > "$work/kmod-build.log" 2>&1 ||
-		vm_log "warning: tests/kmod/check-build.sh failed (see $work/kmod-build.log); the modswap scenarios will fail"
-	;;
-esac
-"$VM_DIR/build-initramfs.sh" "$work/initramfs.gz" "$numastor" || fatal "building the initramfs failed"
-# The Debian disk image, for the scenarios with a `boots` file (several boots of one image):
-# build-image.sh makes it once into the cache (a few minutes, debootstrap from the archive);
-# only those scenarios fail without it.
-for name in $scenarios; do
-	[[ -f "$VM_DIR/scenarios/$name/boots" ]] || continue
-	"$VM_DIR/build-image.sh" > "$work/build-image.log" 2>&1 ||
-		vm_log "warning: tests/vm/build-image.sh failed (see $work/build-image.log); the image scenarios will fail"
-	break
-done
 
 # One scenario's boots: one of the bed's initramfs, or (a `boots` file) that many of the
 # Debian image, sharing one disk.
-boot_scenario() { # name scenario-dir outdir append timeout (of each boot)
+boot_scenario() { # name scenario-dir outdir append timeout (of each boot) initramfs
 	if [[ -f "$2/boots" ]]; then
 		"$VM_DIR/run-image.sh" --boots "$(<"$2/boots")" --append "$4" --timeout "$5" "$numastor" "$1" "$3"
 	else
-		"$VM_DIR/run-vm.sh" --append "$4" --timeout "$5" "$work/initramfs.gz" "$1" "$3"
+		"$VM_DIR/run-vm.sh" --append "$4" --timeout "$5" "$6" "$1" "$3"
 	fi
 }
 
 passed=0 failed=0
-for name in $scenarios; do
-	sdir="$VM_DIR/scenarios/$name"
-	out="$work/$name"
-	start=$(date +%s%N)
-	append=
-	[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
-	# a scenario that boots longer says how long (seconds) in its timeout file
-	vm_timeout=${NUMASTOR_VM_TIMEOUT:-180}
-	[[ -f "$sdir/timeout" ]] && vm_timeout=$(cat "$sdir/timeout")
-	status=PASS
-	if [[ ! -f "$sdir/guest.sh" ]]; then
-		status=FAIL
-		echo "no scenario $name (no $sdir/guest.sh)" > "$work/$name.report"
-	elif grep -q NUMASTOR_TEST_ "$sdir/guest.sh" && ! grep -q -a NUMASTOR_TEST_ "$numastor"; then
-		# a scenario that uses a test-only switch never passes on a binary that ignores it
-		status=FAIL
-		echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
-			> "$work/$name.report"
-	elif ! boot_scenario "$name" "$sdir" "$out" "$append" "$vm_timeout" > "$work/$name.report" 2>&1; then
-		status=FAIL
-	elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$work/$name.report" 2>&1; then
-		status=FAIL
-	fi
-	secs=$(( ($(date +%s%N) - start) / 1000000 ))
-	printf '%s %s (%d.%ds)\n' "$status" "$name" $((secs / 1000)) $((secs % 1000 / 100))
-	if [[ $status == PASS ]]; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		sed 's/^/    /' "$work/$name.report"
-		echo "    (guest results and console log: $out)"
-	fi
+# Every scenario of one kernel line: its kernel fetched once (a failure fails the line's
+# scenarios, not the others'), its initramfs, then one boot (or image boots) each.
+run_line() { # line
+	local line=$1 scenarios lwork name sdir out start append vm_timeout status secs
+	scenarios=$(line_scenarios "$line")
+	lwork="$work/$line"
+	mkdir -p "$lwork"
+	export NUMASTOR_VM_KERNEL=$line
+	VM_KERNEL=$line
+	line_fail() {
+		local n
+		vm_log "error: $line: $*"
+		for n in $scenarios; do
+			echo "FAIL $line $n (not run: $*)"
+			failed=$((failed + 1))
+		done
+	}
+	"$VM_DIR/fetch-kernel.sh" "$line" > "$lwork/fetch-kernel.log" 2>&1 || {
+		sed 's/^/    /' "$lwork/fetch-kernel.log" | tail -n 20
+		line_fail "preparing the $line kernel failed"
+		return
+	}
+	# numastor's patched modules, for the module-swap scenarios: tests/kmod/check-build.sh
+	# builds them against the cached kernel into $VM_CACHE/kmod-build/ (about a minute the first
+	# time, with a download of linux-source; a few seconds after). Only those scenarios fail
+	# without.
+	case " $scenarios " in
+	*" modswap-"*)
+		"$SRC_ROOT/tests/kmod/check-build.sh" > "$lwork/kmod-build.log" 2>&1 ||
+			vm_log "warning: tests/kmod/check-build.sh failed (see $lwork/kmod-build.log); the modswap scenarios will fail"
+		;;
+	esac
+	"$VM_DIR/build-initramfs.sh" "$lwork/initramfs.gz" "$numastor" > "$lwork/initramfs.log" 2>&1 || {
+		sed 's/^/    /' "$lwork/initramfs.log" | tail -n 20
+		line_fail "building the $line initramfs failed"
+		return
+	}
+	# The Debian disk image, for the scenarios with a `boots` file (several boots of one image):
+	# build-image.sh makes it once into the cache (a few minutes, debootstrap from the archive);
+	# only those scenarios fail without it.
+	for name in $scenarios; do
+		[[ -f "$VM_DIR/scenarios/$name/boots" ]] || continue
+		"$VM_DIR/build-image.sh" > "$lwork/build-image.log" 2>&1 ||
+			vm_log "warning: tests/vm/build-image.sh failed (see $lwork/build-image.log); the image scenarios will fail"
+		break
+	done
+
+	for name in $scenarios; do
+		sdir="$VM_DIR/scenarios/$name"
+		out="$lwork/$name"
+		start=$(date +%s%N)
+		append=
+		[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
+		# a scenario that boots longer says how long (seconds) in its timeout file
+		vm_timeout=${NUMASTOR_VM_TIMEOUT:-180}
+		[[ -f "$sdir/timeout" ]] && vm_timeout=$(cat "$sdir/timeout")
+		status=PASS
+		if [[ ! -f "$sdir/guest.sh" ]]; then
+			status=FAIL
+			echo "no scenario $name (no $sdir/guest.sh)" > "$lwork/$name.report"
+		elif grep -q NUMASTOR_TEST_ "$sdir/guest.sh" && ! grep -q -a NUMASTOR_TEST_ "$numastor"; then
+			# a scenario that uses a test-only switch never passes on a binary that ignores it
+			status=FAIL
+			echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
+				> "$lwork/$name.report"
+		elif [[ -f "$sdir/boots" && $line != 6.1 ]]; then
+			status=FAIL
+			echo "$name boots the Debian 12 image, which the bed builds for 6.1 only" > "$lwork/$name.report"
+		elif ! boot_scenario "$name" "$sdir" "$out" "$append" "$vm_timeout" "$lwork/initramfs.gz" \
+			> "$lwork/$name.report" 2>&1; then
+			status=FAIL
+		elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$lwork/$name.report" 2>&1; then
+			status=FAIL
+		fi
+		secs=$((($(date +%s%N) - start) / 1000000))
+		printf '%s %s %s (%d.%ds)\n' "$status" "$line" "$name" $((secs / 1000)) $((secs % 1000 / 100))
+		if [[ $status == PASS ]]; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+			sed 's/^/    /' "$lwork/$name.report"
+			echo "    (guest results and console log: $out)"
+		fi
+	done
+}
+
+t0=$SECONDS
+for k in $kernels; do
+	run_line "$k"
 done
 
 if ((failed == 0)) && [[ "${NUMASTOR_VM_KEEP:-0}" != 1 ]]; then
@@ -122,5 +190,6 @@ if ((failed == 0)) && [[ "${NUMASTOR_VM_KEEP:-0}" != 1 ]]; then
 else
 	echo "vm: work directory kept: $work"
 fi
+echo "vm: $((SECONDS - t0)) s on $kernels"
 echo "$passed passed, $failed failed"
 ((failed == 0))
