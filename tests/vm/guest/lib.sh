@@ -16,16 +16,38 @@ vm_send_results() {
 	} > /dev/ttyS1
 }
 
+# Is module $1 built into this kernel (modules.builtin)? Is it in the initramfs (modules.dep)?
+vm_builtin() {
+	grep -q "/$1\.ko\$" "/lib/modules/$(uname -r)/modules.builtin"
+}
+vm_has_module() {
+	grep -q "/$1\.ko:" "/lib/modules/$(uname -r)/modules.dep"
+}
+
 # Load the storage drivers. With an argument, that nvme.ko is loaded (after nvme-core)
-# instead of the stock nvme module.
+# instead of the stock nvme module. A driver the flavour builds in is there already; one it
+# lacks (cloud-amd64: megaraid_sas) leaves its disk out of VM_DISKS.
 vm_load_storage() {
+	local _m
 	if [ -n "${1:-}" ]; then
 		modprobe nvme-core
 		insmod "$1"
-	else
+	elif ! vm_builtin nvme; then
 		modprobe nvme
 	fi
-	modprobe -a sd_mod megaraid_sas virtio_pci virtio_blk virtio_scsi
+	for _m in sd_mod megaraid_sas virtio_pci virtio_blk virtio_scsi; do
+		if vm_builtin "$_m"; then
+			continue
+		elif vm_has_module "$_m"; then
+			modprobe "$_m"
+		elif [ "$_m" = megaraid_sas ]; then
+			VM_DISKS=$((VM_DISKS - 1))
+			echo "no megaraid_sas in $(uname -r): the megasas disk stays driverless" >> "$VM_OUT/notes.txt"
+		else
+			echo "no $_m in $(uname -r), nor built in" >&2
+			return 1
+		fi
+	done
 }
 
 # The whole disks under /sys/block (no partitions live there; hidden nvme paths are skipped).
@@ -233,6 +255,12 @@ vm_truth_disk() { # disk
 	_t disk "$1" module "$_mod"
 	_tf "/sys/module/$_mod/srcversion" disk "$1" module_srcversion
 	_tf "/sys/module/$_mod/taint" disk "$1" module_taint
+	# a built-in module has no initstate (6.12's virtio_pci; cloud-amd64's nvme)
+	if [ -e "/sys/module/$_mod/initstate" ]; then
+		_tf "/sys/module/$_mod/initstate" disk "$1" module_initstate
+	else
+		_t disk "$1" module_initstate builtin
+	fi
 	_tf "$_f/numa_node" disk "$1" numa_node
 	_tf "$_f/local_cpulist" disk "$1" local_cpulist
 	# PCI bridges above the function, nearest first, then the root bus.
@@ -704,4 +732,66 @@ vm_alloc_trace() { # cache func pid name
 vm_slab_traces() { # cache step
 	cp "/sys/kernel/debug/slab/$1/alloc_traces" "$VM_OUT/slab-$1-$2.txt" 2>/dev/null ||
 		echo "unreadable" > "$VM_OUT/slab-$1-$2.txt"
+}
+
+# What this kernel shows about interrupts, NVMe and module references, as it shows it, into
+# $VM_OUT/kernel-facts.txt (`key<TAB>value`); tests/vm/README.md's per-kernel tables are made
+# of these. Run last: it writes a PCI function's numa_node, which taints the kernel.
+vm_kernel_facts() {
+	local _o="$VM_OUT/kernel-facts.txt" _n _a _io='' _adm='' _names='' _err _head _t0 _t1 _f
+	echo "release	$(uname -r)" > "$_o"
+	for _n in $(ls /sys/kernel/irq | sort -n); do
+		_rd "/sys/kernel/irq/$_n/actions"
+		_a=$_v
+		case $_a in
+		nvme0q0) _adm=$_n ;;
+		nvme0q1) _io=$_n ;;
+		esac
+		case $_a in nvme0q*) _names="$_names $_a" ;; esac
+	done
+	echo "nvme0 vectors	${_names# }" >> "$_o"
+	for _n in "io:$_io" "admin:$_adm"; do
+		[ -n "${_n#*:}" ] || continue
+		echo "smp_affinity mode of nvme0 ${_n%%:*} vector	$(stat -c %a "/proc/irq/${_n#*:}/smp_affinity")" >> "$_o"
+		_rd "/proc/irq/${_n#*:}/smp_affinity_list"
+		if { echo "$_v" > "/proc/irq/${_n#*:}/smp_affinity_list"; } 2>/tmp/.kf-err; then
+			_err=accepted
+		else
+			_err=$(sed 's/.*: //' /tmp/.kf-err)
+		fi
+		echo "writing its own smp_affinity_list back to the nvme0 ${_n%%:*} vector	$_err" >> "$_o"
+		if [ -d /sys/kernel/debug/irq/irqs ]; then
+			echo "debugfs irqs/N of the nvme0 ${_n%%:*} vector	$(grep -o 'IRQD_[A-Z_]*' "/sys/kernel/debug/irq/irqs/${_n#*:}" | tr '\n' ' ')" >> "$_o"
+		fi
+	done
+	if [ -d /sys/kernel/debug/irq/irqs ]; then
+		echo "/sys/kernel/debug/irq (CONFIG_GENERIC_IRQ_DEBUGFS)	present" >> "$_o"
+	else
+		echo "/sys/kernel/debug/irq (CONFIG_GENERIC_IRQ_DEBUGFS)	absent" >> "$_o"
+	fi
+	echo "cpu/nohz_full	$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null || echo '(no file)')" >> "$_o"
+	# does holding a multipath head open take a reference on nvme.ko?
+	_head=
+	for _f in /sys/block/nvme*n*; do
+		_resolve "$_f"
+		case $_v in */nvme-subsystem/*) _head=${_f##*/}; break ;; esac
+	done
+	if vm_builtin nvme; then
+		echo "nvme.ko reference taken by an open multipath head	nvme is built in" >> "$_o"
+	elif [ -n "$_head" ]; then
+		read -r _t0 < /sys/module/nvme/refcnt
+		exec 3< "/dev/$_head"
+		read -r _t1 < /sys/module/nvme/refcnt
+		exec 3<&-
+		echo "nvme.ko reference taken by an open multipath head	refcnt $_t0 -> $_t1 with /dev/$_head open" >> "$_o"
+	fi
+	# an operator's numa_node store on a root-bus NVMe function
+	for _f in /sys/bus/pci/drivers/nvme/0000:00:*; do
+		[ -e "$_f/numa_node" ] || continue
+		_t0=$(cat /proc/sys/kernel/tainted)
+		echo 0 > "$_f/numa_node" 2>/dev/null || :
+		_t1=$(cat /proc/sys/kernel/tainted)
+		echo "tainted after writing 0 to a PCI function's numa_node	$_t0 -> $_t1 ($(dmesg | grep -o 'Overriding NUMA node.*' | tail -n 1))" >> "$_o"
+		break
+	done
 }

@@ -5,3 +5,4 @@ vm_load_storage
 vm_wait_disks 60
 vm_measure_pairing > "$VM_OUT/pairing.txt"
 vm_check_round
+vm_kernel_facts
