@@ -1,6 +1,18 @@
 """irqaffinity0: booted with irqaffinity=0, so unmanaged storage vectors (nvme admin q0, the
 megasas HBA's single vector, virtio config/control/event) sit on CPU 0 while managed ones keep
-their spread. numastor must report exactly those affinities and managed-ness."""
+their spread. numastor must report exactly those affinities and managed-ness, each fact from
+where this kernel tells it: on 6.12 and later the file mode of smp_affinity (0444: user space
+may not set it; 0644: it may, so not managed), below 6.12 nothing without a write (the driver's
+behaviour, as measured). A 0444 vector stays managed by the driver's behaviour: the mode alone
+does not tell managed from IRQF_NOBALANCING, and none of these kernels has the IRQ debugfs."""
+
+import re
+
+
+def kernel_version(ctx):
+    rel = ((ctx.doc or {}).get("machine") or {}).get("kernel_release") or ""
+    m = re.match(r"(\d+)\.(\d+)", rel)
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 def check(ctx):
@@ -11,6 +23,8 @@ def check(ctx):
         for num, t in sorted(irqs.items()):
             subject = f"{disk}: irq {num} ({t['actions']})"
             irq = reported.get(num, {})
+            if t["managed"] in ("0", "1"):
+                check_sources(ctx, subject, irq, t["managed"] == "1", kernel_version(ctx))
             if t["managed"] == "0":
                 unmanaged += 1
                 ctx.expect(t["effective_affinity_list"] == "0",
@@ -23,3 +37,16 @@ def check(ctx):
     mega = ctx.truth_disks(kind="scsi", root_bus=False)
     ctx.expect(len(mega) == 1 and len(ctx.truth.irqs.get(mega[0], {})) == 1,
                "test bed: expected the megasas disk behind the expander with one vector")
+
+
+def check_sources(ctx, subject, irq, managed, version):
+    """managed_source and user_settable_source as this kernel allows numastor to know them."""
+    if version is None:
+        ctx.fail(f"{subject}: numastor reported no kernel release")
+        return
+    if version >= (6, 12):
+        ctx.equal(subject, "user_settable_source", irq.get("user_settable_source"), "file-mode")
+        ctx.equal(subject, "managed_source", irq.get("managed_source"), "driver" if managed else "file-mode")
+    else:
+        ctx.equal(subject, "managed_source", irq.get("managed_source"), "driver")
+        ctx.equal(subject, "user_settable_source", irq.get("user_settable_source"), "managed")
