@@ -24,15 +24,18 @@ VM_KERNEL=${NUMASTOR_VM_KERNEL:-6.1}
 #                 the line's headers and kbuild tools) or the Debian suite of a debootstrapped
 #                 build root (vm_buildroot; 5.10's headers call gcc-10, which Debian 12 lacks)
 # 6.12 is bookworm-backports' build (gcc-12, kbuild tools for glibc 2.36), the 6.12 a Debian 12
-# fleet installs; trixie's own 6.12 wants gcc-14 and glibc 2.38, a trixie build root.
+# fleet installs. The cloud flavour is trixie's own (Debian 13's cloud images; its modules want
+# gcc-14 and glibc 2.38, a trixie build root): bookworm-backports' 6.12.95 cloud kernel
+# double-faults in the ACPI bus scan on the bed's q35 machine under TCG (acpi_mipi_check_crs_csi2,
+# measured), trixie's 6.12.118 boots.
 vm_line() {
 	case $1 in
 	5.10) VM_SUITE=bullseye VM_IMAGE_RE='5\.10\.0-[0-9]+-amd64' VM_SRCLINE=5.10 VM_BUILDROOT=bullseye ;;
 	6.1) VM_SUITE=host VM_IMAGE_RE='6\.1\.0-[0-9]+-amd64' VM_SRCLINE=6.1 VM_BUILDROOT=host ;;
 	6.12) VM_SUITE=bookworm-backports VM_IMAGE_RE='6\.12\.[0-9]+\+deb12-amd64' VM_SRCLINE=6.12 VM_BUILDROOT=host ;;
 	6.12-cloud)
-		VM_SUITE=bookworm-backports VM_IMAGE_RE='6\.12\.[0-9]+\+deb12-cloud-amd64' VM_SRCLINE=6.12
-		VM_BUILDROOT=host
+		VM_SUITE=trixie VM_IMAGE_RE='6\.12\.[0-9]+\+deb13-cloud-amd64' VM_SRCLINE=6.12
+		VM_BUILDROOT=trixie
 		;;
 	*) vm_die "unknown kernel line '$1' (the bed knows: $VM_LINES)" ;;
 	esac
@@ -114,6 +117,7 @@ vm_buildroot() { # suite
 	fi
 	case $suite in
 	bullseye) pkgs=gcc-10,make,libc6-dev,libelf1,libssl1.1,zlib1g,xz-utils ;;
+	trixie) pkgs=gcc-14,make,libc6-dev,libelf1t64,libssl3t64,zlib1g,xz-utils,dwarves ;;
 	*) vm_die "no build root known for Debian $suite" ;;
 	esac
 	[[ $(id -u) == 0 ]] || vm_die "making the $suite build root needs root (debootstrap)"
