@@ -20,7 +20,14 @@ EXIT_CODE = 1
 
 
 def check(ctx):
-    ctx.pin_findings(FINDINGS, EXIT_CODE)
+    if ctx.truth_disks(kind="scsi", root_bus=False):
+        ctx.pin_findings(FINDINGS, EXIT_CODE)
+    else:
+        # a flavour without megaraid_sas (cloud-amd64): the megasas disk has no driver, and the
+        # findings that were its own go with it
+        ctx.expect("no megaraid_sas" in (ctx.read("notes.txt") or ""),
+                   "test bed: no megasas disk, and the guest did not say its driver is missing")
+        ctx.pin_findings([f for f in FINDINGS if f[1] != "mega"], 0)
     pxb = ctx.truth_disks(kind="nvme", root_bus=False)
     root = ctx.truth_disks(kind="nvme", root_bus=True)
     if not ctx.expect(len(pxb) == 1 and len(root) == 1,
@@ -41,6 +48,9 @@ def check(ctx):
     check_head(ctx)
     # every queue of every disk held to measured I/O (6 disks' queues, both paths' included)
     ctx.expect(ctx.measured_pairs >= 16, f"pairing: only {ctx.measured_pairs} queue/CPU pairs measured")
+    snap = ctx.read("snapshot.rc")
+    ctx.expect(snap is not None and snap.strip() == "0",
+               f"numastor snapshot of the stock machine: exit {snap!r}: {ctx.read('snapshot.err')!r}")
 
 
 def check_head(ctx):

@@ -5,4 +5,13 @@ vm_load_storage
 vm_wait_disks 60
 vm_measure_pairing > "$VM_OUT/pairing.txt"
 vm_check_round
+# The capture the fixtures replay on every test run (tests/fixtures/captures/, see
+# tests/check-captures.py): `numastor snapshot` between two readings of ground truth, kept with
+# it, so that the replayed report is held to this kernel's own files.
+mkdir -p "$VM_OUT/capture"
+vm_truth > "$VM_OUT/capture/truth-before.txt"
+vm_numastor snapshot snapshot -o "$VM_OUT/capture/snapshot.tar.gz"
+vm_truth > "$VM_OUT/capture/truth.txt"
+cp "$VM_OUT/pairing.txt" "$VM_OUT/capture/pairing.txt"
+# last: it writes a PCI function's numa_node
 vm_kernel_facts
