@@ -53,9 +53,8 @@ done | awk '$1 == "insmod" { print $2 }' | sort -u | while read -r ko; do
 	cp "$ko" "$stage/$rel"
 done
 cp "$kdir/root/lib/modules/$krel"/modules.{builtin,builtin.modinfo,order} "$stage/lib/modules/$krel/"
-# 6.12 ships its modules xz-compressed; busybox's modprobe and insmod load only plain ones, so
-# the guest gets them decompressed (the kernel loads either the same way).
-find "$stage/lib/modules/$krel" -name '*.ko.xz' -exec xz -d {} +
+# 6.12's modules stay xz-compressed as Debian ships them (busybox's modprobe and numastor's
+# libkmod both load them so; measured).
 depmod -b "$stage" "$krel"
 if [[ -f "$kdir/prefix-nvme/nvme.ko" ]]; then
 	cp "$kdir/prefix-nvme/nvme.ko" "$stage/vm/prefix-nvme/nvme.ko"

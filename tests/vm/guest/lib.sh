@@ -21,7 +21,7 @@ vm_builtin() {
 	grep -q "/$1\.ko\$" "/lib/modules/$(uname -r)/modules.builtin"
 }
 vm_has_module() {
-	grep -q "/$1\.ko:" "/lib/modules/$(uname -r)/modules.dep"
+	grep -Eq "/$1\.ko(\.xz|\.zst|\.gz)?:" "/lib/modules/$(uname -r)/modules.dep"
 }
 
 # Load the storage drivers. With an argument, that nvme.ko is loaded (after nvme-core)
