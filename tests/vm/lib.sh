@@ -28,6 +28,7 @@ VM_KERNEL=${NUMASTOR_VM_KERNEL:-6.1}
 # gcc-14 and glibc 2.38, a trixie build root): bookworm-backports' 6.12.95 cloud kernel
 # double-faults in the ACPI bus scan on the bed's q35 machine under TCG (acpi_mipi_check_crs_csi2,
 # measured), trixie's 6.12.118 boots.
+# shellcheck disable=SC2034 # read by the scripts that call it
 vm_line() {
 	case $1 in
 	5.10) VM_SUITE=bullseye VM_IMAGE_RE='5\.10\.0-[0-9]+-amd64' VM_SRCLINE=5.10 VM_BUILDROOT=bullseye ;;

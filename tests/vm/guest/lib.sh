@@ -740,7 +740,7 @@ vm_slab_traces() { # cache step
 vm_kernel_facts() {
 	local _o="$VM_OUT/kernel-facts.txt" _n _a _io='' _adm='' _names='' _err _head _t0 _t1 _f
 	echo "release	$(uname -r)" > "$_o"
-	for _n in $(ls /sys/kernel/irq | sort -n); do
+	for _n in $(cd /sys/kernel/irq && echo *); do
 		_rd "/sys/kernel/irq/$_n/actions"
 		_a=$_v
 		case $_a in
