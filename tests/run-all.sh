@@ -10,6 +10,15 @@ tools/install-deps || exit 1
 
 passed=0
 failed=0
+t0=$SECONDS
+# Each stage's time, printed as it ends and again with the total at the end.
+stages=()
+stage_done() { # name of the stage that just ended (since the previous one)
+	local now=$SECONDS
+	stages+=("$1 $((now - ${stage_t:-$t0})) s")
+	echo "-- $1: $((now - ${stage_t:-$t0})) s"
+	stage_t=$now
+}
 
 count_meson() { # count results in a build's testlog.json
 	local log=$1/meson-logs/testlog.json p f
@@ -40,6 +49,7 @@ fi
 echo "== tests, normal build"
 meson test -C build --print-errorlogs --no-rebuild
 count_meson build
+stage_done "normal build and its tests"
 
 if build build-asan -Dtest_hooks=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug; then
 	echo "== tests, ASan+UBSan build"
@@ -50,19 +60,23 @@ else
 	echo "sanitizer build failed"
 	failed=$((failed + 1))
 fi
+stage_done "ASan+UBSan build and its tests"
 
 # libFuzzer harnesses (tests/fuzz/), clang build in build-fuzz, about 60 s: a crash, leak, input
 # over 1 s or schema-failing document fails the stage; one count for the whole stage.
 echo "== fuzz harnesses (tests/fuzz/run.sh)"
 if tests/fuzz/run.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+stage_done "fuzz harnesses"
 
 echo "== release build (-Dtest_hooks=false): no test-only switch"
 if tests/check-release.sh build-release; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+stage_done "release build"
 
 # Every check has a mutant that a test kills (tests/mutation/): here those a unit, fixture or
 # release test kills; the VM-killed ones take minutes each (tests/mutation/run.sh NAME).
 echo "== mutants (tests/mutation/run.sh --fast)"
 if tests/mutation/run.sh --fast; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+stage_done "mutants"
 
 if [ "${NUMASTOR_SKIP_VM:-0}" = 1 ]; then
 	echo "== VM test bed: SKIPPED because NUMASTOR_SKIP_VM=1"
@@ -78,6 +92,7 @@ elif [ -x tests/vm/run-all.sh ]; then
 	fi
 	if [ "$vmrc" != 0 ] && [ -z "$line" ]; then failed=$((failed + 1)); fi
 	rm -f "$vmlog"
+	stage_done "VM test bed"
 fi
 
 if [ "${NUMASTOR_SKIP_VM:-0}" = 1 ]; then
@@ -85,7 +100,11 @@ if [ "${NUMASTOR_SKIP_VM:-0}" = 1 ]; then
 else
 	echo "== patched module build against Debian 12's 6.1 kernel"
 	if tests/kmod/check-build.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	stage_done "patched module build"
 fi
 
+echo "== time"
+for s in "${stages[@]}"; do echo "   $s"; done
+echo "total: $((SECONDS - t0)) s ($(((SECONDS - t0) / 60)) min) on $(nproc) cores"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
