@@ -719,8 +719,16 @@ vm_on_cpu() { # cpu name command
 # Traces with identical stacks merge; the pid range tells a rescan's own line apart. (grep:
 # the file has thousands of lines, too many for busybox read's 1-byte reads under TCG.)
 vm_alloc_trace() { # cache func pid name
-	local _line
-	_line=$(grep -E "^ *[0-9]+ $2\+.* pid=$3 " "/sys/kernel/debug/slab/$1/alloc_traces" | head -n 1)
+	local _line _c
+	_line=$(grep -E "^ *[0-9]+ $2\+.* pid=$3 " "$(vm_slab_file "$1")" | head -n 1)
+	# the object's size class differs by kernel (5.10's scsi_device is a kmalloc-2k): any
+	# kmalloc cache's line for that call and pid
+	if [ -z "$_line" ]; then
+		for _c in /sys/kernel/slab/kmalloc-*; do
+			_line=$(grep -E "^ *[0-9]+ $2\+.* pid=$3 " "$(vm_slab_file "${_c##*/}")" 2>/dev/null | head -n 1)
+			[ -z "$_line" ] || break
+		done
+	fi
 	if [ -n "$_line" ]; then
 		vm_fact "alloc.$4" "cpus=${_line##* cpus=}"
 	else
@@ -728,9 +736,20 @@ vm_alloc_trace() { # cache func pid name
 	fi
 }
 
+# Where the kernel lists a slab cache's live objects by allocation site: debugfs alloc_traces
+# (5.16 on: per call stack), else the SLUB sysfs alloc_calls of older kernels (5.10: per call
+# site alone, so every live object of one site is one line).
+vm_slab_file() { # cache
+	if [ -e "/sys/kernel/debug/slab/$1/alloc_traces" ]; then
+		echo "/sys/kernel/debug/slab/$1/alloc_traces"
+	else
+		echo "/sys/kernel/slab/$1/alloc_calls"
+	fi
+}
+
 # A copy of one slab cache's alloc_traces as $VM_OUT/slab-CACHE-STEP.txt (for a failure's report).
 vm_slab_traces() { # cache step
-	cp "/sys/kernel/debug/slab/$1/alloc_traces" "$VM_OUT/slab-$1-$2.txt" 2>/dev/null ||
+	cp "$(vm_slab_file "$1")" "$VM_OUT/slab-$1-$2.txt" 2>/dev/null ||
 		echo "unreadable" > "$VM_OUT/slab-$1-$2.txt"
 }
 

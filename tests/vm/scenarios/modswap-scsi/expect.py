@@ -37,7 +37,7 @@ def check(ctx):
     fixlib.kernel_equal(ctx, "test bed", "marker of the stock scsi_mod", f("stock.scsi_mod.marker"), "")
     for m in ("scsi_mod", "sd_mod"):
         fixlib.kernel_equal(ctx, "test bed", f"marker of the build's {m}.ko", f(f"patched.{m}.marker"), SERIES)
-    for what in ("sdev", "target"):
+    for what in measured(ctx):
         fixlib.kernel_equal(ctx, f"stock midlayer, rescan from CPU 0: scsi_alloc_{what}", "alloc_traces",
                             f(f"alloc.{what}.stock"), "cpus=0 nodes=0")
 
@@ -117,7 +117,7 @@ def check(ctx):
                        "ground-truth=the numastor-patched scsi_mod is loaded")
         ctx.equal("check after the swap: kernel_fixes scsi-numa-local-alloc", "in_kernel",
                   ms.kernel_fix(doc, SERIES).get("in_kernel"), False)
-    for what in ("sdev", "target"):
+    for what in measured(ctx):
         fixlib.kernel_equal(ctx, f"patched midlayer, rescan from CPU 0: scsi_alloc_{what}", "alloc_traces",
                             f(f"alloc.{what}.patched"), f"cpus=0 nodes={hba_node}")
 
@@ -128,6 +128,21 @@ def check(ctx):
     ms.pattern_intact(ctx, mega, ["reverted"])
     ms.pattern_intact(ctx, vscsi, ["reverted"])
     fixlib.kernel_equal(ctx, "after --revert", "journal", f("journal.reverted"), "absent")
-    for what in ("sdev", "target"):
+    for what in measured(ctx):
         fixlib.kernel_equal(ctx, f"stock midlayer again, rescan from CPU 0: scsi_alloc_{what}", "alloc_traces",
                             f(f"alloc.{what}.reverted"), "cpus=0 nodes=0")
+
+
+def measured(ctx):
+    """The allocations the kernel lets the bed tell apart. Where it lists live objects by call
+    site alone (5.10's sysfs alloc_calls, fact slab.listing), the rescan's scsi_device has a
+    line of its own (the other disk's left first), but no scsi_alloc_target line shows in any
+    kmalloc cache after the rescan (measured): the target is then not measured, and
+    compare-basis.txt lists it with the inferred fields."""
+    listing = ms.facts(ctx).get("slab.listing", "")
+    if listing.endswith("/alloc_calls"):
+        note = "scsi_alloc_target's node (alloc_calls shows no line for it)"
+        if note not in ctx.inferred:
+            ctx.inferred.append(note)
+        return ("sdev",)
+    return ("sdev", "target")
