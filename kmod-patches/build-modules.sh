@@ -202,9 +202,31 @@ list_series() {
 	done
 }
 
-# The patch files of a series, in order (blank lines and # comments skipped).
+# The patches of a series, in order (blank lines and # comments skipped).
 series_patches() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$KMOD_DIR/$1/series"
+}
+
+# The forms of one patch: the same change written for differently shaped sources. The
+# series directory holds the patch itself (SERIES/NAME) and may hold other forms of it in
+# subdirectories named for the source shape they fit (SERIES/SHAPE/NAME). Prints the
+# forms' paths relative to the series directory, the top-level one first.
+patch_forms() { # SERIES NAME
+	local d=$KMOD_DIR/$1 f
+	if [[ -f $d/$2 ]]; then echo "$2"; fi
+	for f in "$d"/*/"$2"; do
+		if [[ -f $f ]]; then echo "${f#"$d"/}"; fi
+	done
+}
+
+# A form's label for messages: its subdirectory, or "" for the top-level one.
+form_label() { if [[ $1 == */* ]]; then printf ' (form %s)' "${1%/*}"; fi; }
+
+# The kernel lines (X.Y) a series is written and checked for: SERIES/lines, blank lines and
+# # comments skipped. Used to warn on other lines and by dkms.conf; not to choose forms.
+series_lines() {
+	[[ -f $KMOD_DIR/$1/lines ]] || return 0
+	sed -e 's/#.*//' "$KMOD_DIR/$1/lines" | tr -s '[:blank:]' '\n' | sed '/^$/d'
 }
 
 # Files a patch changes (paths relative to the top of the kernel tree).
@@ -432,45 +454,84 @@ decide_and_apply() {
 	done
 }
 
+# The modules a patch file changes, space-separated and sorted (dies on a file outside them).
+patch_modules() { # SERIES FORM
+	local s=$1 f=$2 file ms mods=()
+	while IFS= read -r file; do
+		ms=$(modules_of_file "$file")
+		[[ -n $ms ]] || die "$s/$f changes $file, which is not part of a module this build knows (${KNOWN_MODULES[*]}); an out-of-tree build cannot change it"
+		mapfile -t -O "${#mods[@]}" mods <<<"$ms"
+	done < <(patch_files "$KMOD_DIR/$s/$f")
+	((${#mods[@]})) || die "$s/$f changes no file"
+	printf '%s\n' "${mods[@]}" | sort -u | paste -sd' ' -
+}
+
+# Dry runs, always with --fuzz=0: a hunk that only matches with its context trimmed proves
+# nothing, either way.
+fits_forward() { patch -p1 -N -f -s --dry-run --fuzz=0 -d "$1" <"$2" >/dev/null 2>&1; }
+fits_reverse() { patch -p1 -R -f -s --dry-run --fuzz=0 -d "$1" <"$2" >/dev/null 2>&1; }
+
+# What patch(1) says about each form that does not apply (for the error message).
+forms_report() { # SERIES STAGE FORM...
+	local s=$1 stage=$2 f
+	shift 2
+	for f; do
+		printf -- '--- %s/%s:\n' "$s" "$f"
+		patch -p1 -N -f --dry-run --fuzz=0 -d "$stage" <"$KMOD_DIR/$s/$f" 2>&1 || true
+	done
+}
+
 apply_series() { # SERIES STAGE
-	local s=$1 stage=$2 p file m mods n=0 entry
+	local s=$1 stage=$2 p f m mods n=0 entry xy lines
 	local -A changed=() # module -> 1 when a functional patch of this series was applied
-	local -a markers=()
+	local -a markers=() forms fit up
+	xy=$(cut -d. -f1,2 <<<"$KVERSION")
+	lines=$(series_lines "$s" | paste -sd' ' -)
+	if [[ -n $lines && " $lines " != *" $xy "* ]]; then
+		warn "series $s is written and checked for the kernel lines $lines, not $xy: its forms are tried on this source all the same"
+	fi
 	while IFS= read -r p; do
 		n=$((n + 1))
-		local pf=$KMOD_DIR/$s/$p
-		[[ -f $pf ]] || die "$s/series lists $p, which does not exist"
-		mods=()
-		while IFS= read -r file; do
-			local ms
-			ms=$(modules_of_file "$file")
-			[[ -n $ms ]] || die "$s/$p changes $file, which is not part of a module this build knows (${KNOWN_MODULES[*]}); an out-of-tree build cannot change it"
-			mapfile -t -O "${#mods[@]}" mods <<<"$ms"
-		done < <(patch_files "$pf")
-		((${#mods[@]})) || die "$s/$p changes no file"
-		mapfile -t mods < <(printf '%s\n' "${mods[@]}" | sort -u)
-		if is_marker_patch "$pf"; then
-			markers+=("$p|${mods[*]}")
+		mapfile -t forms < <(patch_forms "$s" "$p")
+		((${#forms[@]})) || die "$s/series lists $p, which does not exist"
+		# Every form is the same change: same modules, same kind (functional or marker).
+		mods=$(patch_modules "$s" "${forms[0]}")
+		local marker=0
+		if is_marker_patch "$KMOD_DIR/$s/${forms[0]}"; then marker=1; fi
+		for f in "${forms[@]:1}"; do
+			[[ $(patch_modules "$s" "$f") == "$mods" ]] ||
+				die "$s/$f changes other modules than $s/${forms[0]} ($mods): forms of one patch must be the same change"
+			local k=0
+			if is_marker_patch "$KMOD_DIR/$s/$f"; then k=1; fi
+			((k == marker)) || die "$s/$f and $s/${forms[0]} are not both marker patches: forms of one patch must be the same change"
+		done
+		if ((marker)); then
+			markers+=("$p|$mods")
 			continue
 		fi
-		# --fuzz=0 both ways: a hunk that only matches with its context trimmed proves nothing.
-		if patch -p1 -R -f -s --dry-run --fuzz=0 -d "$stage" <"$pf" >/dev/null 2>&1; then
-			say "$s/$p: already upstream (the source contains it); not built for this patch"
+		fit=() up=()
+		for f in "${forms[@]}"; do
+			if fits_reverse "$stage" "$KMOD_DIR/$s/$f"; then up+=("$f"); fi
+			if fits_forward "$stage" "$KMOD_DIR/$s/$f"; then fit+=("$f"); fi
+		done
+		if ((${#fit[@]} == 0 && ${#up[@]} > 0)); then
+			say "$s/$p: already upstream$(form_label "${up[0]}") (the source contains it); not built for this patch"
 			UPSTREAM+=("$s|$p")
-		elif patch -p1 -N -f -s --dry-run --fuzz=0 -d "$stage" <"$pf" >/dev/null 2>&1; then
-			patch -p1 -N -f -s --fuzz=0 --no-backup-if-mismatch -d "$stage" <"$pf" >/dev/null ||
-				die "$s/$p: applying failed after a clean dry run"
-			say "$s/$p: applied (${mods[*]})"
+		elif ((${#fit[@]} == 1 && ${#up[@]} == 0)); then
+			f=${fit[0]}
+			patch -p1 -N -f -s --fuzz=0 --no-backup-if-mismatch -d "$stage" <"$KMOD_DIR/$s/$f" >/dev/null ||
+				die "$s/$f: applying failed after a clean dry run"
+			say "$s/$p: applied$(form_label "$f") ($mods)"
 			APPLIED+=("$s|$p")
-			for m in "${mods[@]}"; do
+			for m in $mods; do
 				changed[$m]=1
 				[[ " ${MOD_SERIES[$m]:-} " == *" $s "* ]] || MOD_SERIES[$m]="${MOD_SERIES[$m]:+${MOD_SERIES[$m]} }$s"
 			done
+		elif ((${#fit[@]} == 0)); then
+			die "$s/$p neither applies to this source nor is already in it, in any of its forms (${forms[*]}): this kernel's source has a shape the series does not know (it is written for the kernel lines ${lines:-?}; this is Linux $KVERSION)
+$(forms_report "$s" "$stage" "${forms[@]}")"
 		else
-			local out
-			out=$(patch -p1 -N -f --dry-run --fuzz=0 -d "$stage" <"$pf" 2>&1 || true)
-			die "$s/$p neither applies to this source nor is already in it:
-$out"
+			die "$s/$p: its forms disagree about this source (applies: ${fit[*]:-none}; already in the source: ${up[*]:-none}); refusing to guess"
 		fi
 	done < <(series_patches "$s")
 	((n)) || die "$s/series lists no patch"
@@ -481,9 +542,19 @@ $out"
 			if [[ -n ${changed[$m]:-} ]]; then want=1; fi
 		done
 		if ((want)); then
-			patch -p1 -N -f -s --fuzz=0 --no-backup-if-mismatch -d "$stage" <"$KMOD_DIR/$s/$p" >/dev/null 2>&1 ||
-				die "$s/$p (marker) does not apply: $(patch -p1 -N -f --dry-run --fuzz=0 -d "$stage" <"$KMOD_DIR/$s/$p" 2>&1 || true)"
-			say "$s/$p: marker applied ($mods)"
+			mapfile -t forms < <(patch_forms "$s" "$p")
+			fit=()
+			for f in "${forms[@]}"; do
+				if fits_forward "$stage" "$KMOD_DIR/$s/$f"; then fit+=("$f"); fi
+			done
+			((${#fit[@]} == 1)) || {
+				((${#fit[@]} == 0)) && die "$s/$p (marker) does not apply in any of its forms:
+$(forms_report "$s" "$stage" "${forms[@]}")"
+				die "$s/$p (marker): several forms apply (${fit[*]}); refusing to guess"
+			}
+			patch -p1 -N -f -s --fuzz=0 --no-backup-if-mismatch -d "$stage" <"$KMOD_DIR/$s/${fit[0]}" >/dev/null 2>&1 ||
+				die "$s/${fit[0]} (marker): applying failed after a clean dry run"
+			say "$s/$p: marker applied$(form_label "${fit[0]}") ($mods)"
 			APPLIED+=("$s|$p")
 		else
 			say "$s/$p: marker not applied (this series changes nothing in $mods here)"
