@@ -2,16 +2,17 @@
 # build-modules.sh: build numastor's patched kernel modules for one kernel, out of tree.
 #
 #   build-modules.sh [--kernel KVER] [--headers DIR] [--source TARBALL|DIR] [--out DIR]
-#                    [--series NAME...] [--build-dir DIR] [--jobs N] [--no-install]
-#                    [--allow-version-mismatch]
+#                    [--series NAME...] [--build-dir DIR] [--modules-dir DIR] [--jobs N]
+#                    [--make COMMAND] [--no-install] [--allow-version-mismatch]
+#                    [--list-modules]
 #
 # For the running kernel (uname -r) or the one named, it finds the kernel's build tree,
 # obtains the kernel's source the distribution's way (Debian: /usr/src/linux-source-X.Y.tar.xz
 # from the linux-source-X.Y package), extracts only the driver directories the patched
 # modules need, decides per patch whether the source already contains it ("already
-# upstream"), applies the others, builds the affected modules against the headers and
-# writes them with manifest.json to the output directory (default
-# /var/lib/numastor/modules/<KVER>/). See README.md next to this script.
+# upstream") or which of the patch's forms fits it, applies those, builds the affected
+# modules against the headers and writes them with manifest.json to the output directory
+# (default /var/lib/numastor/modules/<KVER>/). See README.md next to this script.
 set -euo pipefail
 umask 022
 export LC_ALL=C
@@ -20,7 +21,9 @@ PROG=build-modules
 KMOD_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SELF="$KMOD_DIR/$(basename "${BASH_SOURCE[0]}")"
 
-say() { printf '%s: %s\n' "$PROG" "$*"; }
+LIST_ONLY=0
+# Progress goes to stdout, except with --list-modules, whose stdout is the module list.
+say() { if ((LIST_ONLY)); then printf '%s: %s\n' "$PROG" "$*" >&2; else printf '%s: %s\n' "$PROG" "$*"; fi; }
 warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
 die() {
 	printf '%s: error: %s\n' "$PROG" "$*" >&2
@@ -37,17 +40,26 @@ Build numastor's patched kernel modules (kmod-patches/<series>/) for one kernel.
                          with --headers alone: the release of those headers)
   --headers DIR          the kernel's build tree (default: /lib/modules/KVER/build)
   --source TARBALL|DIR   the kernel's source: a tarball (.tar.xz/.tar.gz/.tar.bz2/.tar) or
-                         a source tree (default, Debian: /usr/src/linux-source-X.Y.tar.xz of
-                         the linux-source-X.Y package at the kernel's own version)
+                         a source tree (default: $NUMASTOR_KMOD_SOURCE if set, else, Debian,
+                         /usr/src/linux-source-X.Y.tar.xz of the linux-source-X.Y package at
+                         the kernel's own version)
   --out DIR              where the .ko files and manifest.json go
                          (default: /var/lib/numastor/modules/KVER)
   --series NAME...       only these series (default: every kmod-patches/*/series)
   --build-dir DIR        extraction and compile directory, kept for fast reruns
-                         (default: /var/cache/numastor/kmod-build/KVER)
+                         (default: $NUMASTOR_KMOD_BUILD_DIR if set, else
+                         /var/cache/numastor/kmod-build/KVER)
+  --modules-dir DIR      the kernel's installed modules, where the stock modules the
+                         manifest's "replaces" names are looked up (default: /lib/modules/KVER)
   --jobs N               parallel compile jobs (default: nproc)
+  --make COMMAND         what runs kbuild's make (split on spaces; the make arguments follow),
+                         e.g. a wrapper entering a build root whose compiler is the kernel's
+                         (default: make, with the kernel's compiler installed here)
   --no-install           never install linux-source-X.Y with apt-get
   --allow-version-mismatch
                          build even when the source's version differs from the headers'
+  --list-modules         only decide: print the modules a build would make (one per line)
+                         and exit, building and writing nothing (dkms.conf asks this)
   -h, --help             this text
 EOF
 }
@@ -65,12 +77,13 @@ SOURCE_PARTS=(Makefile drivers/nvme/host drivers/scsi/Makefile 'drivers/scsi/*.c
 	drivers/scsi/megaraid)
 
 KVER="" HEADERS="" SOURCE="" OUT="" BUILD="" JOBS="" NO_INSTALL=0 ALLOW_MISMATCH=0
+MODULES_DIR="" MAKE_CMD=""
 SERIES=()
 
 parse_args() {
 	while (($#)); do
 		case $1 in
-		--kernel | --headers | --source | --out | --build-dir | --jobs)
+		--kernel | --headers | --source | --out | --build-dir | --modules-dir | --jobs | --make)
 			if (($# < 2)) || [[ -z $2 ]]; then die "$1 needs a value"; fi
 			case $1 in
 			--kernel) KVER=$2 ;;
@@ -78,11 +91,13 @@ parse_args() {
 			--source) SOURCE=$2 ;;
 			--out) OUT=$2 ;;
 			--build-dir) BUILD=$2 ;;
+			--modules-dir) MODULES_DIR=$2 ;;
 			--jobs) JOBS=$2 ;;
+			--make) MAKE_CMD=$2 ;;
 			esac
 			shift 2
 			;;
-		--kernel=* | --headers=* | --source=* | --out=* | --build-dir=* | --jobs=*)
+		--kernel=* | --headers=* | --source=* | --out=* | --build-dir=* | --modules-dir=* | --jobs=* | --make=*)
 			local opt=${1%%=*}
 			parse_args "$opt" "${1#*=}"
 			shift
@@ -100,6 +115,7 @@ parse_args() {
 			;;
 		--no-install) NO_INSTALL=1 && shift ;;
 		--allow-version-mismatch) ALLOW_MISMATCH=1 && shift ;;
+		--list-modules) LIST_ONLY=1 && NO_INSTALL=1 && shift ;;
 		-h | --help) usage && exit 0 ;;
 		*) usage >&2 && die "unknown argument: $1" ;;
 		esac
@@ -113,7 +129,11 @@ need_tools() {
 	local t missing=()
 	declare -A pkg=([make]=make [gcc]=gcc [patch]=patch [tar]=tar [xz]=xz-utils [modinfo]=kmod
 		[sha256sum]=coreutils [strip]=binutils [awk]=gawk/mawk [flock]=util-linux [sed]=sed)
-	for t in make gcc patch tar xz modinfo sha256sum strip awk flock sed; do
+	local tools=(make patch tar xz modinfo sha256sum strip awk flock sed)
+	# With --make the compiler is the wrapper's business (a build root's, say), not this
+	# machine's; --list-modules compiles nothing.
+	[[ -n $MAKE_CMD ]] || ((LIST_ONLY)) || tools+=(gcc)
+	for t in "${tools[@]}"; do
 		command -v "$t" >/dev/null 2>&1 || PATH=$PATH:/sbin:/usr/sbin command -v "$t" >/dev/null 2>&1 ||
 			missing+=("$t (Debian package ${pkg[$t]})")
 	done
@@ -185,7 +205,9 @@ find_headers() {
 		MAKE_ARGS+=(-f "$common/Makefile")
 	fi
 
-	# Debian builds with a versioned compiler (CC = gcc-12 in .kernelvariables).
+	# Debian builds with a versioned compiler (CC = gcc-12 in .kernelvariables). A --make
+	# wrapper brings its own; --list-modules needs none.
+	[[ -z $MAKE_CMD ]] && ((!LIST_ONLY)) || return 0
 	local cc
 	cc=$(sed -n 's/^CC *= *.*(CROSS_COMPILE)\([^[:space:]]*\)$/\1/p' "$HEADERS/.kernelvariables" 2>/dev/null | head -n 1)
 	if [[ -n $cc ]] && ! command -v "$cc" >/dev/null 2>&1; then
@@ -572,6 +594,15 @@ write_kbuild() { # DIR(absolute) MODULE...
 			module_lines "$m" "$dir/Makefile" | awk '!seen[$0]++'
 			module_extra_kbuild "$m"
 		done
+		# A trace header written for the kernel tree names its own directory as seen from
+		# include/trace (6.12's sd_trace.h: #define TRACE_INCLUDE_PATH ../../drivers/scsi), and
+		# define_trace.h, in the headers, includes it by that path. Out of tree that points
+		# next to the headers; an include/trace beside this directory's copy (BUILD/work) on
+		# the include path makes ../../drivers/scsi this directory.
+		if grep -qsE '^#define[[:space:]]+TRACE_INCLUDE_PATH[[:space:]]+\.\./\.\./' "$dir"/*.h; then
+			mkdir -p "$BUILD/work/include/trace"
+			echo "ccflags-y += -I$BUILD/work/include/trace"
+		fi
 	} | awk '!/^(subdir-)?ccflags-/ || !seen[$0]++' >"$dir/Kbuild"
 }
 
@@ -592,7 +623,9 @@ compile() {
 		done
 		say "compiling ${desc[*]} in $dir against $HEADERS, $JOBS jobs"
 		t0=$SECONDS
-		if ! make "${MAKE_ARGS[@]}" M="$work/$dir" -j"$JOBS" modules >"$work/$dir/build.log" 2>&1; then
+		local run=(make)
+		if [[ -n $MAKE_CMD ]]; then read -r -a run <<<"$MAKE_CMD"; fi
+		if ! "${run[@]}" "${MAKE_ARGS[@]}" M="$work/$dir" -j"$JOBS" modules >"$work/$dir/build.log" 2>&1; then
 			tail -n 40 "$work/$dir/build.log" >&2
 			die "compiling in $dir failed (whole log: $work/$dir/build.log)"
 		fi
@@ -607,14 +640,17 @@ compile() {
 	done
 }
 
-replaces_path() { # MODULE -> the stock module's path relative to /lib/modules/KVER
+# The stock module's path relative to /lib/modules/KVER, as the kernel's package installed it
+# (kernel/drivers/scsi/scsi_mod.ko, or .ko.xz where the modules are compressed, as on 6.12).
+replaces_path() { # MODULE
 	local m=$1 rel="kernel/${MOD_DIR[$1]}/$1.ko" ext
 	for ext in "" .xz .zst .gz; do
-		if [[ -f /lib/modules/$KVER/$rel$ext ]]; then
+		if [[ -f $MODULES_DIR/$rel$ext ]]; then
 			printf '%s' "$rel$ext"
 			return
 		fi
 	done
+	warn "no stock $m in $MODULES_DIR (not installed here? --modules-dir DIR): the manifest says $rel"
 	printf '%s' "$rel"
 }
 
@@ -710,7 +746,9 @@ main() {
 	find_headers
 	[[ -n $JOBS ]] || JOBS=$(nproc 2>/dev/null || echo 1)
 	[[ -n $OUT ]] || OUT=/var/lib/numastor/modules/$KVER
-	[[ -n $BUILD ]] || BUILD=/var/cache/numastor/kmod-build/$KVER
+	[[ -n $BUILD ]] || BUILD=${NUMASTOR_KMOD_BUILD_DIR:-/var/cache/numastor/kmod-build/$KVER}
+	[[ -n $MODULES_DIR ]] || MODULES_DIR=/lib/modules/$KVER
+	[[ -n $SOURCE ]] || SOURCE=${NUMASTOR_KMOD_SOURCE:-}
 	mkdir -p "$BUILD" 2>/dev/null || die "cannot create the build directory $BUILD (pass --build-dir DIR)"
 	BUILD=$(cd "$BUILD" && pwd -P)
 	exec 9>"$BUILD/.lock"
@@ -755,6 +793,11 @@ main() {
 		esac
 	done
 
+	if ((LIST_ONLY)); then
+		rm -rf "$BUILD/stage"
+		if ((${#BUILD_MODULES[@]})); then printf '%s\n' "${BUILD_MODULES[@]}"; fi
+		return 0
+	fi
 	if ((${#BUILD_MODULES[@]} == 0)); then
 		say "nothing to build: no selected patch is missing from $KVER's source"
 		rm -rf "$BUILD/stage"
@@ -762,7 +805,7 @@ main() {
 		# Reuse the previous compile when nothing that goes into it changed.
 		local stamp e
 		stamp=$({
-			echo "kernel $KVER headers $HEADERS"
+			echo "kernel $KVER headers $HEADERS make ${MAKE_CMD:-make}"
 			sha256 "$HEADERS/Module.symvers"
 			sha256 "$HEADERS/.config"
 			sha256 "$SELF"
