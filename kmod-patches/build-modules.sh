@@ -2,16 +2,17 @@
 # build-modules.sh: build numastor's patched kernel modules for one kernel, out of tree.
 #
 #   build-modules.sh [--kernel KVER] [--headers DIR] [--source TARBALL|DIR] [--out DIR]
-#                    [--series NAME...] [--build-dir DIR] [--jobs N] [--no-install]
-#                    [--allow-version-mismatch]
+#                    [--series NAME...] [--build-dir DIR] [--modules-dir DIR] [--jobs N]
+#                    [--make COMMAND] [--no-install] [--allow-version-mismatch]
+#                    [--list-modules]
 #
 # For the running kernel (uname -r) or the one named, it finds the kernel's build tree,
 # obtains the kernel's source the distribution's way (Debian: /usr/src/linux-source-X.Y.tar.xz
 # from the linux-source-X.Y package), extracts only the driver directories the patched
 # modules need, decides per patch whether the source already contains it ("already
-# upstream"), applies the others, builds the affected modules against the headers and
-# writes them with manifest.json to the output directory (default
-# /var/lib/numastor/modules/<KVER>/). See README.md next to this script.
+# upstream") or which of the patch's forms fits it, applies those, builds the affected
+# modules against the headers and writes them with manifest.json to the output directory
+# (default /var/lib/numastor/modules/<KVER>/). See README.md next to this script.
 set -euo pipefail
 umask 022
 export LC_ALL=C
@@ -20,7 +21,9 @@ PROG=build-modules
 KMOD_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SELF="$KMOD_DIR/$(basename "${BASH_SOURCE[0]}")"
 
-say() { printf '%s: %s\n' "$PROG" "$*"; }
+LIST_ONLY=0
+# Progress goes to stdout, except with --list-modules, whose stdout is the module list.
+say() { if ((LIST_ONLY)); then printf '%s: %s\n' "$PROG" "$*" >&2; else printf '%s: %s\n' "$PROG" "$*"; fi; }
 warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
 die() {
 	printf '%s: error: %s\n' "$PROG" "$*" >&2
@@ -37,17 +40,26 @@ Build numastor's patched kernel modules (kmod-patches/<series>/) for one kernel.
                          with --headers alone: the release of those headers)
   --headers DIR          the kernel's build tree (default: /lib/modules/KVER/build)
   --source TARBALL|DIR   the kernel's source: a tarball (.tar.xz/.tar.gz/.tar.bz2/.tar) or
-                         a source tree (default, Debian: /usr/src/linux-source-X.Y.tar.xz of
-                         the linux-source-X.Y package at the kernel's own version)
+                         a source tree (default: $NUMASTOR_KMOD_SOURCE if set, else, Debian,
+                         /usr/src/linux-source-X.Y.tar.xz of the linux-source-X.Y package at
+                         the kernel's own version)
   --out DIR              where the .ko files and manifest.json go
                          (default: /var/lib/numastor/modules/KVER)
   --series NAME...       only these series (default: every kmod-patches/*/series)
   --build-dir DIR        extraction and compile directory, kept for fast reruns
-                         (default: /var/cache/numastor/kmod-build/KVER)
+                         (default: $NUMASTOR_KMOD_BUILD_DIR if set, else
+                         /var/cache/numastor/kmod-build/KVER)
+  --modules-dir DIR      the kernel's installed modules, where the stock modules the
+                         manifest's "replaces" names are looked up (default: /lib/modules/KVER)
   --jobs N               parallel compile jobs (default: nproc)
+  --make COMMAND         what runs kbuild's make (split on spaces; the make arguments follow),
+                         e.g. a wrapper entering a build root whose compiler is the kernel's
+                         (default: make, with the kernel's compiler installed here)
   --no-install           never install linux-source-X.Y with apt-get
   --allow-version-mismatch
                          build even when the source's version differs from the headers'
+  --list-modules         only decide: print the modules a build would make (one per line)
+                         and exit, building and writing nothing (dkms.conf asks this)
   -h, --help             this text
 EOF
 }
@@ -65,12 +77,13 @@ SOURCE_PARTS=(Makefile drivers/nvme/host drivers/scsi/Makefile 'drivers/scsi/*.c
 	drivers/scsi/megaraid)
 
 KVER="" HEADERS="" SOURCE="" OUT="" BUILD="" JOBS="" NO_INSTALL=0 ALLOW_MISMATCH=0
+MODULES_DIR="" MAKE_CMD=""
 SERIES=()
 
 parse_args() {
 	while (($#)); do
 		case $1 in
-		--kernel | --headers | --source | --out | --build-dir | --jobs)
+		--kernel | --headers | --source | --out | --build-dir | --modules-dir | --jobs | --make)
 			if (($# < 2)) || [[ -z $2 ]]; then die "$1 needs a value"; fi
 			case $1 in
 			--kernel) KVER=$2 ;;
@@ -78,11 +91,13 @@ parse_args() {
 			--source) SOURCE=$2 ;;
 			--out) OUT=$2 ;;
 			--build-dir) BUILD=$2 ;;
+			--modules-dir) MODULES_DIR=$2 ;;
 			--jobs) JOBS=$2 ;;
+			--make) MAKE_CMD=$2 ;;
 			esac
 			shift 2
 			;;
-		--kernel=* | --headers=* | --source=* | --out=* | --build-dir=* | --jobs=*)
+		--kernel=* | --headers=* | --source=* | --out=* | --build-dir=* | --modules-dir=* | --jobs=* | --make=*)
 			local opt=${1%%=*}
 			parse_args "$opt" "${1#*=}"
 			shift
@@ -100,6 +115,7 @@ parse_args() {
 			;;
 		--no-install) NO_INSTALL=1 && shift ;;
 		--allow-version-mismatch) ALLOW_MISMATCH=1 && shift ;;
+		--list-modules) LIST_ONLY=1 && NO_INSTALL=1 && shift ;;
 		-h | --help) usage && exit 0 ;;
 		*) usage >&2 && die "unknown argument: $1" ;;
 		esac
@@ -113,7 +129,11 @@ need_tools() {
 	local t missing=()
 	declare -A pkg=([make]=make [gcc]=gcc [patch]=patch [tar]=tar [xz]=xz-utils [modinfo]=kmod
 		[sha256sum]=coreutils [strip]=binutils [awk]=gawk/mawk [flock]=util-linux [sed]=sed)
-	for t in make gcc patch tar xz modinfo sha256sum strip awk flock sed; do
+	local tools=(make patch tar xz modinfo sha256sum strip awk flock sed)
+	# With --make the compiler is the wrapper's business (a build root's, say), not this
+	# machine's; --list-modules compiles nothing.
+	[[ -n $MAKE_CMD ]] || ((LIST_ONLY)) || tools+=(gcc)
+	for t in "${tools[@]}"; do
 		command -v "$t" >/dev/null 2>&1 || PATH=$PATH:/sbin:/usr/sbin command -v "$t" >/dev/null 2>&1 ||
 			missing+=("$t (Debian package ${pkg[$t]})")
 	done
@@ -185,7 +205,9 @@ find_headers() {
 		MAKE_ARGS+=(-f "$common/Makefile")
 	fi
 
-	# Debian builds with a versioned compiler (CC = gcc-12 in .kernelvariables).
+	# Debian builds with a versioned compiler (CC = gcc-12 in .kernelvariables). A --make
+	# wrapper brings its own; --list-modules needs none.
+	[[ -z $MAKE_CMD ]] && ((!LIST_ONLY)) || return 0
 	local cc
 	cc=$(sed -n 's/^CC *= *.*(CROSS_COMPILE)\([^[:space:]]*\)$/\1/p' "$HEADERS/.kernelvariables" 2>/dev/null | head -n 1)
 	if [[ -n $cc ]] && ! command -v "$cc" >/dev/null 2>&1; then
@@ -202,9 +224,31 @@ list_series() {
 	done
 }
 
-# The patch files of a series, in order (blank lines and # comments skipped).
+# The patches of a series, in order (blank lines and # comments skipped).
 series_patches() {
 	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$KMOD_DIR/$1/series"
+}
+
+# The forms of one patch: the same change written for differently shaped sources. The
+# series directory holds the patch itself (SERIES/NAME) and may hold other forms of it in
+# subdirectories named for the source shape they fit (SERIES/SHAPE/NAME). Prints the
+# forms' paths relative to the series directory, the top-level one first.
+patch_forms() { # SERIES NAME
+	local d=$KMOD_DIR/$1 f
+	if [[ -f $d/$2 ]]; then echo "$2"; fi
+	for f in "$d"/*/"$2"; do
+		if [[ -f $f ]]; then echo "${f#"$d"/}"; fi
+	done
+}
+
+# A form's label for messages: its subdirectory, or "" for the top-level one.
+form_label() { if [[ $1 == */* ]]; then printf ' (form %s)' "${1%/*}"; fi; }
+
+# The kernel lines (X.Y) a series is written and checked for: SERIES/lines, blank lines and
+# # comments skipped. Used to warn on other lines and by dkms.conf; not to choose forms.
+series_lines() {
+	[[ -f $KMOD_DIR/$1/lines ]] || return 0
+	sed -e 's/#.*//' "$KMOD_DIR/$1/lines" | tr -s '[:blank:]' '\n' | sed '/^$/d'
 }
 
 # Files a patch changes (paths relative to the top of the kernel tree).
@@ -432,45 +476,84 @@ decide_and_apply() {
 	done
 }
 
+# The modules a patch file changes, space-separated and sorted (dies on a file outside them).
+patch_modules() { # SERIES FORM
+	local s=$1 f=$2 file ms mods=()
+	while IFS= read -r file; do
+		ms=$(modules_of_file "$file")
+		[[ -n $ms ]] || die "$s/$f changes $file, which is not part of a module this build knows (${KNOWN_MODULES[*]}); an out-of-tree build cannot change it"
+		mapfile -t -O "${#mods[@]}" mods <<<"$ms"
+	done < <(patch_files "$KMOD_DIR/$s/$f")
+	((${#mods[@]})) || die "$s/$f changes no file"
+	printf '%s\n' "${mods[@]}" | sort -u | paste -sd' ' -
+}
+
+# Dry runs, always with --fuzz=0: a hunk that only matches with its context trimmed proves
+# nothing, either way.
+fits_forward() { patch -p1 -N -f -s --dry-run --fuzz=0 -d "$1" <"$2" >/dev/null 2>&1; }
+fits_reverse() { patch -p1 -R -f -s --dry-run --fuzz=0 -d "$1" <"$2" >/dev/null 2>&1; }
+
+# What patch(1) says about each form that does not apply (for the error message).
+forms_report() { # SERIES STAGE FORM...
+	local s=$1 stage=$2 f
+	shift 2
+	for f; do
+		printf -- '--- %s/%s:\n' "$s" "$f"
+		patch -p1 -N -f --dry-run --fuzz=0 -d "$stage" <"$KMOD_DIR/$s/$f" 2>&1 || true
+	done
+}
+
 apply_series() { # SERIES STAGE
-	local s=$1 stage=$2 p file m mods n=0 entry
+	local s=$1 stage=$2 p f m mods n=0 entry xy lines
 	local -A changed=() # module -> 1 when a functional patch of this series was applied
-	local -a markers=()
+	local -a markers=() forms fit up
+	xy=$(cut -d. -f1,2 <<<"$KVERSION")
+	lines=$(series_lines "$s" | paste -sd' ' -)
+	if [[ -n $lines && " $lines " != *" $xy "* ]]; then
+		warn "series $s is written and checked for the kernel lines $lines, not $xy: its forms are tried on this source all the same"
+	fi
 	while IFS= read -r p; do
 		n=$((n + 1))
-		local pf=$KMOD_DIR/$s/$p
-		[[ -f $pf ]] || die "$s/series lists $p, which does not exist"
-		mods=()
-		while IFS= read -r file; do
-			local ms
-			ms=$(modules_of_file "$file")
-			[[ -n $ms ]] || die "$s/$p changes $file, which is not part of a module this build knows (${KNOWN_MODULES[*]}); an out-of-tree build cannot change it"
-			mapfile -t -O "${#mods[@]}" mods <<<"$ms"
-		done < <(patch_files "$pf")
-		((${#mods[@]})) || die "$s/$p changes no file"
-		mapfile -t mods < <(printf '%s\n' "${mods[@]}" | sort -u)
-		if is_marker_patch "$pf"; then
-			markers+=("$p|${mods[*]}")
+		mapfile -t forms < <(patch_forms "$s" "$p")
+		((${#forms[@]})) || die "$s/series lists $p, which does not exist"
+		# Every form is the same change: same modules, same kind (functional or marker).
+		mods=$(patch_modules "$s" "${forms[0]}")
+		local marker=0
+		if is_marker_patch "$KMOD_DIR/$s/${forms[0]}"; then marker=1; fi
+		for f in "${forms[@]:1}"; do
+			[[ $(patch_modules "$s" "$f") == "$mods" ]] ||
+				die "$s/$f changes other modules than $s/${forms[0]} ($mods): forms of one patch must be the same change"
+			local k=0
+			if is_marker_patch "$KMOD_DIR/$s/$f"; then k=1; fi
+			((k == marker)) || die "$s/$f and $s/${forms[0]} are not both marker patches: forms of one patch must be the same change"
+		done
+		if ((marker)); then
+			markers+=("$p|$mods")
 			continue
 		fi
-		# --fuzz=0 both ways: a hunk that only matches with its context trimmed proves nothing.
-		if patch -p1 -R -f -s --dry-run --fuzz=0 -d "$stage" <"$pf" >/dev/null 2>&1; then
-			say "$s/$p: already upstream (the source contains it); not built for this patch"
+		fit=() up=()
+		for f in "${forms[@]}"; do
+			if fits_reverse "$stage" "$KMOD_DIR/$s/$f"; then up+=("$f"); fi
+			if fits_forward "$stage" "$KMOD_DIR/$s/$f"; then fit+=("$f"); fi
+		done
+		if ((${#fit[@]} == 0 && ${#up[@]} > 0)); then
+			say "$s/$p: already upstream$(form_label "${up[0]}") (the source contains it); not built for this patch"
 			UPSTREAM+=("$s|$p")
-		elif patch -p1 -N -f -s --dry-run --fuzz=0 -d "$stage" <"$pf" >/dev/null 2>&1; then
-			patch -p1 -N -f -s --fuzz=0 --no-backup-if-mismatch -d "$stage" <"$pf" >/dev/null ||
-				die "$s/$p: applying failed after a clean dry run"
-			say "$s/$p: applied (${mods[*]})"
+		elif ((${#fit[@]} == 1 && ${#up[@]} == 0)); then
+			f=${fit[0]}
+			patch -p1 -N -f -s --fuzz=0 --no-backup-if-mismatch -d "$stage" <"$KMOD_DIR/$s/$f" >/dev/null ||
+				die "$s/$f: applying failed after a clean dry run"
+			say "$s/$p: applied$(form_label "$f") ($mods)"
 			APPLIED+=("$s|$p")
-			for m in "${mods[@]}"; do
+			for m in $mods; do
 				changed[$m]=1
 				[[ " ${MOD_SERIES[$m]:-} " == *" $s "* ]] || MOD_SERIES[$m]="${MOD_SERIES[$m]:+${MOD_SERIES[$m]} }$s"
 			done
+		elif ((${#fit[@]} == 0)); then
+			die "$s/$p neither applies to this source nor is already in it, in any of its forms (${forms[*]}): this kernel's source has a shape the series does not know (it is written for the kernel lines ${lines:-?}; this is Linux $KVERSION)
+$(forms_report "$s" "$stage" "${forms[@]}")"
 		else
-			local out
-			out=$(patch -p1 -N -f --dry-run --fuzz=0 -d "$stage" <"$pf" 2>&1 || true)
-			die "$s/$p neither applies to this source nor is already in it:
-$out"
+			die "$s/$p: its forms disagree about this source (applies: ${fit[*]:-none}; already in the source: ${up[*]:-none}); refusing to guess"
 		fi
 	done < <(series_patches "$s")
 	((n)) || die "$s/series lists no patch"
@@ -481,9 +564,19 @@ $out"
 			if [[ -n ${changed[$m]:-} ]]; then want=1; fi
 		done
 		if ((want)); then
-			patch -p1 -N -f -s --fuzz=0 --no-backup-if-mismatch -d "$stage" <"$KMOD_DIR/$s/$p" >/dev/null 2>&1 ||
-				die "$s/$p (marker) does not apply: $(patch -p1 -N -f --dry-run --fuzz=0 -d "$stage" <"$KMOD_DIR/$s/$p" 2>&1 || true)"
-			say "$s/$p: marker applied ($mods)"
+			mapfile -t forms < <(patch_forms "$s" "$p")
+			fit=()
+			for f in "${forms[@]}"; do
+				if fits_forward "$stage" "$KMOD_DIR/$s/$f"; then fit+=("$f"); fi
+			done
+			((${#fit[@]} == 1)) || {
+				((${#fit[@]} == 0)) && die "$s/$p (marker) does not apply in any of its forms:
+$(forms_report "$s" "$stage" "${forms[@]}")"
+				die "$s/$p (marker): several forms apply (${fit[*]}); refusing to guess"
+			}
+			patch -p1 -N -f -s --fuzz=0 --no-backup-if-mismatch -d "$stage" <"$KMOD_DIR/$s/${fit[0]}" >/dev/null 2>&1 ||
+				die "$s/${fit[0]} (marker): applying failed after a clean dry run"
+			say "$s/$p: marker applied$(form_label "${fit[0]}") ($mods)"
 			APPLIED+=("$s|$p")
 		else
 			say "$s/$p: marker not applied (this series changes nothing in $mods here)"
@@ -501,6 +594,15 @@ write_kbuild() { # DIR(absolute) MODULE...
 			module_lines "$m" "$dir/Makefile" | awk '!seen[$0]++'
 			module_extra_kbuild "$m"
 		done
+		# A trace header written for the kernel tree names its own directory as seen from
+		# include/trace (6.12's sd_trace.h: #define TRACE_INCLUDE_PATH ../../drivers/scsi), and
+		# define_trace.h, in the headers, includes it by that path. Out of tree that points
+		# next to the headers; an include/trace beside this directory's copy (BUILD/work) on
+		# the include path makes ../../drivers/scsi this directory.
+		if grep -qsE '^#define[[:space:]]+TRACE_INCLUDE_PATH[[:space:]]+\.\./\.\./' "$dir"/*.h; then
+			mkdir -p "$BUILD/work/include/trace"
+			echo "ccflags-y += -I$BUILD/work/include/trace"
+		fi
 	} | awk '!/^(subdir-)?ccflags-/ || !seen[$0]++' >"$dir/Kbuild"
 }
 
@@ -521,7 +623,9 @@ compile() {
 		done
 		say "compiling ${desc[*]} in $dir against $HEADERS, $JOBS jobs"
 		t0=$SECONDS
-		if ! make "${MAKE_ARGS[@]}" M="$work/$dir" -j"$JOBS" modules >"$work/$dir/build.log" 2>&1; then
+		local run=(make)
+		if [[ -n $MAKE_CMD ]]; then read -r -a run <<<"$MAKE_CMD"; fi
+		if ! "${run[@]}" "${MAKE_ARGS[@]}" M="$work/$dir" -j"$JOBS" modules >"$work/$dir/build.log" 2>&1; then
 			tail -n 40 "$work/$dir/build.log" >&2
 			die "compiling in $dir failed (whole log: $work/$dir/build.log)"
 		fi
@@ -536,14 +640,17 @@ compile() {
 	done
 }
 
-replaces_path() { # MODULE -> the stock module's path relative to /lib/modules/KVER
+# The stock module's path relative to /lib/modules/KVER, as the kernel's package installed it
+# (kernel/drivers/scsi/scsi_mod.ko, or .ko.xz where the modules are compressed, as on 6.12).
+replaces_path() { # MODULE
 	local m=$1 rel="kernel/${MOD_DIR[$1]}/$1.ko" ext
 	for ext in "" .xz .zst .gz; do
-		if [[ -f /lib/modules/$KVER/$rel$ext ]]; then
+		if [[ -f $MODULES_DIR/$rel$ext ]]; then
 			printf '%s' "$rel$ext"
 			return
 		fi
 	done
+	warn "no stock $m in $MODULES_DIR (not installed here? --modules-dir DIR): the manifest says $rel"
 	printf '%s' "$rel"
 }
 
@@ -639,7 +746,9 @@ main() {
 	find_headers
 	[[ -n $JOBS ]] || JOBS=$(nproc 2>/dev/null || echo 1)
 	[[ -n $OUT ]] || OUT=/var/lib/numastor/modules/$KVER
-	[[ -n $BUILD ]] || BUILD=/var/cache/numastor/kmod-build/$KVER
+	[[ -n $BUILD ]] || BUILD=${NUMASTOR_KMOD_BUILD_DIR:-/var/cache/numastor/kmod-build/$KVER}
+	[[ -n $MODULES_DIR ]] || MODULES_DIR=/lib/modules/$KVER
+	[[ -n $SOURCE ]] || SOURCE=${NUMASTOR_KMOD_SOURCE:-}
 	mkdir -p "$BUILD" 2>/dev/null || die "cannot create the build directory $BUILD (pass --build-dir DIR)"
 	BUILD=$(cd "$BUILD" && pwd -P)
 	exec 9>"$BUILD/.lock"
@@ -684,6 +793,11 @@ main() {
 		esac
 	done
 
+	if ((LIST_ONLY)); then
+		rm -rf "$BUILD/stage"
+		if ((${#BUILD_MODULES[@]})); then printf '%s\n' "${BUILD_MODULES[@]}"; fi
+		return 0
+	fi
 	if ((${#BUILD_MODULES[@]} == 0)); then
 		say "nothing to build: no selected patch is missing from $KVER's source"
 		rm -rf "$BUILD/stage"
@@ -691,7 +805,7 @@ main() {
 		# Reuse the previous compile when nothing that goes into it changed.
 		local stamp e
 		stamp=$({
-			echo "kernel $KVER headers $HEADERS"
+			echo "kernel $KVER headers $HEADERS make ${MAKE_CMD:-make}"
 			sha256 "$HEADERS/Module.symvers"
 			sha256 "$HEADERS/.config"
 			sha256 "$SELF"

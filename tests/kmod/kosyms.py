@@ -12,8 +12,11 @@
                           is satisfied by NEW with the same CRC (so the DEPENDENT modules
                           load against NEW). Prints a summary; exit 1 on any difference.
 
-Only little-endian ELF64 relocatable objects (x86-64 .ko files) are handled.
+Only little-endian ELF64 relocatable objects (x86-64 .ko files) are handled, plain or
+compressed with xz or gzip (.ko.xz, .ko.gz).
 """
+import gzip
+import lzma
 import struct
 import sys
 
@@ -76,8 +79,14 @@ def imports(data):
 
 
 def read(path):
+    """The module's ELF image, decompressed when the file is .ko.xz or .ko.gz (as 6.12's are)."""
     with open(path, "rb") as f:
-        return f.read()
+        data = f.read()
+    if data[:6] == b"\xfd7zXZ\x00":
+        data = lzma.decompress(data)
+    elif data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    return data
 
 
 def verify(new_path, stock_path, dependents):
@@ -113,8 +122,7 @@ def main():
         sys.exit(verify(sys.argv[2], sys.argv[3], sys.argv[4:]))
     if len(sys.argv) != 3 or sys.argv[1] not in ("exports", "imports"):
         raise SystemExit(__doc__)
-    with open(sys.argv[2], "rb") as f:
-        data = f.read()
+    data = read(sys.argv[2])
     table = exports(data) if sys.argv[1] == "exports" else imports(data)
     for name in sorted(table):
         print(f"{name} 0x{table[name]:08x}")
