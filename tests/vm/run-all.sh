@@ -22,9 +22,10 @@ all_scenarios() {
 }
 
 # The scenarios of the kernel matrix: what every line runs (6.1, Debian 12's own, runs all).
-MATRIX_SCENARIOS="stock prefix-nvme irqaffinity0 nonroot fix-irqaffinity0 fix-killed-revert"
-# The cloud flavour builds nvme in: no pre-fix nvme.ko can load, and prefix-nvme and the fix
-# scenarios (a forced node to move away from) need one.
+MATRIX_SCENARIOS="stock prefix-nvme irqaffinity0 nonroot fix-irqaffinity0 fix-killed-revert modswap-nvme modswap-scsi"
+# The cloud flavour builds nvme in: no pre-fix nvme.ko can load, and prefix-nvme, the fix
+# scenarios (a forced node to move away from) and modswap-nvme need one; it has no
+# megaraid_sas, whose disk modswap-scsi measures.
 CLOUD_SCENARIOS="stock irqaffinity0 nonroot"
 
 kernels=${NUMASTOR_VM_KERNELS:-5.10 6.1 6.12 6.12-cloud}
