@@ -13,7 +13,7 @@
 #              built out of tree against the headers, in the line's build root (vm_in_buildroot);
 #              prefix-nvme/builtin instead where the flavour builds nvme in (cloud-amd64)
 #   line       the line it was fetched as
-# and points $VM_CACHE/current-LINE at it (6.1 also at $VM_CACHE/current, as before). The
+# and points $VM_CACHE/current-LINE at it. The
 # packages come from this machine's apt (6.1: bookworm) or from the bed's private apt
 # configuration under $VM_CACHE/apt/SUITE (5.10: bullseye; 6.12: bookworm-backports), never
 # from a change to the machine's sources. A rerun finds current-LINE/.ready and does nothing;
@@ -63,7 +63,6 @@ build_prefix_nvme() {
 
 point_at() { # release
 	ln -sfn "$1" "$VM_CACHE/current-$line"
-	[[ $line != 6.1 ]] || ln -sfn "$1" "$VM_CACHE/current"
 }
 
 main() {
