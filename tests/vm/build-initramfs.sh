@@ -17,8 +17,9 @@ set -euo pipefail
 # Storage modules the guest may load; their dependencies come along. ext4 (which mounts
 # busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk; btrfs, dm_mod and
 # zram (a writeback backing device is an in-kernel exclusive claim) for modswap-inuse; loop
-# (with zram and dm_mod) for modswap-udev: disks the hot-plug rule must not ask for.
-MODULES=(nvme sd_mod megaraid_sas virtio_blk virtio_scsi virtio_pci sg ext4 btrfs dm_mod zram loop)
+# (with zram and dm_mod) for modswap-udev: disks the hot-plug rule must not ask for. ahci
+# drives the node-1 HBA where the kernel has no megaraid_sas (run-vm.sh).
+MODULES=(nvme sd_mod megaraid_sas ahci virtio_blk virtio_scsi virtio_pci sg ext4 btrfs dm_mod zram loop)
 
 (($# >= 1 && $# <= 2)) || vm_die "usage: build-initramfs.sh OUTPUT [NUMASTOR]"
 output=$1

@@ -148,6 +148,8 @@ class Truth:
         ctl = self.disks[disk].get("controllers", "").split()
         if any(c.startswith("nvme") for c in ctl):
             return "nvme"
+        if any(c.startswith("ata") for c in ctl):
+            return "ata"  # libata's port in the path: a SCSI host of libata's
         if any(c.startswith("host") for c in ctl):
             return "scsi"
         if any(c.startswith("virtio") for c in ctl):
@@ -300,7 +302,8 @@ class Context:
     def roles(self):
         """The bed's disks by role, from ground truth (names change from boot to boot):
         nvme-root, nvme-pxb, head (the subsystem's multipath head), mega (megasas disk),
-        vscsi (virtio-scsi disk), vblk (virtio-blk disk)."""
+        ahci (the ich9-ahci disk that takes the node-1 HBA's place where the kernel has no
+        megaraid_sas), vscsi (virtio-scsi disk), vblk (virtio-blk disk)."""
         out = {}
         for d in self.truth_disks():
             t, kind = self.truth.disks[d], self.truth.kind(d)
@@ -310,6 +313,8 @@ class Context:
                 out["head"] = d
             elif kind == "scsi":
                 out["mega" if t.get("driver") == "megaraid_sas" else "vscsi"] = d
+            elif kind == "ata" and not self.truth.on_root_bus_zero(d):
+                out["ahci"] = d
             elif kind == "virtio-blk":
                 out["vblk"] = d
         return out
@@ -536,7 +541,7 @@ def compare_device(ctx, disk, dev):
     if not ctx.expect(len(paths) == 1, f"{disk}: paths: numastor lists {len(paths)} paths, ground truth 1"):
         return
     path = paths[0]
-    transport = {"nvme": "nvme", "scsi": "scsi", "virtio-blk": "virtio"}.get(ctx.truth.kind(disk), "other")
+    transport = {"nvme": "nvme", "scsi": "scsi", "ata": "ata", "virtio-blk": "virtio"}.get(ctx.truth.kind(disk), "other")
     ctx.equal(disk, "paths[0].transport", path.get("transport"), transport)
     controllers = t.get("controllers", "").split()
     if path.get("controller") is not None or ctx.strict:

@@ -107,6 +107,14 @@ vm_kernel_dir() {
 	readlink -f "$d"
 }
 
+# Does the kernel of KDIR (vm_kernel_dir) ship NAME as a loadable module (its modules.dep
+# lists it, compressed or not)? The cloud flavour leaves out megaraid_sas, for one.
+vm_kernel_has_module() { # kdir name
+	local dep
+	dep=$(echo "$1"/root/lib/modules/*/modules.dep)
+	[[ -f "$dep" ]] && grep -Eq "/$2\.ko(\.xz|\.zst|\.gz)?:" "$dep"
+}
+
 # A Debian build root for compiling modules of a line whose headers this machine's toolchain
 # cannot serve (vm_line's VM_BUILDROOT): debootstrap --variant=minbase SUITE with its gcc and
 # make, once, into $VM_CACHE/buildroot-SUITE. Prints the directory.

@@ -5,7 +5,8 @@
 #             INITRAMFS SCENARIO OUTDIR
 #
 # The machine: two NUMA nodes (CPUs 0-1 on node 0, 2-3 on node 1), a pxb-pcie expander on
-# node 1 holding an NVMe and a megasas-gen2 HBA (scsi-hd), and on the root bus pcie.0 an NVMe,
+# node 1 holding an NVMe and a megasas-gen2 HBA (scsi-hd; an ich9-ahci with an ide-hd where
+# the kernel has no megaraid_sas: the cloud flavour), and on the root bus pcie.0 an NVMe,
 # a virtio-scsi HBA (scsi-hd) and a virtio-blk disk. Disk images are small sparse raw files in
 # a temporary directory. The guest runs SCENARIO and sends a base64 tar of its /tmp/out over
 # the second serial port; it is unpacked into OUTDIR (console.log is the first serial port).
@@ -83,6 +84,20 @@ if [[ -f "$extra_file" ]]; then
 	done < "$extra_file"
 fi
 
+# The node-1 HBA: megasas-gen2 where the kernel has megaraid_sas; the cloud flavour has none,
+# and there an ich9-ahci (libata, one unmanaged MSI vector as megasas has) takes its place
+# with the same disk, so that the fix and module-swap scenarios keep a node-1 SCSI host whose
+# vector user space may move. The disk keeps the id mega-hd.
+if vm_kernel_has_module "$kdir" megaraid_sas; then
+	# shellcheck disable=SC2054 # the commas belong to qemu option values
+	hba_args=(-device megasas-gen2,id=mega0,bus=rp2
+		-drive "$(drive mega)" -device scsi-hd,id=mega-hd,drive=mega,bus=mega0.0)
+else
+	# shellcheck disable=SC2054 # the commas belong to qemu option values
+	hba_args=(-device ich9-ahci,id=ahci0,bus=rp2
+		-drive "$(drive mega)" -device ide-hd,id=mega-hd,drive=mega,bus=ahci0.0,serial=NSAHCI0001)
+fi
+
 # shellcheck disable=SC2054 # the commas belong to qemu option values
 qemu_args=(
 	-accel tcg -nographic -nodefaults -no-reboot -monitor none
@@ -92,13 +107,12 @@ qemu_args=(
 	-kernel "$kdir/vmlinux" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 quiet numastor_vm.scenario=$scenario $append"
 	-serial "file:$outdir/console.log" -serial "file:$outdir/results.b64"
-	# Node 1: a PCIe expander bus with two root ports: an NVMe and a megasas HBA.
+	# Node 1: a PCIe expander bus with two root ports: an NVMe and a megasas HBA (or ahci).
 	-device pxb-pcie,id=pxb1,bus_nr=128,numa_node=1,bus=pcie.0
 	-device pcie-root-port,id=rp1,bus=pxb1,chassis=1
 	-drive "$(drive nvme-pxb)" -device nvme,drive=nvme-pxb,serial=NSPXB0001,bus=rp1
 	-device pcie-root-port,id=rp2,bus=pxb1,chassis=2
-	-device megasas-gen2,id=mega0,bus=rp2
-	-drive "$(drive mega)" -device scsi-hd,id=mega-hd,drive=mega,bus=mega0.0
+	"${hba_args[@]}"
 	# Root bus (no node from firmware): NVMe, virtio-scsi, virtio-blk.
 	-drive "$(drive nvme-root)" -device nvme,drive=nvme-root,serial=NSROOT0001,bus=pcie.0
 	-device virtio-scsi-pci,id=vscsi0,bus=pcie.0

@@ -25,13 +25,20 @@ vm_has_module() {
 }
 
 # Load the storage drivers. With an argument, that nvme.ko is loaded (after nvme-core)
-# instead of the stock nvme module. A driver the flavour builds in is there already; one it
-# lacks (cloud-amd64: megaraid_sas) leaves its disk out of VM_DISKS.
+# instead of the stock nvme module; where the flavour builds nvme in (cloud-amd64) no other
+# nvme can load: the argument is set aside, said in notes.txt and as the fact
+# prefix_nvme=builtin. A driver the flavour builds in is there already. Where the kernel has
+# no megaraid_sas (cloud-amd64), run-vm.sh gave the node-1 HBA's disk to an ich9-ahci, and ahci
+# drives it.
 vm_load_storage() {
 	local _m
-	if [ -n "${1:-}" ]; then
+	if [ -n "${1:-}" ] && vm_builtin nvme; then
+		echo "nvme is built into $(uname -r): the pre-fix $1 cannot load, the built-in nvme (with the fix) drives the NVMe" >> "$VM_OUT/notes.txt"
+		vm_fact prefix_nvme builtin
+	elif [ -n "${1:-}" ]; then
 		modprobe nvme-core
 		insmod "$1"
+		vm_fact prefix_nvme loaded
 	elif ! vm_builtin nvme; then
 		modprobe nvme
 	fi
@@ -40,9 +47,9 @@ vm_load_storage() {
 			continue
 		elif vm_has_module "$_m"; then
 			modprobe "$_m"
-		elif [ "$_m" = megaraid_sas ]; then
-			VM_DISKS=$((VM_DISKS - 1))
-			echo "no megaraid_sas in $(uname -r): the megasas disk stays driverless" >> "$VM_OUT/notes.txt"
+		elif [ "$_m" = megaraid_sas ] && vm_has_module ahci; then
+			modprobe ahci
+			echo "no megaraid_sas in $(uname -r): the node-1 HBA is an ich9-ahci (driver ahci)" >> "$VM_OUT/notes.txt"
 		else
 			echo "no $_m in $(uname -r), nor built in" >&2
 			return 1
@@ -509,8 +516,13 @@ VM_PATTERN_MB=4
 
 # The patched modules must be in the initramfs (/vm/kmod, from tests/kmod/check-build.sh).
 vm_need_kmod() {
-	if [ ! -f /vm/kmod/modules/manifest.json ] || [ ! -f /vm/kmod/prefix-modules/nvme.ko ] ||
-		[ ! -f /vm/kmod/faults/sd_mod-badcrc.ko ]; then
+	if [ ! -f /vm/kmod/modules/manifest.json ] || [ ! -f /vm/kmod/nvme-only/manifest.json ]; then
+		echo "test bed: no patched modules in /vm/kmod (tests/kmod/check-build.sh did not build them)" >&2
+		return 1
+	fi
+	# where nvme is built in (cloud-amd64) no nvme.ko is built, nor the broken copies made of it
+	vm_builtin nvme && return 0
+	if [ ! -f /vm/kmod/prefix-modules/nvme.ko ] || [ ! -f /vm/kmod/faults/sd_mod-badcrc.ko ]; then
 		echo "test bed: no patched modules in /vm/kmod (tests/kmod/check-build.sh did not build them)" >&2
 		return 1
 	fi
@@ -592,6 +604,42 @@ vm_scsi_host() { # proc_name
 		fi
 	done
 	_v=
+}
+
+# The node-1 HBA's driver into $_v: megaraid_sas, or ahci where the kernel has none (the
+# cloud flavour; run-vm.sh gives the disk to an ich9-ahci then).
+vm_node1_hba_driver() {
+	if vm_builtin megaraid_sas || vm_has_module megaraid_sas; then
+		_v=megaraid_sas
+	else
+		_v=ahci
+	fi
+}
+
+# The disk of the node-1 HBA (driver $1, its PCI function on node 1: q35's own ahci on the
+# root bus drives no disk of the bed) into $_v.
+vm_node1_hba_disk() { # driver
+	local _d _pci
+	for _d in $(vm_disks); do
+		vm_disk_pci "$_d"
+		_pci=$_v
+		[ -n "$_pci" ] || continue
+		_rd "/sys/bus/pci/devices/$_pci/numa_node"
+		[ "$_v" = 1 ] || continue
+		_link_base "/sys/bus/pci/devices/$_pci/driver"
+		if [ "$_v" = "$1" ]; then
+			_v=$_d
+			return 0
+		fi
+	done
+	_v=
+}
+
+# The SCSI host (hostN) a disk sits on into $_v.
+vm_disk_host() { # disk
+	_resolve "/sys/block/$1/device"
+	_v=${_v%%/target*}
+	_v=${_v##*/}
 }
 
 # The (first) disk on SCSI host $1 (hostN) into $_v.
@@ -706,6 +754,19 @@ vm_module_dir() { # file...
 	_v=$_dir
 }
 
+# The pid of the (first) task whose comm is $1 into $_v (empty when none).
+vm_pid_of() { # comm
+	local _p
+	for _p in /proc/[0-9]*; do
+		_rd "$_p/comm" 2>/dev/null || continue
+		if [ "$_v" = "$1" ]; then
+			_v=${_p#/proc/}
+			return 0
+		fi
+	done
+	_v=
+}
+
 # Run a shell command pinned to CPU $1 and record the pid of the shell that ran it as fact
 # NAME.pid (a write to sysfs allocates in the writer's context).
 vm_on_cpu() { # cpu name command
@@ -716,19 +777,25 @@ vm_on_cpu() { # cpu name command
 
 # The alloc_traces line (slub_debug=U) of one cache whose caller is FUNC and whose objects
 # task PID allocated, as fact alloc.NAME = "cpus=… nodes=…" ("none" when there is none).
-# Traces with identical stacks merge; the pid range tells a rescan's own line apart. (grep:
-# the file has thousands of lines, too many for busybox read's 1-byte reads under TCG.)
-vm_alloc_trace() { # cache func pid name
-	local _line _c
-	_line=$(grep -E "^ *[0-9]+ $2\+.* pid=$3 " "$(vm_slab_file "$1")" | head -n 1)
-	# the object's size class differs by kernel (5.10's scsi_device is a kmalloc-2k): any
-	# kmalloc cache's line for that call and pid
-	if [ -z "$_line" ]; then
-		for _c in /sys/kernel/slab/kmalloc-*; do
-			_line=$(grep -E "^ *[0-9]+ $2\+.* pid=$3 " "$(vm_slab_file "${_c##*/}")" 2>/dev/null | head -n 1)
-			[ -z "$_line" ] || break
-		done
-	fi
+# Traces with identical stacks merge; the pid range tells a rescan's own line apart. With a
+# MARKER the line is instead the one whose call stack holds MARKER (a function name), whatever
+# its pid: a scan that runs in a kernel worker (libata's ata_scsi_hotplug) has no pid to name.
+# (grep, awk: the file has thousands of lines, too many for busybox read's 1-byte reads under
+# TCG.)
+vm_alloc_trace() { # cache func pid name [marker]
+	local _line='' _c _f
+	for _c in "$1" /sys/kernel/slab/kmalloc-*; do
+		# the object's size class differs by kernel (5.10's scsi_device is a kmalloc-2k): any
+		# kmalloc cache's line for that call and pid
+		_f=$(vm_slab_file "${_c##*/}")
+		if [ -n "${5:-}" ]; then
+			_line=$(awk -v f="$2" -v m="$5" '/^ *[0-9]+ /{ head = $0 }
+				index($0, m) && head ~ ("^ *[0-9]+ " f "[+]") { print head; exit }' "$_f" 2>/dev/null)
+		else
+			_line=$(grep -E "^ *[0-9]+ $2\+.* pid=$3 " "$_f" 2>/dev/null | head -n 1)
+		fi
+		[ -z "$_line" ] || break
+	done
 	if [ -n "$_line" ]; then
 		vm_fact "alloc.$4" "cpus=${_line##* cpus=}"
 	else
