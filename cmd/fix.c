@@ -740,6 +740,15 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 				o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
 	if (r < 0)
 		return fix_fail(o, "fix --modules", NS_EXIT_UNKNOWN, "%s", strerror(-r));
+	if (plan.ngroups == 0) {
+		/* the manifest's fixes are all in the running kernel: nothing to swap, no journal */
+		if (!o->json && !o->quiet)
+			printf("nothing to swap: every fix in %s%s/manifest.json is in the running kernel, and the "
+			       "modules it names run stock; nothing was changed\n",
+			       o->module_dir ? o->module_dir : "/" NS_MODULE_DIR "/",
+			       o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
+		goto out;
+	}
 	/* JSON: the plan, then (when it ran) what happened, printed once at the end */
 	if (!o->json)
 		swap_plan_text(&plan);

@@ -384,7 +384,10 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 		if (r == 0 && (ns_manifest_find(&p->manifest, "scsi_mod") || ns_manifest_find(&p->manifest, "sd_mod") ||
 			       ns_manifest_find(&p->manifest, "megaraid_sas")))
 			r = plan_group(sys, ctx, p, "scsi");
-		if (r == 0 && p->ngroups == 0)
+		/* a manifest of this kernel's whose every fix is in the kernel or needs no module
+		 * here, with the modules it names running stock: nothing to do (an empty plan);
+		 * one that failed a check applies to nothing at all */
+		if (r == 0 && p->ngroups == 0 && p->failed_checks)
 			r = -ENOENT;
 	}
 out:

@@ -73,7 +73,9 @@ struct ns_swap_plan {
 
 /*
  * Build the plan to swap the patched modules in. moddir NULL: the default for the running
- * kernel. Returns -ENOENT when there is nothing to swap (no manifest, nothing applies).
+ * kernel. Returns -ENOENT when there is no manifest, or one that failed a check (another
+ * kernel's) and applies to nothing; 0 with no groups when the manifest is this kernel's and
+ * nothing in it applies (its fixes in the kernel, its modules running stock): nothing to do.
  */
 int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap_plan *plan);
 /*

@@ -268,6 +268,36 @@ def main():
             or fail("modules plan: not the refused dry-run plan"))
         run(numastor, "modules, nothing to swap", ["fix", "-R", cloud, "--modules", "--dry-run", "--json"], "error",
             code=3, check=lambda d, p: d["command"] == "fix --modules" or fail("modules: command"))
+        # a manifest of this kernel's whose one fix is upstream, on a machine whose nvme runs stock
+        # and forces nothing: nothing to do (exit 0, an empty plan, no journal, the text says
+        # so); the same manifest for another kernel applies to nothing: refused (exit 3)
+        healthy = os.path.join(tmp, "healthy")
+        shutil.copytree(os.path.join(fx, "baremetal-2s-4nvme-healthy"), healthy, symlinks=True)
+        with open(os.path.join(healthy, "proc/sys/kernel/osrelease")) as f:
+            rel = f.read().strip()
+        for name, release in (("up", rel), ("other", "6.1.0-99-amd64")):
+            os.makedirs(os.path.join(healthy, "var/lib/numastor/modules", name))
+            with open(os.path.join(healthy, "var/lib/numastor/modules", name, "manifest.json"), "w") as f:
+                json.dump({"kernel_release": release, "built": "2026-11-30T10:00:00Z", "modules": [],
+                           "already_upstream": [{"series": "nvme-no-forced-node", "patch": "0001-x.patch"}]}, f)
+
+        def empty_plan(d, p):
+            m = d["modules"]
+            assert (m["groups"], m["steps"], m["detaches"], m["rescan"], m["safe"]) == ([], [], [], [], True), m
+            assert d["result"] is None, d["result"]
+            for j in ("run/numastor/journal.json", "var/lib/numastor/swap.json"):
+                assert not os.path.exists(os.path.join(healthy, j)), f"{j} written for nothing to do"
+        for label, extra in (("dry-run", ["--dry-run"]), ("applying", [])):
+            run(numastor, f"modules, every fix upstream ({label})",
+                ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/up", "--json", *extra],
+                "fix", code=0, env=w, check=empty_plan)
+        p = subprocess.run([numastor, "fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/up"],
+                           capture_output=True, text=True, env=dict(os.environ, **w))
+        if p.returncode != 0 or "nothing to swap: every fix in" not in p.stdout:
+            fail(f"modules, every fix upstream (text): exit {p.returncode}, stdout {p.stdout[:300]!r}")
+        run(numastor, "modules, another kernel's manifest",
+            ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/other", "--dry-run",
+             "--json"], "error", code=3)
         for label, args in (
                 ("bad option", ["--bogus"]),
                 ("bad --rq-affinity", ["-R", cloud, "--rq-affinity=3"]),
