@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <libkmod.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "diskid.h"
 #include "inuse.h"
 #include "modparams.h"
+#include "number.h"
 #include "util.h"
 
 int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail)
@@ -124,6 +126,34 @@ static char *host_module(struct ns_root *root, const char *host)
 	return ns_read_str(root, path, &proc) == 0 ? proc : NULL;
 }
 
+/*
+ * The module of the SCSI host a disk sits on: the host number of its H:C:T:L device (the
+ * controller of an ATA disk is its ataN port, of the others their hostN), then the host's
+ * proc_name (megaraid_sas, virtio_scsi, ahci).
+ */
+static char *disk_hba(struct ns_root *root, const struct ns_disk *d)
+{
+	char path[256], *hctl = NULL, *hba = NULL;
+	long long host;
+	size_t n;
+
+	snprintf(path, sizeof(path), "sys/block/%s/device", d->name);
+	if (ns_readlink_base(root, path, &hctl) == 0) {
+		n = strcspn(hctl, ":");
+		if (hctl[n] == ':') {
+			hctl[n] = '\0';
+			if (ns_parse_dec(hctl, 0, INT_MAX, &host) == 0) {
+				snprintf(path, sizeof(path), "host%lld", host);
+				hba = host_module(root, path);
+			}
+		}
+		free(hctl);
+	}
+	if (!hba && d->npaths && d->paths[0].controller && strncmp(d->paths[0].controller, "host", 4) == 0)
+		hba = host_module(root, d->paths[0].controller);
+	return hba;
+}
+
 static bool disk_in_group(const struct ns_disk *d, const char *group)
 {
 	if (strcmp(group, "scsi") == 0)
@@ -148,9 +178,7 @@ static int add_disks(struct ns_system *sys, struct ns_swap_plan *p, const char *
 		nv[p->ndisks] = (struct ns_swap_disk){
 			.name = strdup(d->name),
 			.pci = d->npaths && d->paths[0].pci ? strdup(d->paths[0].pci->address) : NULL,
-			.hba = d->npaths && d->paths[0].controller && strncmp(d->paths[0].controller, "host", 4) == 0
-				       ? host_module(sys->root, d->paths[0].controller)
-				       : NULL,
+			.hba = strcmp(group, "scsi") == 0 ? disk_hba(sys->root, d) : NULL,
 			.refusal = disk_refusal(sys, d),
 		};
 		if (ns_diskid_from_sysfs(sys->root, d->name, &nv[p->ndisks].id) < 0)
@@ -269,6 +297,82 @@ static int insertion_order(const struct ns_swap_plan *p, char **order, size_t n)
 	return 0;
 }
 
+/* Module names as the kernel compares them: '-' and '_' are one. */
+static bool same_module(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
+			return false;
+	return *a == *b;
+}
+
+struct dep_sort {
+	struct ns_swap_step *in, *out;
+	char **depends; /* modinfo depends of each step's file, "a,b" (NULL: none or unknown) */
+	bool *placed;
+	size_t n, nout;
+};
+
+/* Place step i after every step of the slice it depends on (depth-first; a cycle, which a
+ * kernel's modules cannot have, is broken by the depth limit). */
+static void place_step(struct dep_sort *d, size_t i, int depth)
+{
+	const char *dep = d->depends[i];
+
+	if (d->placed[i])
+		return;
+	d->placed[i] = true;
+	while (dep && *dep && depth < 16) {
+		size_t len = strcspn(dep, ",");
+		char name[128];
+		snprintf(name, sizeof(name), "%.*s", (int)(len < sizeof(name) ? len : sizeof(name) - 1), dep);
+		for (size_t j = 0; j < d->n; j++)
+			if (!d->placed[j] && same_module(d->in[j].module, name))
+				place_step(d, j, depth + 1);
+		dep += len + (dep[len] == ',');
+	}
+	d->out[d->nout++] = d->in[i];
+}
+
+/*
+ * The insert steps s[0..n) in insertion_order's order, but each after the modules of the
+ * slice its file depends on: an HBA driver's library (libata, libahci; scsi_transport_sas)
+ * holds scsi_mod, has no disk of its own and so no rank of its own, and the driver cannot load
+ * before it (the kernel refuses the unknown symbols).
+ */
+static int order_by_depends(struct ns_root *root, struct kmod_ctx *ctx, struct ns_swap_step *s, size_t n)
+{
+	struct dep_sort d = {.in = s, .n = n};
+	int r = 0;
+
+	if (n < 2)
+		return 0;
+	d.out = calloc(n, sizeof(*d.out));
+	d.depends = calloc(n, sizeof(*d.depends));
+	d.placed = calloc(n, sizeof(*d.placed));
+	if (!d.out || !d.depends || !d.placed) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *abs = s[i].file ? ns_swap_abs_path(root, s[i].file) : NULL;
+		d.depends[i] = abs ? ns_swap_modinfo_file(ctx, abs, "depends")
+				   : ns_swap_modinfo_stock(ctx, s[i].module, "depends");
+		free(abs);
+	}
+	for (size_t i = 0; i < n; i++)
+		place_step(&d, i, 0);
+	memcpy(s, d.out, n * sizeof(*s));
+out:
+	if (d.depends)
+		for (size_t i = 0; i < n; i++)
+			free(d.depends[i]);
+	free(d.depends);
+	free(d.placed);
+	free(d.out);
+	return r;
+}
+
 /*
  * An nvme function whose node a driver put there: forced now, or left by a pre-fix driver
  * swapped out since (a forced node survives a swap: the running nvme cannot force, so it reads
@@ -289,7 +393,7 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	const char *top = strcmp(group, "nvme") == 0 ? "nvme" : "scsi_mod";
 	const char *state = ns_swap_module_state(sys->root, top);
 	char **order = NULL;
-	size_t n = 0;
+	size_t n = 0, first;
 	int r;
 
 	if (!state) {
@@ -309,6 +413,7 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 		r = add_disks(sys, p, group);
 	if (r == 0)
 		r = insertion_order(p, order, n);
+	first = p->nsteps;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct ns_manifest_module *mm = ns_manifest_find(&p->manifest, order[i]);
 		char *stock = NULL;
@@ -328,6 +433,8 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 			r = step_options(sys, ctx, p, &p->steps[p->nsteps - 1], mm != NULL);
 		free(stock);
 	}
+	if (r == 0)
+		r = order_by_depends(sys->root, ctx, p->steps + first, p->nsteps - first);
 	ns_strv_free(order, n);
 	if (r == 0 && strcmp(group, "nvme") == 0) {
 		/* a forced node survives the swap: remove and rescan those functions */
@@ -476,7 +583,7 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 {
 	struct kmod_ctx *ctx = kmod_new(NULL, NULL);
 	char **order = NULL;
-	size_t n = 0;
+	size_t n = 0, first = 0;
 	int r = 0;
 
 	memset(p, 0, sizeof(*p));
@@ -525,6 +632,7 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 		r = add_step(p, order[i], NULL, NULL, true);
 	/* in: every module that ran before and is out now (or goes out above), from its in-tree
 	 * file, with the options it ran with */
+	first = p->nsteps;
 	for (size_t i = 0; i < j->nmodules && r == 0; i++) {
 		const struct ns_swap_jmodule *m = &j->modules[i];
 		if (m->loaded && (ns_strv_has(order, n, m->name) || !ns_swap_module_state(sys->root, m->name)))
@@ -544,6 +652,10 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 			r = ns_strv_add(&p->expect_stock, &p->nexpect_stock, order[i]);
 		free(stock);
 	}
+	/* the journal's order (the swap's), but never a module before one it depends on: a
+	 * journal of an older numastor may have an HBA driver before its library */
+	if (r == 0)
+		r = order_by_depends(sys->root, ctx, p->steps + first, p->nsteps - first);
 	for (size_t i = 0; i < j->nremoved_pci && r == 0; i++)
 		if (!pci_present(sys->root, j->removed_pci[i]))
 			r = ns_strv_add(&p->rescan, &p->nrescan, j->removed_pci[i]);
