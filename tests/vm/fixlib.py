@@ -80,6 +80,17 @@ def journal(ctx, name):
         return {}
 
 
+def prefix_nvme_loaded(ctx):
+    """Did the guest load the pre-fix nvme (vm_load_storage's fact prefix_nvme)? Not where the
+    flavour builds nvme in (cloud-amd64: prefix_nvme=builtin), which leaves no forced node."""
+    for line in (ctx.read("facts.txt") or "").splitlines():
+        key, _, value = line.partition("\t")
+        if key == "prefix_nvme":
+            return value == "loaded"
+    ctx.fail("test bed: the guest recorded no prefix_nvme fact (facts.txt)")
+    return False
+
+
 def moves(doc):
     return [e for e in (doc or {}).get("irqs", []) if e["action"] == "move"]
 

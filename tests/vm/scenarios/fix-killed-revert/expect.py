@@ -1,9 +1,10 @@
 """fix-killed-revert: a `numastor fix` that dies right after its first write
 (NUMASTOR_TEST_STOP_AFTER_WRITES=1 makes it _exit(137) there, as a kill would) leaves the
 journal it wrote before that write, and `fix --revert` restores everything from it.
-Booted with irqaffinity=3 (unmanaged vectors on CPU 3, node 1) and the pre-fix nvme driver:
-with the default affinity the kernel already puts the forced NVMe's admin vector on node 0
-and the megasas vector on node 1, exactly numastor's targets, leaving nothing to move.
+Booted with irqaffinity=3 (unmanaged vectors on CPU 3, node 1), the pre-fix nvme driver (none
+where nvme is built in: cloud-amd64) and a second node-1 HBA, an ahci disk (qemu-args): with
+the default affinity the kernel already puts the forced NVMe's admin vector on node 0 and the
+node-1 HBAs' vectors on node 1, exactly numastor's targets, leaving nothing to move.
 
 Ground truth is the guest's snapshot of every IRQ of the machine (vm_irqs) before, after
 the killed fix and after the revert, and the plan is that of a `--dry-run --json` just

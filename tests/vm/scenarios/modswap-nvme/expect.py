@@ -15,6 +15,19 @@ around each step (facts.txt, modswaplib). It holds numastor to:
   the nvme module stock (patched false) and the nvme fix in the kernel;
 - `fix --revert`: exit 0; the stock nvme, node -1, the disks and the pattern as before; the
   journal is gone; then the usual check round against ground truth.
+
+Where the flavour builds nvme in (cloud-amd64, fact nvme.form=builtin) nothing can replace it,
+and the built-in nvme has the fix:
+
+- the test bed: nvme reads built in (sys/module/nvme without initstate), the root-bus
+  functions numa_node -1;
+- `check --json`: the NVMe's module state builtin, not patched, kernel_fixes
+  nvme-no-forced-node in_kernel true, no node-forced finding;
+- the same manifest (the fix upstream): `--dry-run --json` plans no step, no detach, no
+  rescan, and `fix --modules` exits 0 changing nothing;
+- a module directory offering an nvme.ko (sha256, vermagic, ownership all right): refused
+  with exit 3 for the one reason that nvme is built in, nothing changed, no journal, both
+  patterns intact.
 """
 
 import re
@@ -23,6 +36,9 @@ import modswaplib as ms
 
 
 def check(ctx):
+    if ms.fact(ctx, "nvme.form") == "builtin":
+        check_builtin(ctx)
+        return
     f = lambda key: ms.fact(ctx, key)  # noqa: E731
     pci = f("nvme.pci")
     stock_src = f("stock.nvme.srcversion")
@@ -101,3 +117,37 @@ def check(ctx):
     ms.pattern_intact(ctx, "NSROOT0001", ["reverted"])
     ms.pattern_intact(ctx, "NSMPATH0001", ["reverted"])
     fixlib.kernel_equal(ctx, "after --revert", "journal", f("journal.reverted"), "absent")
+
+
+def check_builtin(ctx):
+    f = lambda key: ms.fact(ctx, key)  # noqa: E731
+    fixlib.kernel_equal(ctx, "test bed", "nvme module state", f("module.nvme.boot.state"), "builtin")
+    root = ms.nvme_root_bus_pcis(ctx)
+    ctx.expect(len(root) == 2, f"test bed: root-bus NVMe functions {root}: expected the NVMe and the subsystem's")
+    for p in root:
+        fixlib.kernel_equal(ctx, "test bed", f"{p} numa_node", f(f"pci.{p}.boot.numa_node"), "-1")
+
+    doc = fixlib.check_json(ctx, "before")
+    if doc is not None:
+        dev = ms.device_by_disk(ctx, doc, f("disk.NSROOT0001.boot"))
+        mod = ms.pci_of(dev).get("module") or {}
+        ctx.equal("check: nvme module", "state", mod.get("state"), "builtin")
+        ctx.equal("check: nvme module", "patched", mod.get("patched"), False)
+        ctx.equal("check: kernel_fixes nvme-no-forced-node", "in_kernel",
+                  ms.kernel_fix(doc, "nvme-no-forced-node").get("in_kernel"), True)
+        ctx.equal("check", "node-forced findings",
+                  [x.get("device") for x in doc.get("findings", []) if x.get("id") == "node-forced"], [])
+
+    plan = ms.swap_plan(ctx, "plan")
+    if plan is not None:
+        ctx.equal("plan", "steps", ms.steps(plan), [])
+        ctx.equal("plan", "detaches", plan["detaches"], [])
+        ctx.equal("plan", "rescan", plan["rescan"], [])
+        ctx.equal("plan", "failed checks", ms.failed_checks(plan), [])
+    ms.swap_text(ctx, "upstream")
+    ms.unchanged(ctx, "fix --modules with the fix upstream", "boot", "upstream")
+    fixlib.kernel_equal(ctx, "fix --modules with the fix upstream", "journal", f("journal.upstream"), "absent")
+
+    ms.refused(ctx, "offered", checks=[("nvme is a loadable module", r"^nvme is built into the kernel")])
+    for ident in ("NSROOT0001", "NSMPATH0001"):
+        ms.pattern_intact(ctx, ident, ["offered"])

@@ -4,8 +4,54 @@
 # nvme back (modprobe), remove and rescan the forced function, and keep a 4 MiB pattern on
 # the NVMe intact; --revert swaps the stock module in again. The guest records each step's
 # state (vm_swap_state) and numastor's outputs.
+#
+# Where the flavour builds nvme in (cloud-amd64) no pre-fix nvme can load and nothing can replace
+# the built-in one: the same manifest must plan nothing and change nothing, and a module
+# directory that offers an nvme.ko (the build's scsi_mod.ko under that name: its sha256,
+# vermagic and ownership all right) must be refused for that reason alone, before anything is
+# touched.
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
 vm_need_kmod
+if vm_builtin nvme; then
+	vm_fact nvme.form builtin
+	vm_load_storage
+	vm_wait_disks 60
+	vm_nvme_pcis
+	pcis=$_v
+	vm_fact nvme.pcis "$pcis"
+	vm_pattern_write NSROOT0001
+	vm_pattern_write NSMPATH0001
+	vm_swap_state boot nvme "$pcis"
+	vm_module_dir /vm/kmod/nvme-only/manifest.json
+	vm_numastor before check --json
+	vm_numastor plan fix --modules --dry-run --json
+	vm_numastor upstream fix --modules
+	vm_swap_state upstream nvme "$pcis"
+	# an nvme.ko offered for the built-in nvme
+	mkdir -p /tmp/builtin-offer
+	cp /vm/kmod/modules/scsi_mod.ko /tmp/builtin-offer/nvme.ko
+	_rd /proc/sys/kernel/osrelease
+	krel=$_v
+	cat > /tmp/builtin-offer/manifest.json <<-EOF
+	{
+	  "kernel_release": "$krel",
+	  "built": "2026-12-02T00:00:00Z",
+	  "modules": [
+	    {"name": "nvme", "file": "nvme.ko", "sha256": "$(sha256sum /tmp/builtin-offer/nvme.ko | cut -d' ' -f1)", "vermagic": "$(modinfo -F vermagic /tmp/builtin-offer/nvme.ko)", "srcversion": null, "patches": ["nvme-no-forced-node"], "replaces": "kernel/drivers/nvme/host/nvme.ko"}
+	  ],
+	  "already_upstream": []
+	}
+	EOF
+	vm_module_dir /tmp/builtin-offer/manifest.json /tmp/builtin-offer/nvme.ko
+	vm_swap_state offered-before nvme "$pcis"
+	vm_numastor offered fix --modules
+	vm_swap_state offered nvme "$pcis"
+	vm_pattern_read NSROOT0001 offered
+	vm_pattern_read NSMPATH0001 offered
+	vm_check_round
+	return 0
+fi
+vm_fact nvme.form module
 vm_load_storage /vm/prefix-nvme/nvme.ko
 vm_wait_disks 60
 vm_disk_by_serial NSROOT0001

@@ -27,44 +27,7 @@ import re
 import fixlib
 import modswaplib as ms
 
-CHECKS = ("is a loadable module", "sha256 matches the manifest", "vermagic matches the running kernel",
-          "file and directories are root-owned and not group/world-writable",
-          "the kernel's signature policy accepts it", "the modules were built for the running kernel")
-
-
-def failed_lines(ctx, tag):
-    """{check: detail} of the `check FAIL <module>: <check>: <detail>` lines of a text-mode run."""
-    out = {}
-    for line in (ctx.read(f"{tag}.out") or "").splitlines():
-        line = line.strip()
-        if not line.startswith("check FAIL "):
-            continue
-        rest = line[len("check FAIL "):]
-        for c in CHECKS:
-            i = rest.find(c)
-            if i >= 0:
-                out[rest[:i + len(c)]] = rest[i + len(c):].lstrip(": ")
-                break
-        else:
-            out[rest] = ""
-    return out
-
-
-def refused(ctx, tag, checks=None, disk=None, why=None):
-    ctx.equal(tag, "exit code", fixlib.rc(ctx, tag), 3)
-    out, err = ctx.read(f"{tag}.out") or "", ctx.read(f"{tag}.err") or ""
-    ctx.expect("refused" in err and "nothing was changed" in err,
-               f"{tag}: stderr does not say refused / nothing was changed: {err.strip()[:300]!r}")
-    failed = failed_lines(ctx, tag)
-    ctx.equal(tag, "failing checks", sorted(failed), sorted(c for c, _ in (checks or [])))
-    for c, pattern in checks or []:
-        if c in failed:
-            ctx.expect(re.search(pattern, failed[c]), f"{tag}: check {c!r}: detail {failed[c]!r} does not match {pattern!r}")
-    if disk:
-        ctx.expect(re.search(rf"detaches {re.escape(disk)} \([^)]*\): must not, {why}", out),
-                   f"{tag}: the plan does not name {disk} as refused ({why}): {out[:600]!r}")
-    ms.unchanged(ctx, f"{tag}: refused", f"{tag}-before", tag)
-    fixlib.kernel_equal(ctx, tag, "journal after", ms.fact(ctx, f"journal.{tag}"), "absent")
+failed_lines, refused = ms.failed_lines, ms.refused
 
 
 def check(ctx):
