@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "histogram.h"
 
-#include <math.h>
 #include <string.h>
 
 void ns_hist_init(struct ns_hist *h)
@@ -71,7 +70,13 @@ uint64_t ns_hist_percentile(const struct ns_hist *h, double p)
 		return 0;
 	if (p <= 0)
 		return h->min;
-	rank = (uint64_t)ceill((long double)p / 100.0L * (long double)h->count);
+	{
+		/* ceil(p/100 * count), without libm */
+		long double x = (long double)p / 100.0L * (long double)h->count;
+		rank = (uint64_t)x;
+		if ((long double)rank < x)
+			rank++;
+	}
 	if (rank < 1)
 		rank = 1;
 	if (rank > h->count)
