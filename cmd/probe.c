@@ -20,6 +20,7 @@
 #include "irq.h"
 #include "json.h"
 #include "numastor.h"
+#include "probe-output.h"
 #include "probe.h"
 #include "system.h"
 
@@ -121,130 +122,23 @@ static int parse_seconds(const char *s, double *out)
 	return 0;
 }
 
-/* One node's run on one device. */
-struct node_run {
-	int node;
-	char *cpus;
-	struct ns_probe_result res;
-	unsigned long long *irq_by_node; /* completion interrupts per node (nnodes_ids) */
-	unsigned long long irq_total;
-	bool irq_known;
-};
-
-struct dev_run {
-	const struct ns_disk *disk;
-	struct node_run *runs;
-	size_t nruns;
-	bool gap;
-	size_t worst, best;
-};
-
-/* The interrupts of a disk: every vector of every path's PCI function. */
-static size_t disk_irqs(const struct ns_disk *d, const struct ns_irq **out, size_t max)
-{
-	size_t n = 0;
-	for (size_t p = 0; p < d->npaths; p++) {
-		const struct ns_pci *pci = d->paths[p].pci;
-		if (!pci)
-			continue;
-		for (size_t i = 0; i < pci->nirqs && n < max; i++) {
-			bool dup = false;
-			for (size_t k = 0; k < n; k++)
-				dup |= out[k]->irq == pci->irqs[i].irq;
-			if (!dup)
-				out[n++] = &pci->irqs[i];
-		}
-	}
-	return n;
-}
-
-static struct ns_counts *sample(struct ns_root *root, const struct ns_irq **irqs, size_t n)
-{
-	struct ns_counts *c = calloc(n ? n : 1, sizeof(*c));
-	for (size_t i = 0; c && i < n; i++)
-		if (ns_counts_read(root, irqs[i]->irq, &c[i], NULL) < 0)
-			c[i].n = 0;
-	return c;
-}
-
-static void free_samples(struct ns_counts *c, size_t n)
-{
-	for (size_t i = 0; c && i < n; i++)
-		ns_counts_free(&c[i]);
-	free(c);
-}
-
-/* Per node: what fired between the two samples, summed over the disk's vectors. */
-static void fold_delta(const struct ns_machine *m, const struct ns_counts *a, const struct ns_counts *b, size_t n,
-		       struct node_run *nr, size_t nids)
-{
-	nr->irq_by_node = calloc(nids ? nids : 1, sizeof(*nr->irq_by_node));
-	if (!nr->irq_by_node)
-		return;
-	nr->irq_known = n > 0;
-	for (size_t i = 0; i < n; i++) {
-		struct ns_counts d = {0};
-		unsigned long long *per = NULL, total = 0;
-		size_t nper = 0;
-		if (!a[i].n || !b[i].n || ns_counts_delta(&a[i], &b[i], true, &d) < 0 ||
-		    ns_counts_fold(m, &d, &per, &nper, &total) < 0) {
-			nr->irq_known = false;
-			ns_counts_free(&d);
-			continue;
-		}
-		for (size_t k = 0; k < nper && k < nids; k++)
-			nr->irq_by_node[k] += per[k];
-		nr->irq_total += total;
-		free(per);
-		ns_counts_free(&d);
-	}
-}
-
 struct progress_ctx {
-	const char *dev;
-	int node;
 	double seconds;
 	bool tty;
 };
 
-static void progress(void *data, double elapsed, uint64_t ios)
+static void progress(void *data, const char *disk, int node, double elapsed, uint64_t ios)
 {
 	struct progress_ctx *p = data;
 	if (!p->tty)
 		return;
-	fprintf(stderr, "\r\033[K%s from node %d: %4.1f/%.1f s, %.0f IOPS", p->dev, p->node, elapsed, p->seconds,
+	fprintf(stderr, "\r\033[K%s from node %d: %4.1f/%.1f s, %.0f IOPS", disk, node, elapsed, p->seconds,
 		elapsed > 0 ? (double)ios / elapsed : 0.0);
 	fflush(stderr);
 }
 
-static double iops_of(const struct node_run *r)
-{
-	return r->res.seconds > 0 ? (double)r->res.ios / r->res.seconds : 0;
-}
-
-/* "315.2k", "1.20M": an IOPS figure in 6 columns */
-static void fmt_count(char *buf, size_t len, double v)
-{
-	if (v >= 1e6)
-		snprintf(buf, len, "%.2fM", v / 1e6);
-	else if (v >= 1e3)
-		snprintf(buf, len, "%.1fk", v / 1e3);
-	else
-		snprintf(buf, len, "%.0f", v);
-}
-
-static void fmt_us(char *buf, size_t len, uint64_t ns)
-{
-	if (ns >= 10000000)
-		snprintf(buf, len, "%.0fms", (double)ns / 1e6);
-	else if (ns >= 1000000)
-		snprintf(buf, len, "%.1fms", (double)ns / 1e6);
-	else
-		snprintf(buf, len, "%.0fus", (double)ns / 1e3);
-}
-
-static void print_text(const struct opts *o, const struct ns_system *sys, const struct dev_run *devs, size_t ndevs,
-		       int virt)
+static void print_text(const struct opts *o, const struct ns_system *sys, const struct ns_probe_disk *devs,
+		       size_t ndevs, int virt)
 {
 	char bs[16];
 	if (o->block_size % (1024 * 1024) == 0)
@@ -261,37 +155,28 @@ static void print_text(const struct opts *o, const struct ns_system *sys, const 
 	printf("\n%-10s %4s %-9s %7s %7s %7s %7s %7s  %s\n", "DEVICE", "NODE", "CPUS", "IOPS", "MB/s", "p50", "p99",
 	       "p99.9", "IRQS BY NODE");
 	for (size_t i = 0; i < ndevs; i++) {
-		const struct dev_run *d = &devs[i];
+		const struct ns_probe_disk *d = &devs[i];
 		for (size_t k = 0; k < d->nruns; k++) {
-			const struct node_run *r = &d->runs[k];
-			char iops[16], p50[16], p99[16], p999[16], mbs[16], irqs[256] = "";
-			size_t off = 0;
-			fmt_count(iops, sizeof(iops), iops_of(r));
+			const struct ns_probe_node_run *r = &d->runs[k];
+			char iops[16], p50[16], p99[16], p999[16], mbs[16], irqs[256];
+			ns_probe_fmt_count(iops, sizeof(iops), ns_probe_iops(r));
 			snprintf(mbs, sizeof(mbs), "%.0f",
 				 r->res.seconds > 0 ? (double)r->res.bytes / r->res.seconds / 1e6 : 0);
-			fmt_us(p50, sizeof(p50), ns_hist_percentile(&r->res.latency_ns, 50));
-			fmt_us(p99, sizeof(p99), ns_hist_percentile(&r->res.latency_ns, 99));
-			fmt_us(p999, sizeof(p999), ns_hist_percentile(&r->res.latency_ns, 99.9));
-			if (!r->irq_known)
-				snprintf(irqs, sizeof(irqs), "-");
-			else
-				for (size_t n = 0; n < sys->machine.nnodes && off < sizeof(irqs); n++) {
-					char c[16];
-					int id = sys->machine.nodes[n].id;
-					fmt_count(c, sizeof(c), (double)r->irq_by_node[id]);
-					off += (size_t)snprintf(irqs + off, sizeof(irqs) - off, "%s%d:%s", n ? " " : "",
-								id, c);
-				}
+			ns_probe_fmt_us(p50, sizeof(p50), ns_hist_percentile(&r->res.latency_ns, 50));
+			ns_probe_fmt_us(p99, sizeof(p99), ns_hist_percentile(&r->res.latency_ns, 99));
+			ns_probe_fmt_us(p999, sizeof(p999), ns_hist_percentile(&r->res.latency_ns, 99.9));
+			ns_probe_fmt_irqs(irqs, sizeof(irqs), sys, r);
 			printf("%-10s %4d %-9s %7s %7s %7s %7s %7s  %s\n", k ? "" : d->disk->name, r->node,
 			       r->cpus ? r->cpus : "?", iops, mbs, p50, p99, p999, irqs);
 		}
 		if (d->nruns > 1)
 			printf("%-10s worst/best %.2f\n", "",
-			       iops_of(&d->runs[d->best]) > 0 ? iops_of(&d->runs[d->worst]) / iops_of(&d->runs[d->best])
-							      : 0);
+			       ns_probe_iops(&d->runs[d->best]) > 0
+				       ? ns_probe_iops(&d->runs[d->worst]) / ns_probe_iops(&d->runs[d->best])
+				       : 0);
 	}
 	for (size_t i = 0; i < ndevs; i++) {
-		const struct dev_run *d = &devs[i];
+		const struct ns_probe_disk *d = &devs[i];
 		if (!d->gap)
 			continue;
 		printf("\nwarning probe-node-gap %s: from node %d it reads %.0f%% slower than from node %d (%.0f vs "
@@ -299,60 +184,14 @@ static void print_text(const struct opts *o, const struct ns_system *sys, const 
 		       "IOPS)\n  remedy: `numastor check %s` says where its device, interrupts and queues sit; "
 		       "`numastor fix --probe` moves what user space may move and measures again\n",
 		       d->disk->name, d->runs[d->worst].node,
-		       100.0 * (1 - iops_of(&d->runs[d->worst]) / iops_of(&d->runs[d->best])), d->runs[d->best].node,
-		       iops_of(&d->runs[d->worst]), iops_of(&d->runs[d->best]), d->disk->name);
+		       100.0 * (1 - ns_probe_iops(&d->runs[d->worst]) / ns_probe_iops(&d->runs[d->best])),
+		       d->runs[d->best].node, ns_probe_iops(&d->runs[d->worst]), ns_probe_iops(&d->runs[d->best]),
+		       d->disk->name);
 	}
-}
-
-/* v with `decimals` digits after the point, serialized as written */
-static struct json_object *jdouble(double v, int decimals)
-{
-	char txt[48];
-	snprintf(txt, sizeof(txt), "%.*f", decimals, v);
-	return json_object_new_double_s(strtod(txt, NULL), txt);
-}
-
-static struct json_object *run_json(const struct ns_system *sys, const struct node_run *r)
-{
-	struct json_object *o = json_object_new_object(), *lat = json_object_new_object(), *irq;
-	const struct ns_hist *h = &r->res.latency_ns;
-
-	json_object_object_add(o, "node", json_object_new_int(r->node));
-	json_object_object_add(o, "cpus", r->cpus ? json_object_new_string(r->cpus) : NULL);
-	json_object_object_add(o, "ios", json_object_new_int64((int64_t)r->res.ios));
-	json_object_object_add(o, "bytes", json_object_new_int64((int64_t)r->res.bytes));
-	json_object_object_add(o, "seconds", jdouble(r->res.seconds, 3));
-	json_object_object_add(o, "iops", jdouble(iops_of(r), 1));
-	json_object_object_add(o, "mb_per_s",
-			       jdouble(r->res.seconds > 0 ? (double)r->res.bytes / r->res.seconds / 1e6 : 0, 2));
-	json_object_object_add(lat, "p50", jdouble((double)ns_hist_percentile(h, 50) / 1e3, 1));
-	json_object_object_add(lat, "p99", jdouble((double)ns_hist_percentile(h, 99) / 1e3, 1));
-	json_object_object_add(lat, "p99_9", jdouble((double)ns_hist_percentile(h, 99.9) / 1e3, 1));
-	json_object_object_add(lat, "mean", jdouble(ns_hist_mean(h) / 1e3, 1));
-	json_object_object_add(lat, "max", jdouble(h->count ? (double)h->max / 1e3 : 0, 1));
-	json_object_object_add(o, "latency_us", lat);
-	json_object_object_add(o, "stopped", json_object_new_boolean(r->res.stopped));
-	if (r->irq_known) {
-		struct json_object *a = json_object_new_array();
-		irq = json_object_new_object();
-		json_object_object_add(irq, "total", json_object_new_int64((int64_t)r->irq_total));
-		for (size_t n = 0; n < sys->machine.nnodes; n++) {
-			struct json_object *c = json_object_new_object();
-			int id = sys->machine.nodes[n].id;
-			json_object_object_add(c, "node", json_object_new_int(id));
-			json_object_object_add(c, "count", json_object_new_int64((int64_t)r->irq_by_node[id]));
-			json_object_array_add(a, c);
-		}
-		json_object_object_add(irq, "counts_by_node", a);
-	} else {
-		irq = NULL;
-	}
-	json_object_object_add(o, "interrupts", irq);
-	return o;
 }
 
 static void print_json(const struct opts *o, struct ns_root *root, const struct ns_system *sys,
-		       const struct dev_run *devs, size_t ndevs, int virt, int code)
+		       const struct ns_probe_disk *devs, size_t ndevs, int virt, int code)
 {
 	struct json_object *doc = ns_json_envelope(root, PROBE_SCHEMA_VERSION), *params = json_object_new_object();
 	struct json_object *ds = json_object_new_array(), *fs = json_object_new_array();
@@ -360,23 +199,25 @@ static void print_json(const struct opts *o, struct ns_root *root, const struct 
 	json_object_object_add(params, "block_size", json_object_new_int((int)o->block_size));
 	json_object_object_add(params, "iodepth", json_object_new_int((int)o->iodepth));
 	json_object_object_add(params, "jobs", json_object_new_int((int)o->jobs));
-	json_object_object_add(params, "seconds", jdouble(o->seconds, 3));
+	json_object_object_add(params, "seconds", ns_probe_jdouble(o->seconds, 3));
 	json_object_object_add(params, "rw", json_object_new_string("randread"));
 	json_object_object_add(params, "direct", json_object_new_boolean(true));
 	json_object_object_add(doc, "parameters", params);
 	json_object_object_add(doc, "virtualized", virt < 0 ? NULL : json_object_new_boolean(virt == 1));
 	for (size_t i = 0; i < ndevs; i++) {
-		const struct dev_run *d = &devs[i];
+		const struct ns_probe_disk *d = &devs[i];
 		struct json_object *dj = json_object_new_object(), *runs = json_object_new_array();
 		json_object_object_add(dj, "name", json_object_new_string(d->disk->name));
 		json_object_object_add(dj, "node", d->disk->node >= 0 ? json_object_new_int(d->disk->node) : NULL);
 		for (size_t k = 0; k < d->nruns; k++)
-			json_object_array_add(runs, run_json(sys, &d->runs[k]));
+			json_object_array_add(runs, ns_probe_run_json(sys, &d->runs[k]));
 		json_object_object_add(dj, "nodes", runs);
-		json_object_object_add(dj, "worst_to_best",
-				       d->nruns > 1 && iops_of(&d->runs[d->best]) > 0
-					       ? jdouble(iops_of(&d->runs[d->worst]) / iops_of(&d->runs[d->best]), 3)
-					       : NULL);
+		json_object_object_add(
+			dj, "worst_to_best",
+			d->nruns > 1 && ns_probe_iops(&d->runs[d->best]) > 0
+				? ns_probe_jdouble(ns_probe_iops(&d->runs[d->worst]) / ns_probe_iops(&d->runs[d->best]),
+						   3)
+				: NULL);
 		json_object_array_add(ds, dj);
 		if (d->gap) {
 			struct json_object *f = json_object_new_object(), *ev = json_object_new_object(),
@@ -384,7 +225,7 @@ static void print_json(const struct opts *o, struct ns_root *root, const struct 
 			char *msg = NULL;
 			if (asprintf(&msg, "from node %d %s reads %.0f%% slower than from node %d",
 				     d->runs[d->worst].node, d->disk->name,
-				     100.0 * (1 - iops_of(&d->runs[d->worst]) / iops_of(&d->runs[d->best])),
+				     100.0 * (1 - ns_probe_iops(&d->runs[d->worst]) / ns_probe_iops(&d->runs[d->best])),
 				     d->runs[d->best].node) < 0)
 				msg = NULL;
 			json_object_object_add(f, "id", json_object_new_string("probe-node-gap"));
@@ -393,9 +234,10 @@ static void print_json(const struct opts *o, struct ns_root *root, const struct 
 			json_object_object_add(f, "message", msg ? json_object_new_string(msg) : NULL);
 			free(msg);
 			json_object_object_add(ev, "worst_node", json_object_new_int(d->runs[d->worst].node));
-			json_object_object_add(ev, "worst_iops", jdouble(iops_of(&d->runs[d->worst]), 1));
+			json_object_object_add(ev, "worst_iops",
+					       ns_probe_jdouble(ns_probe_iops(&d->runs[d->worst]), 1));
 			json_object_object_add(ev, "best_node", json_object_new_int(d->runs[d->best].node));
-			json_object_object_add(ev, "best_iops", jdouble(iops_of(&d->runs[d->best]), 1));
+			json_object_object_add(ev, "best_iops", ns_probe_jdouble(ns_probe_iops(&d->runs[d->best]), 1));
 			json_object_object_add(f, "evidence", ev);
 			json_object_object_add(rem, "action", json_object_new_string("check"));
 			json_object_object_add(
@@ -416,76 +258,35 @@ static void print_json(const struct opts *o, struct ns_root *root, const struct 
 }
 
 static int probe_device(struct ns_root *root, const struct ns_system *sys, const struct opts *o,
-			const struct ns_cpuset *nodes, struct dev_run *d, const struct ns_cli *cli)
+			const struct ns_cpuset *nodes, struct ns_probe_disk *d, const struct ns_cli *cli)
 {
-	struct ns_probe_dev dev;
-	const struct ns_irq *irqs[256];
-	size_t nirqs = disk_irqs(d->disk, irqs, 256), nids = 0;
-	char path[300];
-	int r;
+	struct progress_ctx pc = {o->seconds, isatty(STDERR_FILENO) && !o->json};
+	struct ns_probe_params p = {.block_size = o->block_size,
+				    .iodepth = o->iodepth,
+				    .jobs = o->jobs,
+				    .seconds = o->seconds,
+				    .progress = progress,
+				    .data = &pc,
+				    .stop = &stop_flag};
+	int r = ns_probe_disk_measure(root, sys, nodes, &p, d);
 
-	for (size_t n = 0; n < sys->machine.nnodes; n++)
-		if ((size_t)sys->machine.nodes[n].id + 1 > nids)
-			nids = (size_t)sys->machine.nodes[n].id + 1;
-	snprintf(path, sizeof(path), "/dev/%s", d->disk->name);
-	r = ns_probe_open(path, d->disk->devnum, &dev);
+	if (pc.tty)
+		fprintf(stderr, "\r\033[K");
 	if (r == -EACCES || r == -EPERM)
 		return ns_cli_fail(cli, NS_EXIT_UNKNOWN,
-				   "cannot read %s: %s (probe only reads; run it as a user who may read the "
+				   "cannot read /dev/%s: %s (probe only reads; run it as a user who may read the "
 				   "device, such as root or a member of the disk group)",
-				   path, strerror(-r));
-	if (r < 0)
-		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "cannot open %s for direct reads: %s", path,
+				   d->disk->name, strerror(-r));
+	if (r < 0 && d->failed_node < 0)
+		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "cannot open /dev/%s for direct reads: %s", d->disk->name,
 				   r == -ENODEV ? "no such block device node, or another device than /sys/block says"
 						: strerror(-r));
-	d->runs = calloc(sys->machine.nnodes, sizeof(*d->runs));
-	if (!d->runs) {
-		ns_probe_close(&dev);
-		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "%s", strerror(ENOMEM));
-	}
-	for (size_t n = 0; n < sys->machine.nnodes && !stop_flag; n++) {
-		const struct ns_node *node = &sys->machine.nodes[n];
-		struct node_run *nr = &d->runs[d->nruns];
-		struct progress_ctx pc = {d->disk->name, node->id, o->seconds, isatty(STDERR_FILENO) && !o->json};
-		struct ns_probe_job job = {.node = node->id,
-					   .block_size = o->block_size,
-					   .iodepth = o->iodepth,
-					   .jobs = o->jobs,
-					   .seconds = o->seconds,
-					   .progress = progress,
-					   .data = &pc,
-					   .stop = &stop_flag};
-		struct ns_counts *before, *after;
-		if (!ns_cpuset_count(&node->cpus) || !ns_cpuset_test(nodes, (unsigned)node->id))
-			continue;
-		nr->node = node->id;
-		ns_cpuset_format(&node->cpus, &nr->cpus);
-		before = sample(root, irqs, nirqs);
-		r = ns_probe_run(&dev, &job, &nr->res);
-		after = sample(root, irqs, nirqs);
-		if (before && after)
-			fold_delta(&sys->machine, before, after, nirqs, nr, nids);
-		free_samples(before, nirqs);
-		free_samples(after, nirqs);
-		if (pc.tty)
-			fprintf(stderr, "\r\033[K");
-		d->nruns++;
-		if (r < 0) {
-			ns_probe_close(&dev);
-			return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "reading %s from node %d: %s", path, node->id,
-					   r == -EINVAL ? "the block size does not fit the device (a multiple of its "
-							  "logical block size, at most its size)"
-							: strerror(-r));
-		}
-	}
-	ns_probe_close(&dev);
-	for (size_t k = 0; k < d->nruns; k++) {
-		if (iops_of(&d->runs[k]) < iops_of(&d->runs[d->worst]))
-			d->worst = k;
-		if (iops_of(&d->runs[k]) > iops_of(&d->runs[d->best]))
-			d->best = k;
-	}
-	d->gap = d->nruns > 1 && ns_probe_node_gap(iops_of(&d->runs[d->worst]), iops_of(&d->runs[d->best]));
+	if (r < 0)
+		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "reading /dev/%s from node %d: %s", d->disk->name,
+				   d->failed_node,
+				   r == -EINVAL ? "the block size does not fit the device (a multiple of its "
+						  "logical block size, at most its size)"
+						: strerror(-r));
 	return 0;
 }
 
@@ -502,7 +303,7 @@ int cmd_probe(int argc, char **argv)
 	struct ns_root *root = NULL;
 	struct ns_system sys = {0};
 	struct ns_cpuset nodes = {0};
-	struct dev_run *devs = NULL;
+	struct ns_probe_disk *devs = NULL;
 	size_t ndevs = 0;
 	int c, r, code = NS_EXIT_OK, virt;
 
@@ -616,13 +417,8 @@ int cmd_probe(int argc, char **argv)
 	if (stop_flag)
 		fprintf(stderr, "numastor probe: interrupted: the figures cover what ran\n");
 out:
-	for (size_t i = 0; devs && i < ndevs; i++) {
-		for (size_t k = 0; k < devs[i].nruns; k++) {
-			free(devs[i].runs[k].cpus);
-			free(devs[i].runs[k].irq_by_node);
-		}
-		free(devs[i].runs);
-	}
+	for (size_t i = 0; devs && i < ndevs; i++)
+		ns_probe_disk_free(&devs[i]);
 	free(devs);
 	ns_cpuset_clear(&nodes);
 	ns_system_free(&sys);

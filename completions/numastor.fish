@@ -27,6 +27,7 @@ complete -c numastor -n '__fish_seen_subcommand_from fix' -l modules -d 'swap in
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l module-dir -r -F -d 'where the patched modules are'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l install -d 'install the modules for the next boot'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l irqbalance -x -a policy -d 'give irqbalance the policy script (drop-in)'
+complete -c numastor -n '__fish_seen_subcommand_from fix' -l probe -d 'probe the devices it moves, before and after'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s f -l format -x -a 'text json prometheus svg' -d 'output format'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s O -l output-file -r -F -d 'write the report to a file atomically'
 complete -c numastor -n '__fish_seen_subcommand_from check' -s a -l all -d 'also list empty devices'

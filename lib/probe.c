@@ -18,8 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpuset.h"
+#include "irq.h"
 #include "number.h"
 #include "root.h"
+#include "system.h"
 
 int ns_probe_open(const char *path, const char *devnum, struct ns_probe_dev *dev)
 {
@@ -305,4 +308,157 @@ int ns_probe_under_hypervisor(struct ns_root *root)
 	}
 	free(text);
 	return found;
+}
+
+/* The interrupts of a disk: every vector of every path's PCI function. */
+static size_t disk_irqs(const struct ns_disk *d, const struct ns_irq **out, size_t max)
+{
+	size_t n = 0;
+	for (size_t p = 0; p < d->npaths; p++) {
+		const struct ns_pci *pci = d->paths[p].pci;
+		if (!pci)
+			continue;
+		for (size_t i = 0; i < pci->nirqs && n < max; i++) {
+			bool dup = false;
+			for (size_t k = 0; k < n; k++)
+				dup |= out[k]->irq == pci->irqs[i].irq;
+			if (!dup)
+				out[n++] = &pci->irqs[i];
+		}
+	}
+	return n;
+}
+
+static struct ns_counts *sample(struct ns_root *root, const struct ns_irq **irqs, size_t n)
+{
+	struct ns_counts *c = calloc(n ? n : 1, sizeof(*c));
+	for (size_t i = 0; c && i < n; i++)
+		if (ns_counts_read(root, irqs[i]->irq, &c[i], NULL) < 0)
+			c[i].n = 0;
+	return c;
+}
+
+static void free_samples(struct ns_counts *c, size_t n)
+{
+	for (size_t i = 0; c && i < n; i++)
+		ns_counts_free(&c[i]);
+	free(c);
+}
+
+/* Per node: what fired between the two samples, summed over the disk's vectors. */
+static void fold_delta(const struct ns_machine *m, const struct ns_counts *a, const struct ns_counts *b, size_t n,
+		       struct ns_probe_node_run *nr, size_t nids)
+{
+	nr->irq_by_node = calloc(nids ? nids : 1, sizeof(*nr->irq_by_node));
+	nr->nirq_by_node = nids;
+	if (!nr->irq_by_node)
+		return;
+	nr->irq_known = n > 0;
+	for (size_t i = 0; i < n; i++) {
+		struct ns_counts d = {0};
+		unsigned long long *per = NULL, total = 0;
+		size_t nper = 0;
+		if (!a[i].n || !b[i].n || ns_counts_delta(&a[i], &b[i], true, &d) < 0 ||
+		    ns_counts_fold(m, &d, &per, &nper, &total) < 0) {
+			nr->irq_known = false;
+			ns_counts_free(&d);
+			continue;
+		}
+		for (size_t k = 0; k < nper && k < nids; k++)
+			nr->irq_by_node[k] += per[k];
+		nr->irq_total += total;
+		free(per);
+		ns_counts_free(&d);
+	}
+}
+
+double ns_probe_iops(const struct ns_probe_node_run *r)
+{
+	return r->res.seconds > 0 ? (double)r->res.ios / r->res.seconds : 0;
+}
+
+struct progress_relay {
+	const struct ns_probe_params *p;
+	const char *disk;
+	int node;
+};
+
+static void relay_progress(void *data, double elapsed, uint64_t ios)
+{
+	struct progress_relay *x = data;
+	x->p->progress(x->p->data, x->disk, x->node, elapsed, ios);
+}
+
+int ns_probe_disk_measure(struct ns_root *root, const struct ns_system *sys, const struct ns_cpuset *nodes,
+			  const struct ns_probe_params *p, struct ns_probe_disk *d)
+{
+	struct ns_probe_dev dev;
+	const struct ns_irq *irqs[256];
+	size_t nirqs = disk_irqs(d->disk, irqs, 256), nids = 0;
+	char path[300];
+	int r;
+
+	d->failed_node = -1;
+	for (size_t n = 0; n < sys->machine.nnodes; n++)
+		if ((size_t)sys->machine.nodes[n].id + 1 > nids)
+			nids = (size_t)sys->machine.nodes[n].id + 1;
+	snprintf(path, sizeof(path), "/dev/%s", d->disk->name);
+	r = ns_probe_open(path, d->disk->devnum, &dev);
+	if (r < 0)
+		return r;
+	d->runs = calloc(sys->machine.nnodes ? sys->machine.nnodes : 1, sizeof(*d->runs));
+	if (!d->runs) {
+		ns_probe_close(&dev);
+		return -ENOMEM;
+	}
+	for (size_t n = 0; n < sys->machine.nnodes && !(p->stop && *p->stop); n++) {
+		const struct ns_node *node = &sys->machine.nodes[n];
+		struct ns_probe_node_run *nr = &d->runs[d->nruns];
+		struct progress_relay relay = {p, d->disk->name, node->id};
+		struct ns_probe_job job = {.node = node->id,
+					   .block_size = p->block_size,
+					   .iodepth = p->iodepth,
+					   .jobs = p->jobs,
+					   .seconds = p->seconds,
+					   .progress = p->progress ? relay_progress : NULL,
+					   .data = &relay,
+					   .stop = p->stop};
+		struct ns_counts *before, *after;
+		if (!ns_cpuset_count(&node->cpus) || (nodes && !ns_cpuset_test(nodes, (unsigned)node->id)))
+			continue;
+		nr->node = node->id;
+		ns_cpuset_format(&node->cpus, &nr->cpus);
+		before = sample(root, irqs, nirqs);
+		r = ns_probe_run(&dev, &job, &nr->res);
+		after = sample(root, irqs, nirqs);
+		if (before && after)
+			fold_delta(&sys->machine, before, after, nirqs, nr, nids);
+		free_samples(before, nirqs);
+		free_samples(after, nirqs);
+		d->nruns++;
+		if (r < 0) {
+			d->failed_node = node->id;
+			break;
+		}
+	}
+	ns_probe_close(&dev);
+	for (size_t k = 0; k < d->nruns; k++) {
+		if (ns_probe_iops(&d->runs[k]) < ns_probe_iops(&d->runs[d->worst]))
+			d->worst = k;
+		if (ns_probe_iops(&d->runs[k]) > ns_probe_iops(&d->runs[d->best]))
+			d->best = k;
+	}
+	d->gap = d->nruns > 1 && ns_probe_node_gap(ns_probe_iops(&d->runs[d->worst]), ns_probe_iops(&d->runs[d->best]));
+	return r < 0 ? r : 0;
+}
+
+void ns_probe_disk_free(struct ns_probe_disk *d)
+{
+	for (size_t k = 0; d->runs && k < d->nruns; k++) {
+		free(d->runs[k].cpus);
+		free(d->runs[k].irq_by_node);
+	}
+	free(d->runs);
+	d->runs = NULL;
+	d->nruns = 0;
 }

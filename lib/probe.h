@@ -72,4 +72,53 @@ struct ns_root;
  * 0, -1 when cpuinfo cannot be read. */
 int ns_probe_under_hypervisor(struct ns_root *root);
 
+/* --- one disk, from each node in turn (what probe and fix --probe measure) ------------- */
+
+struct ns_cpuset;
+struct ns_disk;
+struct ns_system;
+
+struct ns_probe_params {
+	unsigned block_size, iodepth, jobs;
+	double seconds;
+	/* as ns_probe_job's, with the disk and node of the run */
+	void (*progress)(void *data, const char *disk, int node, double elapsed, uint64_t ios);
+	void *data;
+	volatile sig_atomic_t *stop;
+};
+
+/* One node's run on one disk. */
+struct ns_probe_node_run {
+	int node;
+	char *cpus; /* the node's online CPUs, a cpulist */
+	struct ns_probe_result res;
+	/* what the disk's vectors (every path's PCI function's) fired during the run, per node
+	 * id (nirq_by_node entries), from per_cpu_count read before and after; irq_known false
+	 * when the disk has no vector or a count could not be read */
+	unsigned long long *irq_by_node;
+	size_t nirq_by_node;
+	unsigned long long irq_total;
+	bool irq_known;
+};
+
+struct ns_probe_disk {
+	const struct ns_disk *disk; /* borrowed */
+	struct ns_probe_node_run *runs;
+	size_t nruns;
+	size_t worst, best; /* runs[] by IOPS */
+	bool gap;	    /* ns_probe_node_gap(worst, best) with two runs or more */
+	int failed_node;    /* the node whose run failed, -1 */
+};
+
+double ns_probe_iops(const struct ns_probe_node_run *r);
+/*
+ * Probe d->disk (d->disk set by the caller) from each node of the machine that has online
+ * CPUs and is in nodes, in node order, through /dev/NAME (ns_probe_open), counting the disk's
+ * interrupts per node through the root around each run. Returns what ns_probe_open or
+ * ns_probe_run returned (d->failed_node says which run failed); the runs done are kept.
+ */
+int ns_probe_disk_measure(struct ns_root *root, const struct ns_system *sys, const struct ns_cpuset *nodes,
+			  const struct ns_probe_params *p, struct ns_probe_disk *d);
+void ns_probe_disk_free(struct ns_probe_disk *d);
+
 #endif
