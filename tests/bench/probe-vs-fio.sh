@@ -11,7 +11,8 @@
 # same script in the guest on the NVMe and virtio disks (tests/vm/README.md).
 #
 # Environment: ROUNDS (default 5), SECONDS_EACH (default 3), BS (4k), IODEPTH (32), JOBS (1),
-# NODE (default: the first node with CPUs).
+# NODE (default: the first node with CPUs). Needs only a POSIX shell's tools besides fio (the
+# VM guest is busybox).
 # It prints figures; it does not fail on the target (exit 0 unless it could not run).
 set -euo pipefail
 
@@ -27,7 +28,6 @@ jobs=${JOBS:-1}
 die() { echo "probe-vs-fio: $*" >&2; exit 2; }
 [ -x "$numastor" ] || die "$numastor is not built (meson setup build && ninja -C build)"
 command -v fio >/dev/null || die "needs fio (apt-get install fio)"
-command -v python3 >/dev/null || die "needs python3"
 
 loop=
 cleanup() { [ -z "$loop" ] || losetup -d "$loop"; [ -z "${img:-}" ] || rm -f "$img"; }
@@ -72,21 +72,22 @@ for r in $(seq 1 "$rounds"); do
 	for what in $order; do
 		if [ "$what" = probe ]; then
 			p=$("$numastor" probe --json -d "$secs" -b "$bs" -q "$iodepth" -J "$jobs" -N "$node" "$dev" |
-				python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["devices"][0]["nodes"][0]["iops"])')
+				sed -n 's/^ *"iops": \([0-9.]*\),*$/\1/p' | head -n 1)
 		else
+			# terse output, version 3: field 8 is the read IOPS
 			f=$(fio --name=probe-vs-fio --filename="$dev" --readonly --direct=1 --rw=randread \
 				--ioengine=io_uring --bs="$bs" --iodepth="$iodepth" --numjobs="$jobs" --group_reporting \
 				--cpus_allowed="$cpus" --cpus_allowed_policy=shared --time_based --runtime="$secs" \
-				--randrepeat=0 --norandommap --output-format=json |
-				python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["jobs"][0]["read"]["iops"])')
+				--randrepeat=0 --norandommap --output-format=terse --terse-version=3 | cut -d';' -f8)
 		fi
 	done
-	ratio=$(python3 -c "print(f'{$p / $f:.3f}')")
+	if [ -z "$p" ] || [ -z "$f" ]; then
+		die "round $r: no figure (probe '$p', fio '$f')"
+	fi
+	ratio=$(awk -v p="$p" -v f="$f" 'BEGIN { printf "%.3f", (f > 0 ? p / f : 0) }')
 	ratios+=("$ratio")
 	printf '%-6s %12.0f %12.0f %8s\n' "$r" "$p" "$f" "$ratio"
 done
-python3 - "${ratios[@]}" <<'PY'
-import statistics, sys
-r = sorted(float(x) for x in sys.argv[1:])
-print(f"probe/fio: min {r[0]:.3f}, median {statistics.median(r):.3f}, max {r[-1]:.3f} (target: within 10% of fio)")
-PY
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{ r[NR] = $1 }
+	END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+	      printf "probe/fio: min %.3f, median %.3f, max %.3f (target: within 10%% of fio)\n", r[1], m, r[NR] }'
