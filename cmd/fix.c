@@ -1237,6 +1237,25 @@ static struct json_object *probe_json(const struct ns_system *sys, const struct 
 	return pj;
 }
 
+/* The before/after table as the journal's probe: the fix document's probe, once more. */
+static int journal_probe(struct ns_root *root, const struct ns_system *sys, const struct fix_opts *o,
+			 const struct fix_probe *fp)
+{
+	struct ns_journal j;
+	struct json_object *pj;
+	int r = ns_journal_load(root, &j);
+
+	if (r < 0)
+		return r;
+	pj = probe_json(sys, o, fp);
+	free(j.probe);
+	j.probe = pj ? strdup(json_object_to_json_string_ext(pj, JSON_C_TO_STRING_PLAIN)) : NULL;
+	json_object_put(pj);
+	r = j.probe ? ns_journal_save(root, &j) : -ENOMEM;
+	ns_journal_free(&j);
+	return r;
+}
+
 int cmd_fix(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -1541,6 +1560,12 @@ int cmd_fix(int argc, char **argv)
 		if (o.probe_seconds > 0 && probe.n && probe_plan(root, &sys, &plan, &o, &probe, true) < 0) {
 			fprintf(stderr, "numastor fix: --probe after the change: %s\n",
 				probe.problem ? probe.problem : "failed");
+			code = code > NS_EXIT_WARNING ? code : NS_EXIT_WARNING;
+		}
+		/* the table goes into the journal beside what it measured (the lock is still ours) */
+		if (o.probe_seconds > 0 && probe.n && (r = journal_probe(root, &sys, &o, &probe)) < 0) {
+			fprintf(stderr, "numastor fix: --probe: recording the measurements in /%s: %s\n",
+				NS_JOURNAL_PATH, strerror(-r));
 			code = code > NS_EXIT_WARNING ? code : NS_EXIT_WARNING;
 		}
 		/* after the placement: irqbalance, restarted with the policy script, bans what the

@@ -347,16 +347,9 @@ int cmd_probe(int argc, char **argv)
 	if (r < 0)
 		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot open the root: %s", strerror(-r));
 	cli.root = root;
-	r = ns_system_discover(root, (const char *const *)argv + optind, (size_t)(argc - optind), &sys);
-	if (r == -ENODEV) {
-		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s",
-				   sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : "no such device");
+	code = ns_cli_discover(&cli, root, NULL, argv + optind, (size_t)(argc - optind), &sys);
+	if (code)
 		goto out;
-	}
-	if (r < 0) {
-		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot read the block devices: %s", strerror(-r));
-		goto out;
-	}
 	if (o.nodes_arg) {
 		if (ns_cpuset_parse_list_max(&nodes, o.nodes_arg, 1024) < 0 || !ns_cpuset_count(&nodes)) {
 			code = ns_cli_bad_usage(&cli, "--nodes takes a list of node ids (0,1 or 0-3), not '%s'",

@@ -15,7 +15,7 @@ IOPS under TCG mean nothing: only where the interrupts fire is asserted. It hold
 - fix --probe=2 --json: exit 0, the vector moved to node 1's CPUs (the kernel says so after);
   `probe` holds the HBA's disk with both nodes' runs before (interrupts on node 0 only) and
   after (nearly all on node 1: the first interrupt after the write may still arrive on CPU 0,
-  as the x86 MSI move waits for it);
+  as the x86 MSI move waits for it); the journal's probe is that same table;
 - probe after the fix: every interrupt on node 1, none on node 0's CPUs (the guest's count);
 - the text report names the disk and says it ran under a hypervisor.
 """
@@ -139,6 +139,9 @@ def check(ctx):
                 ctx.expect(after and after.get(1, 0) > 0 and after.get(0, 0) <= 1,
                            f"fix --probe: from node {nd['node']}, after: interrupts by node {after}: not on node 1 "
                            "(at most the first one on node 0)")
+        # the same table in the journal, beside what it measured
+        j = fixlib.journal(ctx, "journal-fix.json") or {}
+        ctx.equal("journal after fix --probe", "probe", j.get("probe"), probe)
         truth = guest_delta(ctx, "fix", node_cpus)
         ctx.expect(truth.get(1, 0) > 0, f"test bed: during fix --probe the vector never fired on node 1: {truth}")
 
