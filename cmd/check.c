@@ -538,17 +538,9 @@ int cmd_check(int argc, char **argv)
 			free(label);
 		}
 	}
-	r = ns_system_discover(root, (const char *const *)argv + optind, (size_t)(argc - optind), &sys);
-	if (r == -ENODEV) {
-		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s",
-				   sys.notes.n ? sys.notes.v[sys.notes.n - 1].message : "no such device");
+	code = ns_cli_discover(&cli, root, sysroot, argv + optind, (size_t)(argc - optind), &sys);
+	if (code)
 		goto out;
-	}
-	if (r < 0) {
-		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot read the block devices under %s/sys/block: %s",
-				   sysroot ? sysroot : "", strerror(-r));
-		goto out;
-	}
 	/* as lsblk: empty devices (size 0) only with --all or when named, in every output */
 	if (!a.all && optind == argc)
 		ns_system_hide_empty(&sys);

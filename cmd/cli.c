@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Errors as the operator asked for them: one line on stderr, and under --json one document. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "escape.h"
 #include "json.h"
 #include "numastor.h"
+#include "system.h"
 
 void ns_cli_init(struct ns_cli *cli, const char *cmd, int argc, char **argv)
 {
@@ -103,4 +105,18 @@ int ns_text_width(FILE *out)
 	else if (env && *env && strspn(env, "0123456789") == strlen(env) && strlen(env) < 5)
 		w = atoi(env);
 	return w < 40 ? 40 : w;
+}
+
+int ns_cli_discover(const struct ns_cli *cli, struct ns_root *root, const char *rootname, char **names, size_t nnames,
+		    struct ns_system *sys)
+{
+	int r = ns_system_discover(root, (const char *const *)names, nnames, sys);
+
+	if (r == -ENODEV)
+		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "%s",
+				   sys->notes.n ? sys->notes.v[sys->notes.n - 1].message : "no such device");
+	if (r < 0)
+		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "cannot read the block devices under %s/sys/block: %s",
+				   rootname ? rootname : "", strerror(-r));
+	return 0;
 }

@@ -4,7 +4,10 @@
 
 #include <stdbool.h>
 
+#include <stddef.h>
+
 struct ns_root;
+struct ns_system;
 
 /*
  * One command's voice towards the operator: its name, whether it was asked for JSON (then
@@ -34,5 +37,14 @@ int ns_cli_bad_usage(const struct ns_cli *cli, const char *fmt, ...) __attribute
  * getopt left them. Reports it as ns_cli_bad_usage does; returns 3.
  */
 int ns_cli_bad_option(const struct ns_cli *cli, int c, char **argv);
+
+/*
+ * ns_system_discover for a command (names: the devices named, nnames of them): 0, or the exit
+ * code of the error it reported: a name that is no disk (the note saying so), or a root
+ * without readable block devices (rootname: the root as the operator gave it, NULL for /).
+ * sys is to be freed with ns_system_free either way.
+ */
+int ns_cli_discover(const struct ns_cli *cli, struct ns_root *root, const char *rootname, char **names, size_t nnames,
+		    struct ns_system *sys);
 
 #endif

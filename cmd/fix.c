@@ -13,6 +13,8 @@
 #include "escape.h"
 #include "ibpolicy.h"
 #include "journal.h"
+#include "probe-output.h"
+#include "probe.h"
 #include "modswap.h"
 #include "swapjournal.h"
 #include "cli.h"
@@ -23,7 +25,7 @@
 #include "util.h"
 
 /* fix's documents (plan, modules, revert); every change is listed in schema/CHANGES.md */
-#define FIX_SCHEMA_VERSION 2
+#define FIX_SCHEMA_VERSION 3
 /* --hotplug: the longest wait for a module swap or revert that holds the lock (a swap waits
  * up to 60 s per disk, then may roll back) */
 #define HOTPLUG_SWAP_WAIT_S 1800
@@ -57,6 +59,10 @@ static void fix_usage(FILE *out)
 		     "                            drop-in numastor-policy.conf into irqbalance.service.d/,\n"
 		     "                            reload systemd and restart irqbalance (--revert removes it;\n"
 		     "                            refused while irqbalance has a policy script of its own)\n"
+		     "      --probe[=SECONDS]     probe the devices the plan moves vectors of (numastor\n"
+		     "                            probe: 4k random reads from each node, SECONDS per node,\n"
+		     "                            default 3) before the change and after it, and print\n"
+		     "                            the two side by side (not with --dry-run)\n"
 		     "  -R, --sysroot DIR         plan for a captured tree (implies --dry-run)\n"
 		     "  -q, --quiet               print only problems\n"
 		     "      --color WHEN          colour: auto (default), always, never\n"
@@ -76,6 +82,7 @@ struct fix_opts {
 	int rq_affinity;
 	unsigned lock_timeout_s;
 	const char *sysroot;
+	double probe_seconds; /* --probe: per node and device; 0 without */
 };
 
 /*
@@ -1094,6 +1101,161 @@ static int revert_irqbalance_policy(struct ns_root *root, const struct fix_opts 
 	return code;
 }
 
+/* --- fix --probe: the devices the plan moves vectors of, probed before and after -------- */
+
+struct fix_probe {
+	struct ns_probe_disk *before, *after; /* n each, the same disks in the same order */
+	size_t n;
+	char *problem;
+};
+
+static void probe_free(struct fix_probe *fp)
+{
+	for (size_t i = 0; i < fp->n; i++) {
+		if (fp->before)
+			ns_probe_disk_free(&fp->before[i]);
+		if (fp->after)
+			ns_probe_disk_free(&fp->after[i]);
+	}
+	free(fp->before);
+	free(fp->after);
+	free(fp->problem);
+	memset(fp, 0, sizeof(*fp));
+}
+
+static volatile sig_atomic_t probe_stop;
+
+static void probe_progress(void *data, const char *disk, int node, double elapsed, uint64_t ios)
+{
+	const struct fix_opts *o = data;
+	if (o->json || o->quiet || !isatty(STDERR_FILENO))
+		return;
+	fprintf(stderr, "\r\033[Kprobe %s from node %d: %4.1f/%.1f s, %.0f IOPS", disk, node, elapsed, o->probe_seconds,
+		elapsed > 0 ? (double)ios / elapsed : 0.0);
+	fflush(stderr);
+}
+
+/* Probe every disk the plan moves a vector of, from every node with CPUs: into fp->before, or
+ * (after) into fp->after for the same disks. */
+static int probe_plan(struct ns_root *root, const struct ns_system *sys, const struct ns_plan *plan,
+		      const struct fix_opts *o, struct fix_probe *fp, bool after)
+{
+	struct ns_probe_params p = {.block_size = 4096,
+				    .iodepth = 32,
+				    .jobs = 1,
+				    .seconds = o->probe_seconds,
+				    .progress = probe_progress,
+				    .data = (void *)o,
+				    .stop = &probe_stop};
+	struct ns_probe_disk *set;
+	int r = 0;
+
+	if (!after) {
+		fp->before = calloc(plan->nirqs + 1, sizeof(*fp->before));
+		fp->after = calloc(plan->nirqs + 1, sizeof(*fp->after));
+		if (!fp->before || !fp->after)
+			return -ENOMEM;
+		for (size_t i = 0; i < plan->nirqs; i++) {
+			const struct ns_disk *d;
+			bool seen = false;
+			if (plan->irqs[i].action != NS_PLAN_MOVE)
+				continue;
+			d = ns_system_disk(sys, plan->irqs[i].device);
+			for (size_t k = 0; d && k < fp->n; k++)
+				seen |= fp->before[k].disk == d;
+			if (d && !seen) {
+				fp->before[fp->n].disk = d;
+				fp->after[fp->n++].disk = d;
+			}
+		}
+	}
+	set = after ? fp->after : fp->before;
+	for (size_t i = 0; i < fp->n && r == 0; i++) {
+		r = ns_probe_disk_measure(root, sys, NULL, &p, &set[i]);
+		if (r < 0 && !fp->problem &&
+		    asprintf(&fp->problem, "reading /dev/%s%s: %s", set[i].disk->name,
+			     set[i].failed_node >= 0 ? " from a node" : "", strerror(-r)) < 0)
+			fp->problem = NULL;
+	}
+	if (!o->json && !o->quiet && isatty(STDERR_FILENO))
+		fprintf(stderr, "\r\033[K");
+	return r;
+}
+
+static void probe_text(const struct ns_system *sys, const struct fix_opts *o, const struct fix_probe *fp)
+{
+	if (!fp->n) {
+		printf("\nprobe: the plan moves no vector: nothing to measure\n");
+		return;
+	}
+	printf("\nprobe: 4k random reads, iodepth 32, %.1f s per node, before the change and after it\n",
+	       o->probe_seconds);
+	printf("%-10s %4s %9s %9s  %-22s %s\n", "DEVICE", "NODE", "IOPS", "", "IRQS BY NODE", "");
+	printf("%-10s %4s %9s %9s  %-22s %s\n", "", "", "before", "after", "before", "after");
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct ns_probe_disk *b = &fp->before[i], *a = &fp->after[i];
+		for (size_t k = 0; k < b->nruns; k++) {
+			const struct ns_probe_node_run *rb = &b->runs[k], *ra = k < a->nruns ? &a->runs[k] : NULL;
+			char ib[16], ia[16] = "-", qb[128], qa[128] = "-";
+			ns_probe_fmt_count(ib, sizeof(ib), ns_probe_iops(rb));
+			ns_probe_fmt_irqs(qb, sizeof(qb), sys, rb);
+			if (ra) {
+				ns_probe_fmt_count(ia, sizeof(ia), ns_probe_iops(ra));
+				ns_probe_fmt_irqs(qa, sizeof(qa), sys, ra);
+			}
+			printf("%-10s %4d %9s %9s  %-22s %s\n", k ? "" : b->disk->name, rb->node, ib, ia, qb, qa);
+		}
+	}
+}
+
+static struct json_object *probe_json(const struct ns_system *sys, const struct fix_opts *o, const struct fix_probe *fp)
+{
+	struct json_object *pj = json_object_new_object(), *params = json_object_new_object(),
+			   *ds = json_object_new_array();
+
+	json_object_object_add(params, "block_size", json_object_new_int(4096));
+	json_object_object_add(params, "iodepth", json_object_new_int(32));
+	json_object_object_add(params, "jobs", json_object_new_int(1));
+	json_object_object_add(params, "seconds", ns_probe_jdouble(o->probe_seconds, 3));
+	json_object_object_add(pj, "parameters", params);
+	for (size_t i = 0; i < fp->n; i++) {
+		const struct ns_probe_disk *b = &fp->before[i], *a = &fp->after[i];
+		struct json_object *dj = json_object_new_object(), *nodes = json_object_new_array();
+		json_object_object_add(dj, "name", json_object_new_string(b->disk->name));
+		for (size_t k = 0; k < b->nruns; k++) {
+			struct json_object *nj = json_object_new_object();
+			json_object_object_add(nj, "node", json_object_new_int(b->runs[k].node));
+			json_object_object_add(nj, "before", ns_probe_run_json(sys, &b->runs[k]));
+			json_object_object_add(nj, "after", k < a->nruns ? ns_probe_run_json(sys, &a->runs[k]) : NULL);
+			json_object_array_add(nodes, nj);
+		}
+		json_object_object_add(dj, "nodes", nodes);
+		json_object_array_add(ds, dj);
+	}
+	json_object_object_add(pj, "devices", ds);
+	json_object_object_add(pj, "problem", fp->problem ? json_object_new_string(fp->problem) : NULL);
+	return pj;
+}
+
+/* The before/after table as the journal's probe: the fix document's probe, once more. */
+static int journal_probe(struct ns_root *root, const struct ns_system *sys, const struct fix_opts *o,
+			 const struct fix_probe *fp)
+{
+	struct ns_journal j;
+	struct json_object *pj;
+	int r = ns_journal_load(root, &j);
+
+	if (r < 0)
+		return r;
+	pj = probe_json(sys, o, fp);
+	free(j.probe);
+	j.probe = pj ? strdup(json_object_to_json_string_ext(pj, JSON_C_TO_STRING_PLAIN)) : NULL;
+	json_object_put(pj);
+	r = j.probe ? ns_journal_save(root, &j) : -ENOMEM;
+	ns_journal_free(&j);
+	return r;
+}
+
 int cmd_fix(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -1110,6 +1272,7 @@ int cmd_fix(int argc, char **argv)
 		{"sysroot", required_argument, NULL, 'R'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"color", required_argument, NULL, 'C'},
+		{"probe", optional_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -1128,6 +1291,7 @@ int cmd_fix(int argc, char **argv)
 	struct ns_cli cli;
 	struct ns_lock_holder holder;
 	struct ib_outcome ibo = {0};
+	struct fix_probe probe = {0};
 	char *end;
 
 	ns_cli_init(&cli, "fix", argc, argv);
@@ -1187,6 +1351,16 @@ int cmd_fix(int argc, char **argv)
 		case 'C':
 			color = optarg;
 			break;
+		case 'P':
+			o.probe_seconds = 3;
+			if (optarg) {
+				errno = 0;
+				o.probe_seconds = strtod(optarg, &end);
+				if (errno || end == optarg || *end || !(o.probe_seconds > 0) || o.probe_seconds > 3600)
+					return ns_cli_bad_usage(
+						&cli, "--probe takes seconds above 0, at most 3600, not '%s'", optarg);
+			}
+			break;
 		case 'h':
 			fix_usage(stdout);
 			return NS_EXIT_OK;
@@ -1207,6 +1381,9 @@ int cmd_fix(int argc, char **argv)
 	if (o.ib_policy && (o.revert || o.modules || o.hotplug))
 		return ns_cli_bad_usage(&cli, "--irqbalance=policy goes with no --revert, --modules or --hotplug "
 					      "(--revert removes the drop-in)");
+	if (o.probe_seconds > 0 && (o.dry_run || o.revert || o.modules || o.hotplug || o.sysroot))
+		return ns_cli_bad_usage(&cli, "--probe measures before and after a change: not with --dry-run, "
+					      "--revert, --modules, --hotplug or --sysroot");
 	if (o.hotplug && (o.revert || o.modules || o.dry_run || o.json))
 		return ns_cli_bad_usage(&cli, "--hotplug goes with no --revert, --modules, --dry-run or --json");
 	if (o.sysroot && !sysroot_writes_allowed()) {
@@ -1346,6 +1523,16 @@ int cmd_fix(int argc, char **argv)
 			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
 			goto out;
 		}
+		if (o.probe_seconds > 0) {
+			/* the measurement first: a fix asked to prove itself does not change what it
+			 * cannot measure */
+			r = probe_plan(root, &sys, &plan, &o, &probe, false);
+			if (r < 0) {
+				code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "nothing was changed: --probe: %s",
+						   probe.problem ? probe.problem : strerror(-r));
+				goto out;
+			}
+		}
 		r = ns_apply_plan(root, &plan, &aopts, ir, rr);
 		if (r == -ESTALE || r == -EPROTO) {
 			code = ns_cli_fail(
@@ -1370,6 +1557,17 @@ int cmd_fix(int argc, char **argv)
 		for (size_t i = 0; i < plan.nrqs; i++)
 			if (rr[i].status == NS_APPLY_FAILED)
 				code = NS_EXIT_WARNING;
+		if (o.probe_seconds > 0 && probe.n && probe_plan(root, &sys, &plan, &o, &probe, true) < 0) {
+			fprintf(stderr, "numastor fix: --probe after the change: %s\n",
+				probe.problem ? probe.problem : "failed");
+			code = code > NS_EXIT_WARNING ? code : NS_EXIT_WARNING;
+		}
+		/* the table goes into the journal beside what it measured (the lock is still ours) */
+		if (o.probe_seconds > 0 && probe.n && (r = journal_probe(root, &sys, &o, &probe)) < 0) {
+			fprintf(stderr, "numastor fix: --probe: recording the measurements in /%s: %s\n",
+				NS_JOURNAL_PATH, strerror(-r));
+			code = code > NS_EXIT_WARNING ? code : NS_EXIT_WARNING;
+		}
 		/* after the placement: irqbalance, restarted with the policy script, bans what the
 		 * journal now holds from its first pass on */
 		if (o.ib_policy && irqbalance_policy(root, &sys, &ibo) < 0)
@@ -1382,16 +1580,21 @@ int cmd_fix(int argc, char **argv)
 		code = code > NS_EXIT_WARNING ? code : NS_EXIT_WARNING;
 	if (o.json) {
 		struct json_object *doc = plan_json(&sys, &plan, &o, ir, rr, &ibo);
+		if (o.probe_seconds > 0)
+			json_object_object_add(doc, "probe", probe_json(&sys, &o, &probe));
 		ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	} else {
 		plan_text(stdout, &sys, &plan, &o, ir, rr, &ibo);
+		if (o.probe_seconds > 0 && !o.quiet)
+			probe_text(&sys, &o, &probe);
 	}
 	if (plan.irqbalance_advice && ibo.undoes && !o.json && o.quiet)
 		fprintf(stderr, "numastor fix: %s\n", plan.irqbalance_advice);
 out:
+	probe_free(&probe);
 	ns_ibpolicy_state_free(&ibo.st);
 	free(ibo.reload);
 	for (size_t i = 0; ir && i < plan.nirqs; i++)

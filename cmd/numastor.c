@@ -15,6 +15,7 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
 	{"check", cmd_check, "report every block device's NUMA locality, IRQs and queues"},
+	{"probe", cmd_probe, "measure random reads from each node's CPUs, and where interrupts fire (read-only)"},
 	{"fix", cmd_fix, "move the IRQs user space may move onto their queues' CPUs; --revert undoes it"},
 	{"snapshot", cmd_snapshot, "capture what check reads, for check --snapshot to replay"},
 	{"irqbalance-policy", cmd_irqbalance_policy, "irqbalance's policy script: ban what numastor placed"},

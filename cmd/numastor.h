@@ -27,6 +27,7 @@ char *ns_text_cpus(const struct ns_cpuset *s);
 void ns_text_bytes(char *buf, size_t n, long long b);
 
 int cmd_check(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_irqbalance_policy(int argc, char **argv);

@@ -3,7 +3,7 @@ _numastor() {
 	local cur prev words cword
 	_init_completion || return
 
-	local commands="check fix snapshot irqbalance-policy"
+	local commands="check probe fix snapshot irqbalance-policy"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -41,7 +41,23 @@ _numastor() {
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --irqbalance=policy --sysroot --quiet --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --irqbalance=policy --probe --sysroot --quiet --color --help" -- "$cur"))
+			return
+		fi
+		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))
+		;;
+	probe)
+		case $prev in
+		--duration | -d | --iodepth | -q | --jobs | -J | --nodes | -N)
+			return
+			;;
+		--block-size | -b)
+			COMPREPLY=($(compgen -W "512 4k 8k 16k 64k 128k 1m" -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--duration --block-size --iodepth --jobs --nodes --json --help" -- "$cur"))
 			return
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))

@@ -247,7 +247,7 @@ static int check_rq_entry(struct json_object *e, size_t i, char **problem)
 /* The whole document; -EPROTO (with *version) for a journal of another version. */
 static int check_doc(struct json_object *doc, int *version, char **problem)
 {
-	static const char *const keys[] = {"version", "boot_id", "irqs", "rq_affinity", NULL};
+	static const char *const keys[] = {"version", "boot_id", "irqs", "rq_affinity", "probe", NULL};
 	struct json_object *v, *arr;
 	const char *bad;
 	long long ver;
@@ -280,6 +280,9 @@ static int check_doc(struct json_object *doc, int *version, char **problem)
 	for (size_t i = 0; i < json_object_array_length(arr); i++)
 		if ((r = check_rq_entry(json_object_array_get_idx(arr, i), i, problem)) < 0)
 			return r;
+	/* fix --probe's measurements (optional): a record for the operator, never acted on */
+	if (json_object_object_get_ex(doc, "probe", &v) && !json_object_is_type(v, json_type_object))
+		BAD("its \"probe\" is %s, not an object", type_name(v));
 	return 0;
 }
 
@@ -365,6 +368,16 @@ int ns_journal_load(struct ns_root *root, struct ns_journal *j)
 			r = ns_journal_put_rq(j, get_str(e, "disk"), get_str(e, "device"), prev, placed);
 			if (r < 0)
 				goto bad;
+		}
+	}
+	{
+		struct json_object *probe;
+		if (json_object_object_get_ex(doc, "probe", &probe) && probe) {
+			j->probe = strdup(json_object_to_json_string_ext(probe, JSON_C_TO_STRING_PLAIN));
+			if (!j->probe) {
+				r = -ENOMEM;
+				goto bad;
+			}
 		}
 	}
 	json_object_put(doc);
@@ -483,6 +496,15 @@ int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
 		json_object_array_add(rqs, e);
 	}
 	json_object_object_add(doc, "rq_affinity", rqs);
+	if (j->probe) {
+		struct json_object *probe = json_tokener_parse(j->probe);
+		if (!probe || !json_object_is_type(probe, json_type_object)) {
+			json_object_put(probe);
+			json_object_put(doc);
+			return -EINVAL;
+		}
+		json_object_object_add(doc, "probe", probe);
+	}
 	{
 		char *why = NULL;
 		r = ns_state_dir_ensure(root, NS_STATE_DIR, &why);
@@ -519,6 +541,7 @@ void ns_journal_free(struct ns_journal *j)
 	}
 	free(j->rqs);
 	free(j->boot_id);
+	free(j->probe);
 	memset(j, 0, sizeof(*j));
 }
 

@@ -51,6 +51,9 @@ struct ns_journal {
 	size_t nirqs;
 	struct ns_journal_rq *rqs;
 	size_t nrqs;
+	/* fix --probe: the devices probed before and after the change, as the fix document's
+	 * probe (JSON text of an object); NULL without. A record only: revert never reads it. */
+	char *probe;
 };
 
 /*

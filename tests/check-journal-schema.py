@@ -50,6 +50,8 @@ def irq_cases(good):
     yield "irqs missing", edit(lambda j: j.pop("irqs"))
     yield "previous zz,,", edit(entry("previous", "zz,,"))
     # structure
+    yield "probe a string", edit(lambda j: j.__setitem__("probe", "before: 3.4k"))
+    yield "probe an object", edit(lambda j: j.__setitem__("probe", {"parameters": {"seconds": 3}, "devices": []}))
     yield "rq_affinity missing", edit(lambda j: j.pop("rq_affinity"))
     yield "rq_affinity a string", edit(lambda j: j.__setitem__("rq_affinity", ""))
     yield "an entry a string", edit(lambda j: j["irqs"].__setitem__(0, "nvme0q0"))

@@ -92,6 +92,12 @@ sed 's|@sbindir@|/usr/bin|g; s|@libexecdir@|/usr/libexec|g' "$SRC_ROOT/data/irqb
 chmod 0755 "$stage/usr/libexec/numastor/irqbalance-policy"
 # flock(1) from util-linux (busybox has none), for holding numastor's lock from the shell.
 add_binary "$(command -v flock)" /usr/bin/flock
+# fio and tests/bench/probe-vs-fio.sh, for the bench-probe-vs-fio scenario (when fio is here)
+if command -v fio >/dev/null; then
+	add_binary "$(command -v fio)" /usr/bin/fio
+fi
+mkdir -p "$stage/vm/bench"
+cp "$SRC_ROOT/tests/bench/probe-vs-fio.sh" "$stage/vm/bench/probe-vs-fio.sh"
 # Debian's irqbalance, when fetch-irqbalance.sh has prepared it (the irqbalance-policy
 # scenario needs it and says so when it is missing).
 ibdir="$VM_CACHE/irqbalance"

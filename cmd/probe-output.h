@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What numastor probe and fix --probe print of a measurement (lib/probe.h): figures for the
+ * text tables, and each node's run as JSON (schema/numastor-probe.schema.json's run). */
+#ifndef NUMASTOR_PROBE_OUTPUT_H
+#define NUMASTOR_PROBE_OUTPUT_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe.h"
+#include "system.h"
+
+/* "315.2k", "1.20M": a count in at most 7 columns */
+void ns_probe_fmt_count(char *buf, size_t len, double v);
+/* "95us", "1.2ms", "40ms" */
+void ns_probe_fmt_us(char *buf, size_t len, uint64_t ns);
+/* v with `decimals` digits after the point, serialized as written */
+struct json_object *ns_probe_jdouble(double v, int decimals);
+/* "0:945.1k 1:0" of a run's interrupts per node, "-" when unknown */
+void ns_probe_fmt_irqs(char *buf, size_t len, const struct ns_system *sys, const struct ns_probe_node_run *r);
+struct json_object *ns_probe_run_json(const struct ns_system *sys, const struct ns_probe_node_run *r);
+
+#endif
