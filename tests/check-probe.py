@@ -10,7 +10,8 @@ A 32 MiB file of random bytes behind a read-only loop device (losetup -r):
   done, IOPS = ios / seconds, p50 <= p99 <= p99.9 <= max, and no interrupts (a loop device has
   none of its own);
 - the device's bytes are identical before and after (sha256 of the whole device);
-- the text report, piped, prints the table and nothing on stderr (progress is for terminals);
+- on a terminal its stderr shows progress (device, node, elapsed seconds, running IOPS); the
+  text report, piped, prints the table and nothing on stderr;
 - as an unprivileged user (setpriv, uid 65534) the probe is refused with exit 3 and a message
   saying it cannot read the device, also as a JSON error document;
 - a /dev node that is another device than sys/block says is refused (exit 3) before any read;
@@ -21,6 +22,8 @@ A 32 MiB file of random bytes behind a read-only loop device (losetup -r):
 import hashlib
 import json
 import os
+import pty
+import re
 import subprocess
 import sys
 import tempfile
@@ -143,6 +146,25 @@ def main():
                 fail(f"probe {name}: never saw it hold {dev} open")
             elif flags & os.O_ACCMODE != os.O_RDONLY or not flags & os.O_DIRECT:
                 fail(f"probe {name}: holds {dev} with flags {flags:o}: not O_RDONLY|O_DIRECT")
+
+            # on a terminal, stderr shows the device, the node, the elapsed time and the IOPS
+            master, slave = pty.openpty()
+            proc = subprocess.Popen([numastor, "probe", "-d", "0.8", name], stdout=subprocess.DEVNULL,
+                                    stderr=slave)
+            os.close(slave)
+            seen = b""
+            while True:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            proc.wait()
+            os.close(master)
+            if not re.search(rb"%s from node \d+: +[0-9.]+/0\.8 s, \d+ IOPS" % name.encode(), seen):
+                fail(f"probe on a terminal: no progress line on stderr: {seen[:300]!r}")
 
             p = run(numastor, "-d", "0.3", name)
             if p.returncode != 0 or "DEVICE" not in p.stdout or name not in p.stdout or p.stderr:
