@@ -12,18 +12,26 @@
 # touched.
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
 vm_need_kmod
+form=module
 if vm_builtin nvme; then
-	vm_fact nvme.form builtin
+	form=builtin
 	vm_load_storage
-	vm_wait_disks 60
-	vm_nvme_pcis
-	pcis=$_v
-	vm_fact nvme.pcis "$pcis"
-	vm_pattern_write NSROOT0001
-	vm_pattern_write NSMPATH0001
-	vm_swap_state boot nvme "$pcis"
-	vm_module_dir /vm/kmod/nvme-only/manifest.json
-	vm_numastor before check --json
+else
+	vm_load_storage /vm/prefix-nvme/nvme.ko
+fi
+vm_fact nvme.form "$form"
+vm_wait_disks 60
+# every NVMe function: the subsystem's root-bus controller is forced too, the swap must
+# rescan it and bring the head's paths back
+vm_nvme_pcis
+pcis=$_v
+vm_fact nvme.pcis "$pcis"
+vm_pattern_write NSROOT0001
+vm_pattern_write NSMPATH0001
+vm_swap_state boot nvme "$pcis"
+vm_module_dir /vm/kmod/nvme-only/manifest.json
+vm_numastor before check --json
+if [ "$form" = builtin ]; then
 	vm_numastor plan fix --modules --dry-run --json
 	vm_numastor upstream fix --modules
 	vm_swap_state upstream nvme "$pcis"
@@ -51,24 +59,11 @@ if vm_builtin nvme; then
 	vm_check_round
 	return 0
 fi
-vm_fact nvme.form module
-vm_load_storage /vm/prefix-nvme/nvme.ko
-vm_wait_disks 60
 vm_disk_by_serial NSROOT0001
 vm_disk_pci "$_v"
 pci=$_v
 vm_fact nvme.pci "$pci"
-# every NVMe function: the subsystem's root-bus controller is forced too, the swap must
-# rescan it and bring the head's paths back
-vm_nvme_pcis
-pcis=$_v
-vm_fact nvme.pcis "$pcis"
 vm_fact stock.nvme.srcversion "$(modinfo -F srcversion nvme)"
-vm_pattern_write NSROOT0001
-vm_pattern_write NSMPATH0001
-vm_swap_state boot nvme "$pcis"
-vm_module_dir /vm/kmod/nvme-only/manifest.json
-vm_numastor before check --json
 vm_numastor plan fix --modules --dry-run --json
 vm_swap_state planned nvme "$pcis"
 vm_pattern_read NSROOT0001 planned
