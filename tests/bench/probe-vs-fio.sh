@@ -1,10 +1,10 @@
-#!/usr/bin/env bash
+#!/bin/sh
 # numastor probe against Debian's fio, the same job side by side: random 4k reads, O_DIRECT,
 # io_uring, the same iodepth, jobs, CPUs (one node's) and duration, the two runs alternating
 # so that the machine's drift falls on both. Prints each round's IOPS and the ratio
 # probe / fio, then the ratios' minimum and median (the target: within 10% of fio).
 #
-#   tests/bench/probe-vs-fio.sh [NUMASTOR] [DEVICE]
+#   tests/bench/probe-vs-fio.sh [NUMASTOR] [DEVICE]       (a POSIX shell script: the VM guest is busybox)
 #
 # Without DEVICE it makes a loop device over a 256 MiB file of random bytes in /dev/shm (needs
 # root: losetup) and removes it afterwards. The VM bed's scenario bench-probe-vs-fio runs this
@@ -14,7 +14,7 @@
 # NODE (default: the first node with CPUs). Needs only a POSIX shell's tools besides fio (the
 # VM guest is busybox).
 # It prints figures; it does not fail on the target (exit 0 unless it could not run).
-set -euo pipefail
+set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 numastor=${1:-$here/../../build/numastor}
@@ -64,11 +64,13 @@ if grep -qw hypervisor /proc/cpuinfo; then
 	echo "under a hypervisor: the ratio is what counts, not the IOPS"
 fi
 printf '%-6s %12s %12s %8s\n' round probe fio ratio
-ratios=()
+ratios=
 for r in $(seq 1 "$rounds"); do
 	# alternate which goes first
 	order="probe fio"
-	[ $((r % 2)) = 0 ] && order="fio probe"
+	if [ $((r % 2)) = 0 ]; then
+		order="fio probe"
+	fi
 	for what in $order; do
 		if [ "$what" = probe ]; then
 			p=$("$numastor" probe --json -d "$secs" -b "$bs" -q "$iodepth" -J "$jobs" -N "$node" "$dev" |
@@ -85,9 +87,10 @@ for r in $(seq 1 "$rounds"); do
 		die "round $r: no figure (probe '$p', fio '$f')"
 	fi
 	ratio=$(awk -v p="$p" -v f="$f" 'BEGIN { printf "%.3f", (f > 0 ? p / f : 0) }')
-	ratios+=("$ratio")
+	ratios="$ratios $ratio"
 	printf '%-6s %12.0f %12.0f %8s\n' "$r" "$p" "$f" "$ratio"
 done
-printf '%s\n' "${ratios[@]}" | sort -n | awk '{ r[NR] = $1 }
+# shellcheck disable=SC2086 # one ratio a word
+printf '%s\n' $ratios | sort -n | awk '{ r[NR] = $1 }
 	END { m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
 	      printf "probe/fio: min %.3f, median %.3f, max %.3f (target: within 10%% of fio)\n", r[1], m, r[NR] }'

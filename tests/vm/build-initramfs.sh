@@ -92,8 +92,9 @@ sed 's|@sbindir@|/usr/bin|g; s|@libexecdir@|/usr/libexec|g' "$SRC_ROOT/data/irqb
 chmod 0755 "$stage/usr/libexec/numastor/irqbalance-policy"
 # flock(1) from util-linux (busybox has none), for holding numastor's lock from the shell.
 add_binary "$(command -v flock)" /usr/bin/flock
-# fio and tests/bench/probe-vs-fio.sh, for the bench-probe-vs-fio scenario (when fio is here)
-if command -v fio >/dev/null; then
+# tests/bench/probe-vs-fio.sh, and fio with NUMASTOR_VM_WITH_FIO=1 (run-all.sh sets it for the
+# bench-probe-vs-fio scenario: its libraries add 15 MB to the initramfs)
+if [[ "${NUMASTOR_VM_WITH_FIO:-0}" == 1 ]] && command -v fio >/dev/null; then
 	add_binary "$(command -v fio)" /usr/bin/fio
 fi
 mkdir -p "$stage/vm/bench"

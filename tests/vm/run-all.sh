@@ -135,7 +135,11 @@ run_line() { # line
 			vm_log "warning: tests/kmod/check-build.sh failed (see $lwork/kmod-build.log); the modswap scenarios will fail"
 		;;
 	esac
-	"$VM_DIR/build-initramfs.sh" "$lwork/initramfs.gz" "$numastor" > "$lwork/initramfs.log" 2>&1 || {
+	# fio (and its 60-odd libraries: 15 MB more to every boot) only for the benchmark that runs it
+	local with_fio=0
+	case " $scenarios " in *" bench-probe-vs-fio "*) with_fio=1 ;; esac
+	NUMASTOR_VM_WITH_FIO=$with_fio "$VM_DIR/build-initramfs.sh" "$lwork/initramfs.gz" "$numastor" \
+		> "$lwork/initramfs.log" 2>&1 || {
 		sed 's/^/    /' "$lwork/initramfs.log" | tail -n 20
 		line_fail "building the $line initramfs failed"
 		return
