@@ -14,8 +14,9 @@ IOPS under TCG mean nothing: only where the interrupts fire is asserted. It hold
   vector still on CPU 0, no journal;
 - fix --probe=2 --json: exit 0, the vector moved to node 1's CPUs (the kernel says so after);
   `probe` holds the HBA's disk with both nodes' runs before (interrupts on node 0 only) and
-  after (nearly all on node 1: the first interrupt after the write may still arrive on CPU 0,
-  as the x86 MSI move waits for it); the journal's probe is that same table;
+  after (on node 1; in the first run after the write at most a few, STALE, still on CPU 0,
+  as the x86 MSI move waits for the next interrupt, none in the later one); the journal's
+  probe is that same table;
 - probe after the fix: every interrupt on node 1, none on node 0's CPUs (the guest's count);
 - the text report names the disk and says it ran under a hypervisor.
 """
@@ -27,6 +28,9 @@ import modswaplib as ms
 from compare import SRC_ROOT
 
 SCHEMA = os.path.join(SRC_ROOT, "schema", "numastor-probe.schema.json")
+# interrupts that may still arrive on the old CPU in the first run after the vector moved
+# (x86 without interrupt remapping moves an MSI vector at its next interrupt)
+STALE = 8
 FIX_SCHEMA = fixlib.FIX_SCHEMA
 
 
@@ -132,13 +136,16 @@ def check(ctx):
         mine = [d for d in probe.get("devices", []) if d["name"] == disk]
         if ctx.expect(mine, f"fix --probe: the HBA's disk {disk} is not among the probed devices "
                       f"{[d['name'] for d in probe.get('devices', [])]}"):
-            for nd in mine[0]["nodes"]:
+            for k, nd in enumerate(mine[0]["nodes"]):
                 before, after = by_node(nd["before"]), by_node(nd["after"] or {})
                 ctx.expect(before and before.get(0, 0) > 0 and before.get(1, 0) == 0,
                            f"fix --probe: from node {nd['node']}, before: interrupts by node {before}: not all on node 0")
-                ctx.expect(after and after.get(1, 0) > 0 and after.get(0, 0) <= 1,
+                # the first run after the write may still see the few interrupts the old CPU
+                # had latched when the vector moved (measured: 1, and 2); every later run none
+                stale = STALE if k == 0 else 0
+                ctx.expect(after and after.get(1, 0) > 0 and after.get(0, 0) <= stale,
                            f"fix --probe: from node {nd['node']}, after: interrupts by node {after}: not on node 1 "
-                           "(at most the first one on node 0)")
+                           f"(at most {stale} still on node 0)")
         # the same table in the journal, beside what it measured
         j = fixlib.journal(ctx, "journal-fix.json") or {}
         ctx.equal("journal after fix --probe", "probe", j.get("probe"), probe)
