@@ -200,28 +200,8 @@ static void remove_snapdir(char **dir)
 	*dir = NULL;
 }
 
+/* --interval: seconds as ns_cli_parse_seconds takes them, at most INTERVAL_MAX */
 #define INTERVAL_MAX 3600
-
-/* --interval: a plain decimal (digits, optionally a point and more digits), above 0 and at most
- * INTERVAL_MAX seconds. Nothing else: no sign, exponent, unit, hex, inf or nan. */
-static int parse_interval(const char *s, double *out)
-{
-	const char *p = s;
-	size_t digits = 0;
-
-	while (*p >= '0' && *p <= '9')
-		p++, digits++;
-	if (digits && *p == '.') {
-		size_t frac = 0;
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			frac++;
-		digits = frac ? digits + frac : 0;
-	}
-	if (!digits || *p || p - s > 16)
-		return -EINVAL;
-	*out = strtod(s, NULL);
-	return *out > 0 && *out <= INTERVAL_MAX ? 0 : -ERANGE;
-}
 
 static double now_seconds(void)
 {
@@ -499,7 +479,7 @@ int cmd_check(int argc, char **argv)
 	topts.width = a.output_file ? 80 : ns_text_width(stdout); /* a file is read later, anywhere */
 	if (a.sysroot && !*a.sysroot)
 		return ns_cli_bad_usage(&cli, "--sysroot needs a directory");
-	if (a.interval_arg && (r = parse_interval(a.interval_arg, &a.interval)) < 0)
+	if (a.interval_arg && (r = ns_cli_parse_seconds(a.interval_arg, INTERVAL_MAX, &a.interval)) < 0)
 		return ns_cli_bad_usage(&cli,
 					"--interval takes seconds, a plain number above 0 and at most %d (e.g. 2 "
 					"or 0.5), not '%s'",

@@ -120,3 +120,22 @@ int ns_cli_discover(const struct ns_cli *cli, struct ns_root *root, const char *
 				   rootname ? rootname : "", strerror(-r));
 	return 0;
 }
+
+int ns_cli_parse_seconds(const char *s, double max, double *out)
+{
+	const char *p = s;
+	size_t digits = 0;
+
+	while (*p >= '0' && *p <= '9')
+		p++, digits++;
+	if (digits && *p == '.') {
+		size_t frac = 0;
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			frac++;
+		digits = frac ? digits + frac : 0;
+	}
+	if (!digits || *p || p - s > 16)
+		return -EINVAL;
+	*out = strtod(s, NULL);
+	return *out > 0 && *out <= max ? 0 : -ERANGE;
+}

@@ -38,6 +38,10 @@ int ns_cli_bad_usage(const struct ns_cli *cli, const char *fmt, ...) __attribute
  */
 int ns_cli_bad_option(const struct ns_cli *cli, int c, char **argv);
 
+/* Seconds as an option takes them: a plain decimal number ("2", "0.5"; no sign, exponent or
+ * hex), above 0 and at most max. -EINVAL when not such a number, -ERANGE outside. */
+int ns_cli_parse_seconds(const char *s, double max, double *out);
+
 /*
  * ns_system_discover for a command (names: the devices named, nnames of them): 0, or the exit
  * code of the error it reported: a name that is no disk (the note saying so), or a root

@@ -1353,13 +1353,9 @@ int cmd_fix(int argc, char **argv)
 			break;
 		case 'P':
 			o.probe_seconds = 3;
-			if (optarg) {
-				errno = 0;
-				o.probe_seconds = strtod(optarg, &end);
-				if (errno || end == optarg || *end || !(o.probe_seconds > 0) || o.probe_seconds > 3600)
-					return ns_cli_bad_usage(
-						&cli, "--probe takes seconds above 0, at most 3600, not '%s'", optarg);
-			}
+			if (optarg && ns_cli_parse_seconds(optarg, 3600, &o.probe_seconds) < 0)
+				return ns_cli_bad_usage(&cli, "--probe takes seconds above 0, at most 3600, not '%s'",
+							optarg);
 			break;
 		case 'h':
 			fix_usage(stdout);

@@ -108,20 +108,6 @@ static int parse_uint(const char *s, unsigned min, unsigned max, unsigned *out)
 	return 0;
 }
 
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	double v;
-	if (!s || !*s || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !(v > 0) || v > 3600)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
 struct progress_ctx {
 	double seconds;
 	bool tty;
@@ -312,7 +298,7 @@ int cmd_probe(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":d:b:q:J:N:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (parse_seconds(optarg, &o.seconds) < 0)
+			if (ns_cli_parse_seconds(optarg, 3600, &o.seconds) < 0)
 				return ns_cli_bad_usage(
 					&cli, "--duration takes seconds above 0, at most 3600, not '%s'", optarg);
 			break;
