@@ -1130,9 +1130,7 @@ static void probe_progress(void *data, const char *disk, int node, double elapse
 	const struct fix_opts *o = data;
 	if (o->json || o->quiet || !isatty(STDERR_FILENO))
 		return;
-	fprintf(stderr, "\r\033[Kprobe %s from node %d: %4.1f/%.1f s, %.0f IOPS", disk, node, elapsed, o->probe_seconds,
-		elapsed > 0 ? (double)ios / elapsed : 0.0);
-	fflush(stderr);
+	ns_probe_progress_line("probe ", disk, node, elapsed, o->probe_seconds, ios);
 }
 
 /* Probe every disk the plan moves a vector of, from every node with CPUs: into fp->before, or

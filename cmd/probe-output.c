@@ -91,3 +91,11 @@ void ns_probe_fmt_irqs(char *buf, size_t len, const struct ns_system *sys, const
 		off += (size_t)snprintf(buf + off, len - off, "%s%d:%s", n ? " " : "", id, c);
 	}
 }
+
+void ns_probe_progress_line(const char *prefix, const char *disk, int node, double elapsed, double seconds,
+			    uint64_t ios)
+{
+	fprintf(stderr, "\r\033[K%s%s from node %d: %4.1f/%.1f s, %.0f IOPS", prefix, disk, node, elapsed, seconds,
+		elapsed > 0 ? (double)ios / elapsed : 0.0);
+	fflush(stderr);
+}

@@ -19,6 +19,10 @@ void ns_probe_fmt_us(char *buf, size_t len, uint64_t ns);
 struct json_object *ns_probe_jdouble(double v, int decimals);
 /* "0:945.1k 1:0" of a run's interrupts per node, "-" when unknown */
 void ns_probe_fmt_irqs(char *buf, size_t len, const struct ns_system *sys, const struct ns_probe_node_run *r);
+/* The progress line on stderr (a terminal's: the callers decide): "\r<prefix>DISK from node N:
+ * 1.2/3.0 s, 12345 IOPS", the line cleared first. */
+void ns_probe_progress_line(const char *prefix, const char *disk, int node, double elapsed, double seconds,
+			    uint64_t ios);
 struct json_object *ns_probe_run_json(const struct ns_system *sys, const struct ns_probe_node_run *r);
 
 #endif

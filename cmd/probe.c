@@ -118,9 +118,7 @@ static void progress(void *data, const char *disk, int node, double elapsed, uin
 	struct progress_ctx *p = data;
 	if (!p->tty)
 		return;
-	fprintf(stderr, "\r\033[K%s from node %d: %4.1f/%.1f s, %.0f IOPS", disk, node, elapsed, p->seconds,
-		elapsed > 0 ? (double)ios / elapsed : 0.0);
-	fflush(stderr);
+	ns_probe_progress_line("", disk, node, elapsed, p->seconds, ios);
 }
 
 static void print_text(const struct opts *o, const struct ns_system *sys, const struct ns_probe_disk *devs,

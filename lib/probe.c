@@ -21,6 +21,7 @@
 #include "cpuset.h"
 #include "irq.h"
 #include "number.h"
+#include "rates.h"
 #include "root.h"
 #include "system.h"
 
@@ -153,7 +154,7 @@ static void *worker_run(void *arg)
 	}
 	while (inflight) {
 		struct io_uring_cqe *cqe;
-		unsigned head, seen = 0, again = 0, done = 0;
+		unsigned head, seen = 0, done = 0;
 		uint64_t now;
 		/* submit what the last batch requeued and wait for a completion: one system call */
 		r = io_uring_submit_and_wait(&ring, 1);
@@ -184,15 +185,12 @@ static void *worker_run(void *arg)
 			if (job->stop && *job->stop)
 				w->stopped = true;
 			if (!w->err && !w->stopped && now < deadline &&
-			    prep_read(w, &ring, bufs, submitted, k, nblocks, now) == 0) {
-				inflight++;
-				again++;
-			}
+			    prep_read(w, &ring, bufs, submitted, k, nblocks, now) == 0)
+				inflight++; /* submitted by the next io_uring_submit_and_wait */
 		}
 		io_uring_cq_advance(&ring, seen);
 		/* for the progress line: once a batch, not a locked add per read */
 		atomic_fetch_add_explicit(&w->ios, done, memory_order_relaxed);
-		(void)again; /* submitted by the next io_uring_submit_and_wait */
 	}
 	if (ring_ok)
 		io_uring_queue_exit(&ring);
@@ -311,11 +309,11 @@ int ns_probe_under_hypervisor(struct ns_root *root)
 }
 
 /* The interrupts of a disk: every vector of every path's PCI function. */
-static size_t disk_irqs(const struct ns_disk *d, const struct ns_irq **out, size_t max)
+static size_t disk_irqs(const struct ns_disk *d, struct ns_irq **out, size_t max)
 {
 	size_t n = 0;
 	for (size_t p = 0; p < d->npaths; p++) {
-		const struct ns_pci *pci = d->paths[p].pci;
+		struct ns_pci *pci = d->paths[p].pci;
 		if (!pci)
 			continue;
 		for (size_t i = 0; i < pci->nirqs && n < max; i++) {
@@ -329,20 +327,23 @@ static size_t disk_irqs(const struct ns_disk *d, const struct ns_irq **out, size
 	return n;
 }
 
-static struct ns_counts *sample(struct ns_root *root, const struct ns_irq **irqs, size_t n)
-{
-	struct ns_counts *c = calloc(n ? n : 1, sizeof(*c));
-	for (size_t i = 0; c && i < n; i++)
-		if (ns_counts_read(root, irqs[i]->irq, &c[i], NULL) < 0)
-			c[i].n = 0;
-	return c;
-}
-
 static void free_samples(struct ns_counts *c, size_t n)
 {
 	for (size_t i = 0; c && i < n; i++)
 		ns_counts_free(&c[i]);
 	free(c);
+}
+
+/* Each vector's per_cpu_count now (lib/rates.h: n == 0 for one that could not be read or now
+ * belongs to another action); NULL out of memory. */
+static struct ns_counts *sample(struct ns_root *root, struct ns_irq *const *irqs, size_t n)
+{
+	struct ns_counts *c = calloc(n ? n : 1, sizeof(*c));
+	if (c && ns_rates_sample(root, irqs, n, c) < 0) {
+		free_samples(c, n);
+		c = NULL;
+	}
+	return c;
 }
 
 /* Per node: what fired between the two samples, summed over the disk's vectors. */
@@ -393,7 +394,7 @@ int ns_probe_disk_measure(struct ns_root *root, const struct ns_system *sys, con
 			  const struct ns_probe_params *p, struct ns_probe_disk *d)
 {
 	struct ns_probe_dev dev;
-	const struct ns_irq *irqs[256];
+	struct ns_irq *irqs[256];
 	size_t nirqs = disk_irqs(d->disk, irqs, 256), nids = 0;
 	char path[300];
 	int r;
