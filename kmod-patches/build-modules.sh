@@ -69,12 +69,16 @@ declare -A MOD_DIR=(
 	[nvme]=drivers/nvme/host
 	[scsi_mod]=drivers/scsi
 	[sd_mod]=drivers/scsi
+	[libata]=drivers/ata
 	[megaraid_sas]=drivers/scsi/megaraid
+	[mpt3sas]=drivers/scsi/mpt3sas
+	[lpfc]=drivers/scsi/lpfc
 )
-KNOWN_MODULES=(nvme scsi_mod sd_mod megaraid_sas)
+KNOWN_MODULES=(nvme scsi_mod sd_mod libata megaraid_sas mpt3sas lpfc)
 # What is extracted from the source (tar patterns below the top directory; no '*' crosses '/').
 SOURCE_PARTS=(Makefile drivers/nvme/host drivers/scsi/Makefile 'drivers/scsi/*.c' 'drivers/scsi/*.h'
-	drivers/scsi/megaraid)
+	drivers/ata/Makefile 'drivers/ata/*.c' 'drivers/ata/*.h' drivers/scsi/megaraid drivers/scsi/mpt3sas
+	drivers/scsi/lpfc)
 
 KVER="" HEADERS="" SOURCE="" OUT="" BUILD="" JOBS="" NO_INSTALL=0 ALLOW_MISMATCH=0
 MODULES_DIR="" MAKE_CMD=""
@@ -350,7 +354,7 @@ extract_source() {
 	else
 		[[ -f $SOURCE ]] || die "--source $SOURCE: no such file or directory"
 		SOURCE=$(cd "$(dirname "$SOURCE")" && pwd -P)/$(basename "$SOURCE")
-		key="tar:$SOURCE:$(stat -c '%s:%Y' "$SOURCE")"
+		key="tar:$SOURCE:$(stat -c '%s:%Y' "$SOURCE"):${SOURCE_PARTS[*]}"
 		if [[ -f $src/.numastor-source-key && $(<"$src/.numastor-source-key") == "$key" ]]; then
 			say "source already extracted in $src"
 			return 0
@@ -394,16 +398,18 @@ check_source_version() {
 
 # The Makefile lines that define a module's objects (NAME-y, NAME-objs, NAME-$(CONFIG_...)),
 # continuation lines included, plus the directory's ccflags and the module objects' CFLAGS_.
+# A continuation at the end of the Makefile is closed with an empty line.
 module_lines() { # NAME MAKEFILE
 	awk -v m="$1" '
 		cont { print; cont = /\\$/; next }
 		$0 ~ ("^" m "-(y|objs|\\$\\()") || $0 ~ /^(subdir-)?ccflags-/ { print; cont = /\\$/ }
+		END { if (cont) print "" } # a list whose last line ends in a backslash (mpt3sas)
 	' "$2"
 }
 
-# The config symbol that makes NAME a module: obj-$(CONFIG_X) += NAME.o in the directory.
+# The config symbol that makes NAME a module: obj-$(CONFIG_X) += NAME.o (lpfc: :=) in the directory.
 module_config_symbol() { # NAME MAKEFILE
-	sed -n "s/^obj-\\\$(\\(CONFIG_[A-Za-z0-9_]*\\))[[:space:]]*+=[[:space:]]*$1\\.o[[:space:]]*\$/\\1/p" "$2" | head -n 1
+	sed -n "s/^obj-\\\$(\\(CONFIG_[A-Za-z0-9_]*\\))[[:space:]]*[+:]=[[:space:]]*$1\\.o[[:space:]]*\$/\\1/p" "$2" | head -n 1
 }
 
 config_value() { # CONFIG_X -> y, m or empty
@@ -606,13 +612,24 @@ write_kbuild() { # DIR(absolute) MODULE...
 	} | awk '!/^(subdir-)?ccflags-/ || !seen[$0]++' >"$dir/Kbuild"
 }
 
+# The directories to compile, in order: scsi_mod's first when it is built, for the HBA drivers
+# built with it call what it exports (scsi_host_alloc_node); then the rest, sorted.
+compile_order() {
+	local first=""
+	if [[ -n ${by_dir[${MOD_DIR[scsi_mod]}]:-} && " ${by_dir[${MOD_DIR[scsi_mod]}]} " == *" scsi_mod "* ]]; then
+		first=${MOD_DIR[scsi_mod]}
+		echo "$first"
+	fi
+	printf '%s\n' "${!by_dir[@]}" | sort | { grep -vxF "${first:-/}" || true; }
+}
+
 compile() {
-	local work=$BUILD/work dir m mods
+	local work=$BUILD/work dir m mods extra=()
 	declare -A by_dir=()
 	for m in "${BUILD_MODULES[@]}"; do
 		by_dir[${MOD_DIR[$m]}]+="$m "
 	done
-	for dir in $(printf '%s\n' "${!by_dir[@]}" | sort); do
+	for dir in $(compile_order); do
 		read -r -a mods <<<"${by_dir[$dir]}"
 		write_kbuild "$work/$dir" "${mods[@]}"
 		local desc=() t0 t1
@@ -625,7 +642,7 @@ compile() {
 		t0=$SECONDS
 		local run=(make)
 		if [[ -n $MAKE_CMD ]]; then read -r -a run <<<"$MAKE_CMD"; fi
-		if ! "${run[@]}" "${MAKE_ARGS[@]}" M="$work/$dir" -j"$JOBS" modules >"$work/$dir/build.log" 2>&1; then
+		if ! "${run[@]}" "${MAKE_ARGS[@]}" M="$work/$dir" "${extra[@]}" -j"$JOBS" modules >"$work/$dir/build.log" 2>&1; then
 			tail -n 40 "$work/$dir/build.log" >&2
 			die "compiling in $dir failed (whole log: $work/$dir/build.log)"
 		fi
@@ -637,6 +654,10 @@ compile() {
 			[[ -f $work/$dir/$m.ko ]] || die "no $m.ko after the build (log: $work/$dir/build.log)"
 		done
 		say "compiled in $((t1 - t0)) s"
+		# the patched scsi_mod's exports (with its CRCs) for the directories after it
+		if [[ " ${mods[*]} " == *" scsi_mod "* ]]; then
+			extra=("KBUILD_EXTRA_SYMBOLS=$work/$dir/Module.symvers")
+		fi
 	done
 }
 
