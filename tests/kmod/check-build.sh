@@ -193,16 +193,41 @@ check_line() { # LINE
 		check "scsi-numa-local-alloc/$p applied to linux-source-$xy $debver" \
 			grep -qE "scsi-numa-local-alloc/$p: (marker )?applied \(" "$log"
 	done < <(series_patches scsi-numa-local-alloc)
-	local m
-	for m in scsi_mod sd_mod; do
+	# The host allocation (0005) has a form per shape of scsi_host_alloc(); lpfc's caller (0009)
+	# an older one on 5.10.
+	local host_fix lpfc_fix host_form="" lpfc_form=""
+	host_fix=$(series_patches scsi-numa-local-alloc | grep -m1 '^0005-')
+	lpfc_fix=$(series_patches scsi-numa-local-alloc | grep -m1 '^0009-')
+	case $xy in
+	5.10) host_form=" (form isa-dma)" lpfc_form=" (form no-sg-tablesize-helper)" ;;
+	6.12) host_form=" (form const-template)" ;;
+	esac
+	check "scsi-numa-local-alloc/$host_fix applied to linux-source-$xy $debver${host_form:- (the top-level form)}" \
+		grep -qF "scsi-numa-local-alloc/$host_fix: applied$host_form (scsi_mod)" "$log"
+	check "scsi-numa-local-alloc/$lpfc_fix applied to linux-source-$xy $debver${lpfc_form:- (the top-level form)}" \
+		grep -qF "scsi-numa-local-alloc/$lpfc_fix: applied$lpfc_form (lpfc)" "$log"
+	# The HBA drivers built: libata, and each of megaraid_sas, mpt3sas, lpfc that the kernel
+	# builds as a module (the cloud flavour has none of them); the others said so.
+	local m cfg hba_mods=(libata)
+	for m in megaraid_sas:MEGARAID_SAS mpt3sas:SCSI_MPT3SAS lpfc:SCSI_LPFC; do
+		cfg=$(sed -n "s/^CONFIG_${m#*:}=//p" "$headers/.config")
+		if [[ $cfg == m ]]; then
+			hba_mods+=("${m%%:*}")
+		else
+			check "${m%%:*} not built: the build says it is not enabled in $krel" \
+				grep -qF "build-modules: warning: ${m%%:*} is not enabled in $krel" "$log"
+		fi
+	done
+	local built_mods=(scsi_mod sd_mod "${hba_mods[@]}")
+	for m in "${built_mods[@]}"; do
 		check "$m.ko built" [ -f "$out/$m.ko" ]
 	done
 
 	# The manifest: exact keys, types, and every field checked against the files; "replaces"
 	# is the stock module as the kernel package installs it (modules.dep's name).
-	if python3 - "$manifest" "$out" "$krel" "$moddir" "$nvme_fix" <<'EOF'; then
+	if python3 - "$manifest" "$out" "$krel" "$moddir" "$nvme_fix" "${built_mods[*]}" <<'EOF'; then
 import hashlib, json, os, re, subprocess, sys
-path, out, krel, moddir, nvme_fix = sys.argv[1:]
+path, out, krel, moddir, nvme_fix, built = sys.argv[1:]
 errors = []
 def err(msg): errors.append(msg)
 try:
@@ -244,22 +269,22 @@ for e in m.get("modules", []):
         err(f"{e['name']}: replaces {e['replaces']!r}, but the kernel package has {stock.get(e['name'])!r}")
     elif not os.path.isfile(os.path.join(moddir, e["replaces"])):
         err(f"{e['name']}: replaces {e['replaces']!r}, which the kernel package does not have")
-if sorted(names) != ["scsi_mod", "sd_mod"]:
-    err(f"modules {names}, expected scsi_mod and sd_mod")
+if sorted(names) != sorted(built.split()):
+    err(f"modules {names}, expected {built}")
 if m.get("already_upstream") != [{"series": "nvme-no-forced-node", "patch": nvme_fix}]:
     err(f"already_upstream {m.get('already_upstream')!r}")
 for x in errors:
     print("  " + x)
 sys.exit(1 if errors else 0)
 EOF
-		ok "manifest.json: valid, keys as documented, sha256/vermagic/srcversion match the files, replaces = the stock modules' own files ($(stock_path scsi_mod), $(stock_path sd_mod))"
+		ok "manifest.json: valid, keys as documented, modules ${built_mods[*]}, sha256/vermagic/srcversion match the files, replaces = the stock modules' own files ($(stock_path scsi_mod), $(stock_path sd_mod), ...)"
 	else
 		fail "manifest.json (see above)"
 	fi
 
 	local uts vm marker stock
 	uts=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$headers/include/generated/utsrelease.h")
-	for m in scsi_mod sd_mod; do
+	for m in "${built_mods[@]}"; do
 		[[ -f $out/$m.ko ]] || continue
 		vm=$(modinfo -F vermagic "$out/$m.ko")
 		check "$m.ko vermagic '${vm% }' is for the headers' release $uts" [ "${vm%% *}" == "$uts" ]
@@ -271,23 +296,26 @@ EOF
 			[ "$(modinfo -F depends "$out/$m.ko")" == "$(modinfo -F depends "$stock")" ]
 	done
 
-	# Symbol versions: the built scsi_mod exports exactly Debian's symbols with Debian's CRCs,
-	# so every stock module that uses it (sd_mod, sg, megaraid_sas, virtio_scsi...) loads.
+	# Symbol versions: the built scsi_mod exports Debian's symbols with Debian's CRCs, so every
+	# stock module that uses it (sd_mod, sg, megaraid_sas, virtio_scsi...) loads, and one more,
+	# scsi_host_alloc_node (0005), for the patched HBA drivers.
 	if [[ -f $out/scsi_mod.ko ]]; then
 		local want got n scsi_stock deps summary
 		want=$(awk -F'\t' '$3 == "drivers/scsi/scsi_mod" {print $2, $1}' "$headers/Module.symvers" | sort)
 		got=$(python3 "$HERE/kosyms.py" exports "$out/scsi_mod.ko")
 		n=$(grep -c . <<<"$want" || true)
-		if [[ $want == "$got" && $n -gt 0 ]]; then
-			ok "scsi_mod.ko exports the $n symbols of Debian's $krel Module.symvers with the same CRCs"
+		if [[ $want == "$(grep -v '^scsi_host_alloc_node ' <<<"$got")" && $n -gt 0 ]] &&
+			grep -q '^scsi_host_alloc_node 0x' <<<"$got" && ! grep -q '^scsi_host_alloc_node ' <<<"$want"; then
+			ok "scsi_mod.ko exports the $n symbols of Debian's $krel Module.symvers with the same CRCs, and scsi_host_alloc_node"
 		else
-			fail "scsi_mod.ko exports differ from Debian's Module.symvers:"
+			fail "scsi_mod.ko exports are not Debian's Module.symvers plus scsi_host_alloc_node:"
 			diff <(echo "$want") <(echo "$got") | head -20
 		fi
 		scsi_stock=$(stock_path scsi_mod)
 		mapfile -t deps < <(awk -F': *' -v m="$scsi_stock" \
 			'$1 != m && index(" " $2 " ", " " m " ") {print $1}' "$moddir/modules.dep")
-		if summary=$(cd "$moddir" && python3 "$HERE/kosyms.py" verify "$out/scsi_mod.ko" "$scsi_stock" "${deps[@]}"); then
+		if summary=$(cd "$moddir" && python3 "$HERE/kosyms.py" verify "$out/scsi_mod.ko" "$scsi_stock" \
+			--extra-export scsi_host_alloc_node "${deps[@]}"); then
 			ok "every stock module using scsi_mod finds its symbols and CRCs in the built one: $summary"
 		else
 			fail "stock modules would not load against the built scsi_mod:"
@@ -308,6 +336,32 @@ EOF
 			for x in $hbas; do has "$x" || return 1; done
 		}
 		check "those include $hbas" all_have
+
+		# The patched HBA drivers call scsi_host_alloc_node instead of scsi_host_alloc, with the
+		# CRC the built scsi_mod exports it with; every other import is the stock module's.
+		for m in "${hba_mods[@]}"; do
+			[[ -f $out/$m.ko ]] || continue
+			if summary=$(cd "$moddir" && python3 "$HERE/kosyms.py" caller "$out/$m.ko" "$(stock_path "$m")" \
+				"$out/scsi_mod.ko" scsi_host_alloc scsi_host_alloc_node); then
+				ok "$m.ko imports the stock $m's symbols and CRCs, scsi_host_alloc_node (the built scsi_mod's CRC) for scsi_host_alloc: $summary"
+			else
+				fail "$m.ko imports differ from the stock $m's but for scsi_host_alloc_node:"
+				echo "$summary" | head -20
+			fi
+		done
+	fi
+	# libata is also a library: ahci, libahci, ata_piix... load against the patched one.
+	if [[ -f $out/libata.ko ]]; then
+		local libata_stock ldeps lsummary
+		libata_stock=$(stock_path libata)
+		mapfile -t ldeps < <(awk -F': *' -v m="$libata_stock" \
+			'$1 != m && index(" " $2 " ", " " m " ") {print $1}' "$moddir/modules.dep")
+		if lsummary=$(cd "$moddir" && python3 "$HERE/kosyms.py" verify "$out/libata.ko" "$libata_stock" "${ldeps[@]}"); then
+			ok "every stock module using libata finds its symbols and CRCs in the built one: $lsummary"
+		else
+			fail "stock modules would not load against the built libata:"
+			echo "$lsummary" | head -20
+		fi
 	fi
 
 	# A series whose only functional patch is upstream builds nothing, and says so.
@@ -478,8 +532,8 @@ EOF
 	local names locs excl make rest
 	IFS=$'\x1f' read -r names locs excl make rest < <(dk "$krel" "$headers" "$tarball" "$work/build")
 	check "dkms.conf: PACKAGE_NAME numastor-kmod, arrays of equal length, AUTOINSTALL empty ($rest)" \
-		[ "$rest" == "numastor-kmod 2 2 []" ]
-	check "dkms.conf lists the modules build-modules.sh makes for $krel's source ($names)" [ "$names" == "scsi_mod sd_mod" ]
+		[ "$rest" == "numastor-kmod ${#built_mods[@]} ${#built_mods[@]} []" ]
+	check "dkms.conf lists the modules build-modules.sh makes for $krel's source ($names)" [ "$names" == "${built_mods[*]}" ]
 	check "dkms.conf installs under /updates ($locs)" bash -c '[[ " $1" =~ ^(\ /updates[^ ]*)+$ ]]' _ "$locs"
 	check "dkms.conf BUILD_EXCLUSIVE_KERNEL '$excl' matches $krel" bash -c '[[ $1 =~ $2 ]]' _ "$krel" "$excl"
 	local other
@@ -490,7 +544,7 @@ EOF
 		bash -c '[[ $1 == *"build-modules.sh --kernel $2 --headers $3 "*"--no-install"*"--series nvme-no-forced-node scsi-numa-local-alloc"* ]]' _ "$make" "$krel" "$headers"
 	if [[ -f $bpatch ]] && ((!nvme_builtin)); then
 		IFS=$'\x1f' read -r names _ < <(dk "$krel" "$headers" "$bsrc" "$work/prebackport-build")
-		check "dkms.conf adds nvme for a source without the fix (the pre-backport one: $names)" [ "$names" == "nvme scsi_mod sd_mod" ]
+		check "dkms.conf adds nvme for a source without the fix (the pre-backport one: $names)" [ "$names" == "nvme ${built_mods[*]}" ]
 	fi
 	# Once DKMS has built a kernel, dkms.conf lists what it built (install and remove use it).
 	mkdir -p "$bad/dkms/numastor-kmod/0.1.0/$krel/x86_64/module"

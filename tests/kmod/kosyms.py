@@ -6,11 +6,18 @@
   kosyms.py imports KO    "<symbol> 0x<crc>" for every symbol the module imports with a
                           version (its __versions table: struct modversion_info)
 
-  kosyms.py verify NEW STOCK [DEPENDENT...]
-                          NEW exports the same symbols with the same CRCs as STOCK, and
-                          every versioned import of a DEPENDENT module that STOCK satisfies
-                          is satisfied by NEW with the same CRC (so the DEPENDENT modules
-                          load against NEW). Prints a summary; exit 1 on any difference.
+  kosyms.py verify NEW STOCK [--extra-export SYMBOL]... [DEPENDENT...]
+                          NEW exports the same symbols with the same CRCs as STOCK (plus
+                          exactly the --extra-export ones, which a patch adds), and every
+                          versioned import of a DEPENDENT module that STOCK satisfies is
+                          satisfied by NEW with the same CRC (so the DEPENDENT modules load
+                          against NEW). Prints a summary; exit 1 on any difference.
+
+  kosyms.py caller NEW STOCK PROVIDER OLD NEWSYM
+                          NEW (a patched caller) imports what STOCK imports, with the same
+                          CRCs, except that it no longer imports OLD and imports NEWSYM with
+                          the CRC PROVIDER exports it with (so NEW loads against PROVIDER and
+                          the running kernel, and against nothing older). Exit 1 otherwise.
 
 Only little-endian ELF64 relocatable objects (x86-64 .ko files) are handled, plain or
 compressed with xz or gzip (.ko.xz, .ko.gz).
@@ -89,10 +96,15 @@ def read(path):
     return data
 
 
-def verify(new_path, stock_path, dependents):
+def verify(new_path, stock_path, dependents, extra=()):
     new, stock = exports(read(new_path)), exports(read(stock_path))
     bad = 0
     for name in sorted(set(new) | set(stock)):
+        if name in extra:
+            if name in stock or name not in new:
+                print(f"{name}: the patch's new export is {'also stock' if name in stock else 'missing'}")
+                bad += 1
+            continue
         if name not in new:
             print(f"missing export {name} (stock exports it with 0x{stock[name]:08x})")
             bad += 1
@@ -117,9 +129,41 @@ def verify(new_path, stock_path, dependents):
     return 1 if bad else 0
 
 
+def caller(new_path, stock_path, provider_path, old, newsym):
+    new, stock = imports(read(new_path)), imports(read(stock_path))
+    provided = exports(read(provider_path))
+    want = {k: v for k, v in stock.items() if k != old}
+    bad = 0
+    if old not in stock:
+        print(f"the stock module does not import {old}")
+        bad += 1
+    if newsym not in provided:
+        print(f"{provider_path} does not export {newsym}")
+        bad += 1
+    else:
+        want[newsym] = provided[newsym]
+    for name in sorted(set(new) | set(want)):
+        if new.get(name) != want.get(name):
+            got = "missing" if name not in new else f"0x{new[name]:08x}"
+            exp = "not imported" if name not in want else f"0x{want[name]:08x}"
+            print(f"import {name}: {got}, expected {exp}")
+            bad += 1
+    print(f"{len(new)} versioned imports (stock {len(stock)}); {old} -> {newsym}; {bad} differences")
+    return 1 if bad else 0
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "verify":
-        sys.exit(verify(sys.argv[2], sys.argv[3], sys.argv[4:]))
+        args, extra, deps = sys.argv[4:], [], []
+        while args:
+            a = args.pop(0)
+            if a == "--extra-export" and args:
+                extra.append(args.pop(0))
+            else:
+                deps.append(a)
+        sys.exit(verify(sys.argv[2], sys.argv[3], deps, extra))
+    if len(sys.argv) == 7 and sys.argv[1] == "caller":
+        sys.exit(caller(*sys.argv[2:]))
     if len(sys.argv) != 3 or sys.argv[1] not in ("exports", "imports"):
         raise SystemExit(__doc__)
     data = read(sys.argv[2])
