@@ -449,6 +449,16 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	return r;
 }
 
+/* A module of the SCSI series: the midlayer (scsi_mod, sd_mod) or an HBA driver built with it
+ * (libata, megaraid_sas, mpt3sas, lpfc): anything but nvme. */
+static bool manifest_has_scsi(const struct ns_manifest *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->v[i].name, "nvme") != 0)
+			return true;
+	return false;
+}
+
 int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap_plan *p)
 {
 	struct kmod_ctx *ctx = kmod_new(NULL, NULL);
@@ -488,8 +498,7 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 						       !ns_swap_runs_stock(sys->root, ctx, "nvme", nvme_stock)))))
 			r = plan_group(sys, ctx, p, "nvme");
 		free(nvme_stock);
-		if (r == 0 && (ns_manifest_find(&p->manifest, "scsi_mod") || ns_manifest_find(&p->manifest, "sd_mod") ||
-			       ns_manifest_find(&p->manifest, "megaraid_sas")))
+		if (r == 0 && manifest_has_scsi(&p->manifest))
 			r = plan_group(sys, ctx, p, "scsi");
 		/* a manifest of this kernel's whose every fix is in the kernel or needs no module
 		 * here, with the modules it names running stock: nothing to do (an empty plan);
