@@ -144,7 +144,8 @@ add_binary "$(PATH=$PATH:/usr/sbin:/sbin command -v depmod)" /usr/sbin/depmod
 
 # numastor's patched modules (tests/kmod/check-build.sh builds them into the cache): the
 # scenarios copy them into /var/lib/numastor/modules/<release>/ themselves.
-#   /vm/kmod/modules/         scsi_mod.ko, sd_mod.ko and manifest.json (the nvme fix is upstream)
+#   /vm/kmod/modules/         the build: scsi_mod.ko, sd_mod.ko, the HBA drivers, manifest.json
+#   /vm/kmod/midlayer/        the same manifest cut down to scsi_mod.ko and sd_mod.ko
 #   /vm/kmod/prefix-modules/  nvme.ko patched and built against the pre-fix source (the marker)
 #   /vm/kmod/nvme-only/       manifest.json of the nvme series alone: nothing to build
 #   /vm/kmod/faults/          deliberately broken copies (fault-modules.py)

@@ -163,7 +163,11 @@ vm_in_buildroot() { # "dir..." command args...
 
 # numastor's patched modules as tests/kmod/check-build.sh built them for RELEASE, copied into
 # DEST (the guest's /vm/kmod; the scenarios copy them into /var/lib/numastor/modules/<release>/):
-#   modules/         scsi_mod.ko, sd_mod.ko and manifest.json (the nvme fix is upstream)
+#   modules/         the build: scsi_mod.ko, sd_mod.ko, libata.ko, megaraid_sas.ko, mpt3sas.ko,
+#                    lpfc.ko (the cloud flavour: the first three) and manifest.json (the nvme fix
+#                    is upstream)
+#   midlayer/        its manifest cut down to scsi_mod.ko and sd_mod.ko, for the scenarios that
+#                    are not about the HBA drivers
 #   prefix-modules/  nvme.ko patched and built against the pre-fix source (the marker)
 #   nvme-only/       manifest.json of the nvme series alone: nothing to build
 #   faults/          deliberately broken copies (fault-modules.py)
@@ -176,6 +180,23 @@ vm_stage_kmod() { # release dest
 		find "$kmod_build/$d" -maxdepth 1 -type f \( -name manifest.json -o -name '*.ko' \) \
 			-exec cp -t "$dest/$d" {} +
 	done
+	# modules/ is the build as it came (the midlayer and the HBA drivers: libata, megaraid_sas,
+	# mpt3sas, lpfc); midlayer/ the same manifest cut down to scsi_mod and sd_mod, which the
+	# swap scenarios that are not about the HBA drivers load (stock HBA drivers load against
+	# the patched scsi_mod: its CRCs are Debian's).
+	if [[ -f "$dest/modules/manifest.json" ]]; then
+		mkdir -p "$dest/midlayer"
+		python3 - "$dest/modules" "$dest/midlayer" <<'EOF' || vm_die "cutting the manifest down to the midlayer failed"
+import json, shutil, sys
+src, dst = sys.argv[1:]
+m = json.load(open(f"{src}/manifest.json"))
+m["modules"] = [e for e in m["modules"] if e["name"] in ("scsi_mod", "sd_mod")]
+for e in m["modules"]:
+    shutil.copy(f"{src}/{e['file']}", dst)
+with open(f"{dst}/manifest.json", "w") as f:
+    json.dump(m, f, indent=2)
+EOF
+	fi
 	if [[ -f "$kmod_build/modules/sd_mod.ko" && -f "$kmod_build/prefix-modules/nvme.ko" ]]; then
 		mkdir -p "$dest/faults"
 		python3 "$VM_DIR/fault-modules.py" "$kmod_build" "$dest/faults" ||

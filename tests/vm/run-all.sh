@@ -24,12 +24,12 @@ all_scenarios() {
 }
 
 # The scenarios of the kernel matrix: what every line runs (6.1, Debian 12's own, runs all).
-MATRIX_SCENARIOS="stock prefix-nvme irqaffinity0 nonroot fix-irqaffinity0 fix-killed-revert modswap-nvme modswap-scsi"
+MATRIX_SCENARIOS="stock prefix-nvme irqaffinity0 nonroot fix-irqaffinity0 fix-killed-revert modswap-nvme modswap-scsi modswap-scsi-host"
 # The cloud flavour builds nvme in: no pre-fix nvme.ko can load, so prefix-nvme (which shows
 # what that module does) has nothing to run; modswap-nvme shows there that the built-in nvme
 # is left alone and an nvme.ko offered for it refused. It has no megaraid_sas: run-vm.sh gives
-# the node-1 HBA's disk to an ich9-ahci, which the fix scenarios move and modswap-scsi measures.
-CLOUD_SCENARIOS="stock irqaffinity0 nonroot fix-irqaffinity0 fix-killed-revert modswap-nvme modswap-scsi"
+# the node-1 HBA's disk to an ich9-ahci, which the fix scenarios move and modswap-scsi(-host) measure.
+CLOUD_SCENARIOS="stock irqaffinity0 nonroot fix-irqaffinity0 fix-killed-revert modswap-nvme modswap-scsi modswap-scsi-host"
 
 kernels=${NUMASTOR_VM_KERNELS:-5.10 6.1 6.12 6.12-cloud}
 for k in $kernels; do

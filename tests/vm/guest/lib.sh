@@ -516,7 +516,8 @@ VM_PATTERN_MB=4
 
 # The patched modules must be in the initramfs (/vm/kmod, from tests/kmod/check-build.sh).
 vm_need_kmod() {
-	if [ ! -f /vm/kmod/modules/manifest.json ] || [ ! -f /vm/kmod/nvme-only/manifest.json ]; then
+	if [ ! -f /vm/kmod/modules/manifest.json ] || [ ! -f /vm/kmod/midlayer/manifest.json ] ||
+		[ ! -f /vm/kmod/nvme-only/manifest.json ]; then
 		echo "test bed: no patched modules in /vm/kmod (tests/kmod/check-build.sh did not build them)" >&2
 		return 1
 	fi

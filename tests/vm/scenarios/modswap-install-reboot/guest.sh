@@ -95,14 +95,14 @@ vm_swap_state "$b-reloaded" "$MODS" ""
 phase reloaded
 case $VM_BOOT in
 1)
-	vm_fact patched.scsi_mod.marker "$(modinfo -F numastor /vm/kmod/modules/scsi_mod.ko)"
-	vm_fact patched.sd_mod.marker "$(modinfo -F numastor /vm/kmod/modules/sd_mod.ko)"
+	vm_fact patched.scsi_mod.marker "$(modinfo -F numastor /vm/kmod/midlayer/scsi_mod.ko)"
+	vm_fact patched.sd_mod.marker "$(modinfo -F numastor /vm/kmod/midlayer/sd_mod.ko)"
 	for m in scsi_mod sd_mod; do
-		vm_fact "manifest.$m.sha256" "$(sha256sum < "/vm/kmod/modules/$m.ko" | cut -d' ' -f1)"
+		vm_fact "manifest.$m.sha256" "$(sha256sum < "/vm/kmod/midlayer/$m.ko" | cut -d' ' -f1)"
 		vm_fact "stock.$m.srcversion" "$(modinfo -F srcversion "$m")"
 	done
 	vm_pattern_write "$mega"
-	vm_module_dir /vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko
+	vm_module_dir /vm/kmod/midlayer/manifest.json /vm/kmod/midlayer/scsi_mod.ko /vm/kmod/midlayer/sd_mod.ko
 	vm_numastor install fix --modules --install
 	phase install
 	vm_swap_state install "$MODS" ""

@@ -10,7 +10,7 @@
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
 vm_need_kmod
 MODULES="nvme scsi_mod sd_mod megaraid_sas virtio_scsi"
-MODS=/vm/kmod/modules
+MODS=/vm/kmod/midlayer
 
 modprobe nvme-core
 insmod /vm/prefix-nvme/nvme.ko sgl_threshold=65536

@@ -21,7 +21,7 @@ MODULES="nvme nvme_core scsi_mod sd_mod megaraid_sas virtio_scsi"
 
 # numastor's module directory for the nvme group (the patched nvme.ko) or the SCSI group.
 nvme_dir() { vm_module_dir /vm/kmod/prefix-modules/manifest.json /vm/kmod/prefix-modules/nvme.ko; }
-scsi_dir() { vm_module_dir /vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko; }
+scsi_dir() { vm_module_dir /vm/kmod/midlayer/manifest.json /vm/kmod/midlayer/scsi_mod.ko /vm/kmod/midlayer/sd_mod.ko; }
 
 # The entries of a directory, space-separated.
 entries() { # dir

@@ -37,7 +37,7 @@ if [ "$form" = builtin ]; then
 	vm_swap_state upstream nvme "$pcis"
 	# an nvme.ko offered for the built-in nvme
 	mkdir -p /tmp/builtin-offer
-	cp /vm/kmod/modules/scsi_mod.ko /tmp/builtin-offer/nvme.ko
+	cp /vm/kmod/midlayer/scsi_mod.ko /tmp/builtin-offer/nvme.ko
 	_rd /proc/sys/kernel/osrelease
 	krel=$_v
 	cat > /tmp/builtin-offer/manifest.json <<-EOF

@@ -9,7 +9,7 @@
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
 vm_need_kmod
 SCSI_MODULES="scsi_mod sd_mod megaraid_sas virtio_scsi"
-MODS=/vm/kmod/modules
+MODS=/vm/kmod/midlayer
 
 # Facts in_use.STEP: the /dev/sd* lines of /proc/mounts and /proc/swaps.
 in_use() { # step

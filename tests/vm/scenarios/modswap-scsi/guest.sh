@@ -83,14 +83,14 @@ vm_fact mega.id "$mega"
 vm_fact mega.pci "$mega_pci"
 vm_fact vscsi.id "$vscsi"
 vm_fact stock.scsi_mod.marker "$(modinfo -F numastor scsi_mod)"
-vm_fact patched.scsi_mod.marker "$(modinfo -F numastor /vm/kmod/modules/scsi_mod.ko)"
-vm_fact patched.sd_mod.marker "$(modinfo -F numastor /vm/kmod/modules/sd_mod.ko)"
+vm_fact patched.scsi_mod.marker "$(modinfo -F numastor /vm/kmod/midlayer/scsi_mod.ko)"
+vm_fact patched.sd_mod.marker "$(modinfo -F numastor /vm/kmod/midlayer/sd_mod.ko)"
 vm_pattern_write "$mega"
 vm_pattern_write "$vscsi"
 
 rescan_from_cpu0 stock
 vm_swap_state boot "$SCSI_MODULES" "$mega_pci"
-vm_module_dir /vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko
+vm_module_dir /vm/kmod/midlayer/manifest.json /vm/kmod/midlayer/scsi_mod.ko /vm/kmod/midlayer/sd_mod.ko
 vm_numastor before check --json
 vm_numastor plan fix --modules --dry-run --json
 vm_swap_state planned "$SCSI_MODULES" "$mega_pci"

@@ -63,7 +63,7 @@ vm_fact vscsi.id "$vscsi"
 vm_pattern_write "$mega"
 vm_pattern_write "$vscsi"
 vm_swap_state boot "$SCSI_MODULES" "$mega_pci"
-vm_module_dir /vm/kmod/modules/manifest.json /vm/kmod/modules/scsi_mod.ko /vm/kmod/modules/sd_mod.ko
+vm_module_dir /vm/kmod/midlayer/manifest.json /vm/kmod/midlayer/scsi_mod.ko /vm/kmod/midlayer/sd_mod.ko
 
 # the swap, and meanwhile a loop device and the unit's fix --hotplug
 vm_uptime
