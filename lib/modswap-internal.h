@@ -36,5 +36,10 @@ int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail)
 /* modswap-checks.c: the checks of one patched module file, added to p. */
 int ns_swap_check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p,
 			    const struct ns_manifest_module *mm);
+/* modswap-checks.c: over the patched modules one swap loads (mods[0..n)), one check each: every
+ * symbol it imports that its stock module does not (a patched HBA driver's
+ * scsi_host_alloc_node) is exported by another of them, with the CRC it was built against. */
+int ns_swap_check_imports(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p,
+			  const struct ns_manifest_module *const *mods, size_t n);
 
 #endif

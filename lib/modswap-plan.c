@@ -393,7 +393,8 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	const char *top = strcmp(group, "nvme") == 0 ? "nvme" : "scsi_mod";
 	const char *state = ns_swap_module_state(sys->root, top);
 	char **order = NULL;
-	size_t n = 0, first;
+	const struct ns_manifest_module **loaded = NULL;
+	size_t n = 0, first, nloaded = 0;
 	int r;
 
 	if (!state) {
@@ -414,11 +415,16 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	if (r == 0)
 		r = insertion_order(p, order, n);
 	first = p->nsteps;
+	loaded = calloc(n ? n : 1, sizeof(*loaded));
+	if (!loaded)
+		r = -ENOMEM;
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		const struct ns_manifest_module *mm = ns_manifest_find(&p->manifest, order[i]);
 		char *stock = NULL;
-		if (mm)
+		if (mm) {
+			loaded[nloaded++] = mm;
 			r = ns_swap_check_candidate(sys, ctx, p, mm);
+		}
 		/* the stock module by its in-tree file, never by name: after an --install the name
 		 * resolves to numastor's copy in updates/ */
 		else if (ns_swap_stock_path(sys, order[i], &stock) < 0)
@@ -433,6 +439,9 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 			r = step_options(sys, ctx, p, &p->steps[p->nsteps - 1], mm != NULL);
 		free(stock);
 	}
+	if (r == 0)
+		r = ns_swap_check_imports(sys, ctx, p, loaded, nloaded);
+	free(loaded);
 	if (r == 0)
 		r = order_by_depends(sys->root, ctx, p->steps + first, p->nsteps - first);
 	ns_strv_free(order, n);

@@ -575,6 +575,11 @@ int ns_rmdir(struct ns_root *root, const char *path)
 	return unlinkat(root->dirfd, rel(path), AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
+int ns_open_read(struct ns_root *root, const char *path)
+{
+	return root_openat(root, path, O_RDONLY | O_NOFOLLOW);
+}
+
 int ns_open_rw(struct ns_root *root, const char *path, mode_t mode)
 {
 	int fd = openat(root->dirfd, rel(path), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, mode);

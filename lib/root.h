@@ -92,6 +92,9 @@ int ns_unlink(struct ns_root *root, const char *path);
 /* a symbolic link at path (inside the root) to target, as given; rmdir: only an empty directory */
 int ns_symlink(struct ns_root *root, const char *target, const char *path);
 int ns_rmdir(struct ns_root *root, const char *path);
+/* Open a file for reading, as the readers do (no symlink at the end); the fd or -errno. For the
+ * few files too big for ns_read_str (proc/kallsyms). */
+int ns_open_read(struct ns_root *root, const char *path);
 /* Open (creating) a file for locking; returns the fd or -errno. */
 int ns_open_rw(struct ns_root *root, const char *path, mode_t mode);
 

@@ -12,6 +12,8 @@ holds ata_scsi_add_hosts. It holds numastor to:
 - the test bed: the node-1 HBAs read numa_node 1; the build's scsi_mod, libata (and
   megaraid_sas) carry the scsi-numa-local-alloc marker; at boot the stock hosts are on node 0;
 - `check --json` before: no node-1 disk's allocations.host_alloc_node claims node 1;
+- `fix --modules` with a manifest that lacks scsi_mod: exit 3, refused, nothing changed, the
+  check that names scsi_host_alloc_node failing for libata (and megaraid_sas);
 - `--dry-run --json`: exit 0, safe, every check ok, scsi_mod loaded first and every module
   the build has (libata, megaraid_sas) from the module directory, after the modules it depends on;
 - `fix --modules`: exit 0; scsi_mod, sd_mod, libata (and megaraid_sas) out of tree, ahci,
@@ -52,6 +54,13 @@ def check(ctx):
             ctx.expect("host_alloc_node" in a and a.get("host_alloc_node") != 1,
                        f"check before the swap: {name}: allocations.host_alloc_node: numastor="
                        f"{a.get('host_alloc_node', 'absent')} ground-truth=node 0 (the stock driver, probed on node 0)")
+
+    # the patched HBA drivers need the patched scsi_mod's scsi_host_alloc_node: without it in
+    # the manifest the swap refuses them before changing anything
+    imports = "what it imports beyond the stock module is there when it loads (this swap, the kernel; same CRCs)"
+    ctx.expect(int(f("nocore.entries") or 0) >= 2, f"test bed: the manifest without scsi_mod lists {f('nocore.entries')} modules")
+    ms.refused(ctx, "nocore", checks=[(f"{m}: {imports}", r"imports scsi_host_alloc_node, which the stock " + m)
+                                      for m in ["libata"] + (["megaraid_sas"] if mega else [])])
 
     plan = ms.swap_plan(ctx, "plan")
     if plan is not None:

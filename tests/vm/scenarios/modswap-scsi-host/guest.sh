@@ -30,7 +30,7 @@ host_trace_start() {
 }
 
 # The node of a pfn: the node whose memory block holds it.
-pfn_node() { # pfn (hex)
+pfn_node() { # pfn (0x… or decimal)
 	local _bs _blk _n
 	_bs=$(cat /sys/devices/system/memory/block_size_bytes)
 	_blk=$(( $1 / (0x$_bs / 4096) ))
@@ -53,7 +53,8 @@ host_trace_stop() { # step
 	cp "$T/trace" "$VM_OUT/trace-$1.txt"
 	_l=$(awk '/mm_page_alloc:/ { ev = $0; next } /=> megasas_probe_one/ && ev != "" { print ev; exit }' "$VM_OUT/trace-$1.txt")
 	if [ "$hba" = megaraid_sas ] && [ -n "$_l" ]; then
-		_pfn=$(echo "$_l" | sed -n 's/.* pfn=\(0x[0-9a-f]*\) .*/\1/p')
+		# pfn=0x… from 6.1 on, decimal on 5.10: the shell's arithmetic takes both
+		_pfn=$(echo "$_l" | sed -n 's/.* pfn=\([0-9a-fx]*\) .*/\1/p')
 		_cpu=$(echo "$_l" | sed -n 's/.*\[0*\([0-9][0-9]*\)\].*/\1/p')
 		pfn_node "$_pfn"
 		vm_fact "host.megasas.$1" "cpu=$_cpu node=$_v"
@@ -113,6 +114,16 @@ for m in scsi_mod libata megaraid_sas; do
 done
 
 vm_swap_state boot "$SWAP_MODULES" "$node1_pcis"
+# A manifest without the patched scsi_mod: the patched HBA drivers import its
+# scsi_host_alloc_node, which the stock scsi_mod does not export. Refused, nothing changed.
+mkdir -p /tmp/nocore
+grep -v '"name": "scsi_mod"' /vm/kmod/modules/manifest.json > /tmp/nocore/manifest.json
+vm_fact nocore.entries "$(grep -c '"name": ' /tmp/nocore/manifest.json)"
+vm_module_dir /tmp/nocore/manifest.json /vm/kmod/modules/*.ko
+vm_swap_state nocore-before "$SWAP_MODULES" "$node1_pcis"
+vm_numastor nocore fix --modules
+vm_swap_state nocore "$SWAP_MODULES" "$node1_pcis"
+
 vm_module_dir /vm/kmod/modules/*
 vm_numastor before check --json
 vm_numastor plan fix --modules --dry-run --json
