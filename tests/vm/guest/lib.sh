@@ -184,6 +184,9 @@ vm_truth_machine() {
 	_tf /sys/devices/system/cpu/online machine online_cpus
 	_tf /sys/devices/system/cpu/possible machine possible_cpus
 	_tf /sys/devices/system/node/online machine nodes_online
+	# isolcpus= (6.9 on, blk-mq leaves isolated CPUs out of a hardware queue's cpu_list)
+	_i=$(cat /sys/devices/system/cpu/isolated 2> /dev/null)
+	[ -z "$_i" ] || _t machine isolated_cpus "$_i"
 	for _n in /sys/devices/system/node/node[0-9]*; do
 		_i=${_n##*node}
 		# a binary attribute that answers a 1-byte read (as `read` does) with nothing
