@@ -85,6 +85,7 @@ def facts_hba_alloc(doc, code):
     sda = device(doc, "sda")
     a = sda["allocations"]
     assert a["hw_queue_nodes"] == [0], a
+    assert (a["host_alloc_node"], a["host_alloc_module"]) == (1, "megaraid_sas"), a
     if "scan=sync" in (a["midlayer_basis"] or ""):
         assert a["midlayer_node"] == 1, a
         assert a["shared_tags"] is False and a["shared_tags_source"] == "debugfs", a
@@ -112,6 +113,10 @@ def facts_vm(doc, code):
     assert all(q["irq_pairing"] == "virtio-name" for q in vda["hw_queues"])
     dm = [d for d in doc["devices"] if d["kind"] == "dm"]
     assert dm and dm[0]["slaves"], dm
+    # libata allocates the ATA port's SCSI host, and the AHCI function has no node: unknown
+    a = device(doc, "sda")["allocations"]
+    assert (a["host_alloc_node"], a["host_alloc_module"]) == (None, "libata"), a
+    assert "no node (-1)" in a["host_alloc_basis"], a
 
 
 def facts_multipath(doc, code):
@@ -222,6 +227,20 @@ def invariants(doc):
                 assert (i["user_settable"] is None) == (i["user_settable_source"] == "unknown"), i
         if d["node_source"] == "forced":
             assert any(p["pci"] and p["pci"]["node_forced"] for p in d["paths"]), d["name"]
+        # the SCSI host's node (issue 15): only for SCSI and ATA disks, and only ever the HBA's own
+        a = d["allocations"]
+        if d["kind"] not in ("scsi", "ata"):
+            assert a["host_alloc_node"] is None and a["host_alloc_basis"] is None and \
+                a["host_alloc_module"] is None, (d["name"], a)
+        else:
+            assert a["host_alloc_basis"], (d["name"], a)
+            hba = d["paths"][0]["pci"] if d["paths"] else None
+            assert a["host_alloc_node"] is None or (hba and a["host_alloc_node"] == hba["numa_node"]), (d["name"], a)
+            # a node is given only as inferred or as a patched module's dev_to_node, and its basis says so
+            known = ("inferred:", "numastor-patched")
+            unknown = ("unknown", "inferred not", "numastor-patched")
+            assert a["host_alloc_basis"].startswith(known if a["host_alloc_node"] is not None else unknown), \
+                (d["name"], a)
     for f in doc["findings"]:
         if f["id"] == "node-forced":
             assert device(doc, f["device"])["node_source"] == "forced", f["device"]
