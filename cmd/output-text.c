@@ -1056,7 +1056,12 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 		say(p, 2, NULL, "node: %s", ns_node_source_name(d->node_source));
 	print_queues(p, sys, f, d);
 	print_other_irqs(p, d);
-	if (d->alloc.midlayer_basis)
+	if (d->alloc.midlayer_basis && d->alloc.host_alloc_basis)
+		say(p, 2, NULL, "allocations: per-device structures on %s; midlayer: %s; host (%s): %s",
+		    d->alloc.device_basis ? t(p, d->alloc.device_basis) : "?", t(p, d->alloc.midlayer_basis),
+		    d->alloc.host_alloc_module ? t(p, d->alloc.host_alloc_module) : "driver unknown",
+		    t(p, d->alloc.host_alloc_basis));
+	else if (d->alloc.midlayer_basis)
 		say(p, 2, NULL, "allocations: per-device structures on %s; midlayer: %s",
 		    d->alloc.device_basis ? t(p, d->alloc.device_basis) : "?", t(p, d->alloc.midlayer_basis));
 	else

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "blockdev.h"
+#include "machine.h"
 #include "module.h"
 
 static bool scsi_mod_patched(const struct ns_module *scsi_mod)
@@ -74,7 +75,217 @@ static int tags_derive(struct ns_disk *d, const struct ns_pci *pci)
 	return r < 0 ? -ENOMEM : 0;
 }
 
-int ns_alloc_derive(const struct ns_module *scsi_mod, struct ns_disk *d)
+/*
+ * Where the PCI core ran a probe, for a function on node `node` (>= 0): pci_call_probe() runs it
+ * through work_on_cpu() on a CPU of the node that is in the housekeeping masks of both workqueues
+ * and scheduler domains (6.1, 6.12; 5.10 has one mask for all, which isolcpus= and nohz_full=
+ * both set). A CPU in neither cpu/isolated nor cpu/nohz_full is in both masks.
+ */
+enum probe_cpu {
+	PROBE_ON_NODE,	 /* an online housekeeping CPU of the node: the probe ran there */
+	PROBE_ELSEWHERE, /* the node has CPUs, each isolated or nohz_full: the calling CPU's */
+	PROBE_NO_CPUS,	 /* a CPU-less node: the calling CPU's, on another node */
+	PROBE_OFFLINE,	 /* the only housekeeping CPUs are offline now: they may not have been then */
+	PROBE_UNKNOWN,	 /* the CPU sets or the node's CPUs are unknown */
+};
+
+static enum probe_cpu probe_cpu(const struct ns_machine *m, int node, struct ns_cpuset *hk)
+{
+	const struct ns_node *n = ns_machine_node(m, node);
+	bool offline_hk = false;
+
+	ns_cpuset_clear(hk);
+	if (!n || !n->cpus.known || !m->isolated.known || !m->nohz_full.known || !ns_machine_cpu_map_complete(m))
+		return PROBE_UNKNOWN;
+	hk->known = true;
+	ns_cpuset_foreach (cpu, &n->cpus)
+		if (!ns_cpuset_test(&m->isolated, (unsigned)cpu) && !ns_cpuset_test(&m->nohz_full, (unsigned)cpu) &&
+		    ns_cpuset_set(hk, (unsigned)cpu) < 0)
+			return PROBE_UNKNOWN;
+	if (ns_cpuset_count(hk))
+		return PROBE_ON_NODE;
+	ns_cpuset_foreach (cpu, &n->present)
+		offline_hk |= !ns_cpuset_test(&n->cpus, (unsigned)cpu) &&
+			      !ns_cpuset_test(&m->isolated, (unsigned)cpu) &&
+			      !ns_cpuset_test(&m->nohz_full, (unsigned)cpu);
+	if (offline_hk)
+		return PROBE_OFFLINE;
+	if (!ns_cpuset_count(&n->cpus) && !ns_cpuset_count(&n->present))
+		return PROBE_NO_CPUS;
+	return PROBE_ELSEWHERE;
+}
+
+/*
+ * Is the SCSI host (hostN) a child of the PCI function itself (or of its ataN port), so that the
+ * function's driver allocated it in the probe the PCI core ran? Not for virtio-scsi (virtioN in
+ * between), usb-storage (usbN/...), or anything else that hangs below.
+ */
+static const char *host_parent(const struct ns_disk *d, const struct ns_pci *pci, char *buf, size_t len)
+{
+	const char *sp = d->paths[0].disk_syspath, *at = strstr(sp, pci->address), *p, *host = NULL;
+
+	if (!at)
+		return NULL;
+	for (p = at + strlen(pci->address); p && *p == '/'; p = strchr(p + 1, '/')) {
+		if (strncmp(p + 1, "host", 4) == 0 && p[5] >= '0' && p[5] <= '9') {
+			host = p;
+			break;
+		}
+	}
+	if (!host)
+		return NULL;
+	snprintf(buf, len, "%.*s", (int)(host - at), at);
+	return buf;
+}
+
+static int host_derive(const struct ns_machine *m, const struct ns_module *host_mod, struct ns_disk *d,
+		       const struct ns_pci *pci)
+{
+	struct ns_alloc *a = &d->alloc;
+	char parent[512], *hk_text = NULL;
+	const char *under, *mod;
+	struct ns_cpuset hk = {0};
+	enum probe_cpu where;
+	int node, r;
+
+	a->host_alloc_node = -1;
+	a->host_alloc_remote = -1;
+	if (!pci)
+		return asprintf(&a->host_alloc_basis,
+				"unknown: no PCI function: the SCSI host's driver allocated it (scsi_host_alloc) in a "
+				"probe on a CPU the kernel does not record") < 0
+			       ? -ENOMEM
+			       : 0;
+	under = host_parent(d, pci, parent, sizeof(parent));
+	if (d->kind == NS_DISK_SCSI && under && strncmp(under + strlen(pci->address), "/virtio", 7) == 0) {
+		a->host_alloc_module = strdup("virtio_scsi");
+		if (!a->host_alloc_module)
+			return -ENOMEM;
+		return asprintf(
+			       &a->host_alloc_basis,
+			       "unknown: virtio_scsi allocates the host (scsi_host_alloc, plain kzalloc) in its virtio "
+			       "probe, which the virtio bus runs on the caller's CPU, not on a CPU of the device's "
+			       "node; "
+			       "the kernel does not record which") < 0
+			       ? -ENOMEM
+			       : 0;
+	}
+	if (!under || (d->kind == NS_DISK_SCSI && strcmp(under, pci->address) != 0) ||
+	    (d->kind == NS_DISK_ATA && strncmp(under + strlen(pci->address), "/ata", 4) != 0))
+		return asprintf(&a->host_alloc_basis,
+				"unknown: the SCSI host is not a child of PCI function %s%s%s: its driver's probe is "
+				"not the PCI core's, and runs on a CPU the kernel does not record",
+				pci->address, under ? " but of " : "", under ? under : "") < 0
+			       ? -ENOMEM
+			       : 0;
+	mod = host_mod ? host_mod->name : d->kind == NS_DISK_ATA ? "libata" : pci->driver;
+	if (mod && !(a->host_alloc_module = strdup(mod)))
+		return -ENOMEM;
+	if (!mod)
+		mod = "the HBA driver";
+	node = pci->numa_node;
+	if (d->node_source == NS_NODE_SRC_SET)
+		return asprintf(&a->host_alloc_basis,
+				"unknown: %s allocated the host in its probe (dev_to_node or the probing CPU's node), "
+				"and "
+				"the function's node %d was set after boot: the node at probe time is unknown",
+				mod, node) < 0
+			       ? -ENOMEM
+			       : 0;
+	if (host_mod && host_mod->patched == 1) {
+		if (node < 0)
+			r = asprintf(&a->host_alloc_basis,
+				     "numastor-patched %s: scsi_host_alloc_node(dev_to_node), which is -1: the probing "
+				     "CPU's node, which the kernel does not record",
+				     mod);
+		else {
+			a->host_alloc_node = node;
+			a->host_alloc_remote = 0;
+			r = asprintf(&a->host_alloc_basis,
+				     "numastor-patched %s: scsi_host_alloc_node(dev_to_node) = %d", mod, node);
+		}
+		return r < 0 ? -ENOMEM : 0;
+	}
+	if (node < 0)
+		return asprintf(&a->host_alloc_basis,
+				"unknown: %s%s allocates the host with scsi_host_alloc (plain kzalloc) on the probing "
+				"CPU's node, and the device %s: the PCI core probes on the calling CPU, which the "
+				"kernel "
+				"does not record",
+				host_mod && host_mod->patched == 0 ? "stock " : "", mod,
+				node == -1 ? "has no node (-1)" : "node is unreadable") < 0
+			       ? -ENOMEM
+			       : 0;
+	if (pci->virtfn == 1)
+		return asprintf(&a->host_alloc_basis,
+				"unknown: %s%s allocates the host on the probing CPU's node, and %s is a virtual "
+				"function: when its PF's driver enabled it in its own probe, the PCI core probed it on "
+				"the calling CPU, which the kernel does not record",
+				host_mod && host_mod->patched == 0 ? "stock " : "", mod, pci->address) < 0
+			       ? -ENOMEM
+			       : 0;
+	where = probe_cpu(m, node, &hk);
+	if (where == PROBE_ON_NODE) {
+		/* whichever the module: stock on the probing CPU's node, patched on dev_to_node */
+		a->host_alloc_node = node;
+		a->host_alloc_remote = 0;
+		if (ns_cpuset_format(&hk, &hk_text) < 0) {
+			ns_cpuset_clear(&hk);
+			return -ENOMEM;
+		}
+		r = asprintf(
+			&a->host_alloc_basis,
+			"inferred: %s%s allocates the host with scsi_host_alloc (plain kzalloc) on the probing "
+			"CPU's node, and the PCI core ran the probe on a CPU of the device's node %d that is neither "
+			"isolated nor nohz_full (%s)",
+			host_mod && host_mod->patched == 0 ? "stock " : "", mod, node, hk_text);
+		free(hk_text);
+		ns_cpuset_clear(&hk);
+		return r < 0 ? -ENOMEM : 0;
+	}
+	ns_cpuset_clear(&hk);
+	if (!host_mod || host_mod->patched != 0)
+		return asprintf(&a->host_alloc_basis,
+				"unknown: whether %s is numastor-patched (scsi_host_alloc_node on node %d) or stock "
+				"(the probing CPU's node) is unknown",
+				mod, node) < 0
+			       ? -ENOMEM
+			       : 0;
+	switch (where) {
+	case PROBE_ELSEWHERE:
+		a->host_alloc_remote = 1;
+		r = asprintf(
+			&a->host_alloc_basis,
+			"inferred not node %d: stock %s allocates the host with scsi_host_alloc (plain kzalloc) on "
+			"the probing CPU's node, and every CPU of node %d is isolated or nohz_full, so the PCI core "
+			"probed on the calling CPU, on another node the kernel does not record",
+			node, mod, node);
+		break;
+	case PROBE_NO_CPUS:
+		r = asprintf(&a->host_alloc_basis,
+			     "unknown: stock %s allocates the host on the probing CPU's node, and node %d has no CPUs: "
+			     "the PCI core probed on the calling CPU, on another node the kernel does not record",
+			     mod, node);
+		break;
+	case PROBE_OFFLINE:
+		r = asprintf(&a->host_alloc_basis,
+			     "unknown: stock %s allocates the host on the probing CPU's node, and node %d's CPUs that "
+			     "are neither isolated nor nohz_full are offline now; whether they were at probe time the "
+			     "kernel does not record",
+			     mod, node);
+		break;
+	default:
+		r = asprintf(&a->host_alloc_basis,
+			     "unknown: stock %s allocates the host on the probing CPU's node, and node %d's CPUs or "
+			     "the isolated / nohz_full sets are unknown",
+			     mod, node);
+		break;
+	}
+	return r < 0 ? -ENOMEM : 0;
+}
+
+int ns_alloc_derive(const struct ns_machine *m, const struct ns_module *scsi_mod, const struct ns_module *host_mod,
+		    struct ns_disk *d)
 {
 	struct ns_alloc *a = &d->alloc;
 	const struct ns_pci *pci = d->npaths ? d->paths[0].pci : NULL;
@@ -142,6 +353,8 @@ int ns_alloc_derive(const struct ns_module *scsi_mod, struct ns_disk *d)
 		}
 		if (r < 0)
 			return -ENOMEM;
+		if ((r = host_derive(m, host_mod, d, pci)) < 0)
+			return r;
 	}
 	ns_cpuset_clear(&a->hw_queue_nodes);
 	a->hw_queue_nodes.known = true;

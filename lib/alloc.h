@@ -6,14 +6,22 @@
  *    when the node is -1;
  *  - SCSI scsi_alloc_sdev/scsi_alloc_target use plain kzalloc on stock kernels: the scanning
  *    CPU's node; a numastor-patched scsi_mod uses dev_to_node(shost->dma_dev);
- *  - a blk-mq hardware queue's memory lives on the node of the first CPU of its cpu_list.
+ *  - a blk-mq hardware queue's memory lives on the node of the first CPU of its cpu_list;
+ *  - the Scsi_Host with the HBA driver's private data comes from scsi_host_alloc (plain kzalloc in
+ *    the driver's probe): the probing CPU's node, which the PCI core picks on the function's node
+ *    among the CPUs that are neither isolated nor nohz_full; a numastor-patched HBA module (libata
+ *    for ATA) uses scsi_host_alloc_node(dev_to_node).
  */
 #ifndef NUMASTOR_ALLOC_H
 #define NUMASTOR_ALLOC_H
 
+struct ns_machine;
 struct ns_module;
 struct ns_disk;
 
-int ns_alloc_derive(const struct ns_module *scsi_mod, struct ns_disk *d);
+/* scsi_mod: the midlayer's module; host_mod: the module that calls scsi_host_alloc for a SCSI or
+ * ATA disk (the HBA driver's, libata for ATA); either NULL when unknown or not applicable. */
+int ns_alloc_derive(const struct ns_machine *m, const struct ns_module *scsi_mod, const struct ns_module *host_mod,
+		    struct ns_disk *d);
 
 #endif

@@ -461,6 +461,8 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 	d->nr_requests = -1;
 	d->alloc.device_node = -1;
 	d->alloc.midlayer_node = -1;
+	d->alloc.host_alloc_node = -1;
+	d->alloc.host_alloc_remote = -1;
 	d->name = strdup(name);
 	if (!d->name)
 		return -ENOMEM;
@@ -573,6 +575,8 @@ void ns_disk_free(struct ns_disk *d)
 	free(d->hctx);
 	free(d->alloc.device_basis);
 	free(d->alloc.midlayer_basis);
+	free(d->alloc.host_alloc_basis);
+	free(d->alloc.host_alloc_module);
 	free(d->alloc.tags_basis);
 	free(d->scsi_scan);
 	ns_cpuset_clear(&d->alloc.hw_queue_nodes);

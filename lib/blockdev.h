@@ -69,6 +69,11 @@ struct ns_alloc {
 	char *device_basis;
 	int midlayer_node;    /* -1 unknown or not applicable */
 	char *midlayer_basis; /* NULL when not SCSI */
+	/* the Scsi_Host and the HBA driver's private data behind it (scsi_host_alloc) */
+	int host_alloc_node;	 /* -1 unknown or not applicable */
+	char *host_alloc_basis;	 /* NULL when not SCSI/ATA */
+	char *host_alloc_module; /* the module that calls scsi_host_alloc (the HBA driver's, libata for ATA) */
+	int host_alloc_remote;	 /* 1 inferred off the HBA's node (stock module, no housekeeping CPU there), 0, -1 */
 	struct ns_cpuset hw_queue_nodes;
 	int shared_tags;		/* 1: one tag set for all hw queues (BLK_MQ_F_TAG_HCTX_SHARED), 0, -1 unknown */
 	const char *shared_tags_source; /* "debugfs", "driver", "unknown" (static strings) */

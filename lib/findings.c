@@ -547,6 +547,60 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 	return 0;
 }
 
+/* The HBA modules kmod-patches/scsi-numa-local-alloc converts to scsi_host_alloc_node(dev_to_node) */
+static bool host_alloc_patch_exists(const char *module)
+{
+	static const char *const patched[] = {"megaraid_sas", "mpt3sas", "lpfc", "libata"};
+
+	for (size_t i = 0; module && i < sizeof(patched) / sizeof(patched[0]); i++)
+		if (strcmp(module, patched[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The Scsi_Host and the HBA driver's private data behind it, inferred off the HBA's node: a
+ * stock module allocated them on the probing CPU's node, and no CPU of the HBA's node could run
+ * the probe (each is isolated or nohz_full). Every I/O of every disk of the host touches them.
+ */
+static int rule_host_alloc(struct ns_findings *f, struct disk_ctx *c)
+{
+	const struct ns_disk *d = c->d;
+	const struct ns_pci *pci = d->npaths ? d->paths[0].pci : NULL;
+	const struct ns_machine *m = &c->sys->machine;
+	const struct ns_node *n;
+	const char *mod = d->alloc.host_alloc_module;
+	bool remedy;
+	struct json_object *ev;
+
+	if (d->alloc.host_alloc_remote != 1 || !pci || pci->numa_node < 0)
+		return 0;
+	n = ns_machine_node(m, pci->numa_node);
+	remedy = host_alloc_patch_exists(mod);
+	ev = json_object_new_object();
+	json_object_object_add(ev, "structure", json_object_new_string("scsi_host"));
+	json_object_object_add(ev, "module", mod ? json_object_new_string(mod) : NULL);
+	json_object_object_add(ev, "patched", json_object_new_boolean(0));
+	json_object_object_add(ev, "device_node", json_object_new_int(pci->numa_node));
+	json_object_object_add(ev, "node_cpus", n ? ns_cpuset_json(&n->cpus) : NULL);
+	json_object_object_add(ev, "isolated_cpus", ns_cpuset_json(&m->isolated));
+	json_object_object_add(ev, "nohz_full_cpus", ns_cpuset_json(&m->nohz_full));
+	json_object_object_add(ev, "patch_available", json_object_new_boolean(remedy));
+	return add(
+		f, "host-alloc-remote", NS_SEV_WARNING, d->name, ev,
+		ns_fmt("The SCSI host of %s and %s's data behind it are inferred off the HBA's node %d: the stock "
+		       "module allocated them on the probing CPU's node, and every CPU of node %d is isolated or "
+		       "nohz_full, so the PCI core probed elsewhere.",
+		       d->name, mod ? mod : "the driver", pci->numa_node, pci->numa_node),
+		remedy ? "numastor fix --modules" : NULL,
+		remedy ? ns_fmt("Load the numastor-patched %s and scsi_mod (scsi_host_alloc_node on the HBA's node), "
+				"or leave a CPU of node %d out of isolcpus= and nohz_full= (a reboot).",
+				mod, pci->numa_node)
+		       : ns_fmt("numastor has no patch for %s: leave a CPU of node %d out of isolcpus= and "
+				"nohz_full= so the PCI core probes there (a reboot).",
+				mod ? mod : "this driver", pci->numa_node));
+}
+
 static int rule_rq_affinity(struct ns_findings *f, struct disk_ctx *c)
 {
 	struct json_object *ev;
@@ -668,8 +722,9 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 		if ((r = rule_forced(out, &c)) < 0 || (r = rule_unknown(out, &c)) < 0 ||
 		    (r = rule_confined(out, &c)) < 0 || (r = rule_fires_remote(out, &c)) < 0 ||
 		    (r = rule_mismatch(out, &c)) < 0 || (r = rule_all_nodes(out, &c)) < 0 ||
-		    (r = rule_alloc(out, &c, scsi_patched)) < 0 || (r = rule_rq_affinity(out, &c)) < 0 ||
-		    (r = rule_irqbalance(out, &c)) < 0 || (r = rule_paths(out, &c)) < 0)
+		    (r = rule_alloc(out, &c, scsi_patched)) < 0 || (r = rule_host_alloc(out, &c)) < 0 ||
+		    (r = rule_rq_affinity(out, &c)) < 0 || (r = rule_irqbalance(out, &c)) < 0 ||
+		    (r = rule_paths(out, &c)) < 0)
 			return r;
 	}
 	return 0;

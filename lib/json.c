@@ -276,6 +276,9 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(al, "device_basis", jstr(d->alloc.device_basis ? d->alloc.device_basis : ""));
 	add(al, "midlayer_node", jnode(d->alloc.midlayer_node));
 	add(al, "midlayer_basis", jstr(d->alloc.midlayer_basis));
+	add(al, "host_alloc_node", jnode(d->alloc.host_alloc_node));
+	add(al, "host_alloc_basis", jstr(d->alloc.host_alloc_basis));
+	add(al, "host_alloc_module", jstr(d->alloc.host_alloc_module));
 	add(al, "hw_queue_nodes", d->alloc.hw_queue_nodes.known ? jnodes(&d->alloc.hw_queue_nodes) : NULL);
 	add(al, "shared_tags", jtri(d->alloc.shared_tags));
 	add(al, "shared_tags_source", jstr(d->alloc.shared_tags_source ? d->alloc.shared_tags_source : "unknown"));

@@ -531,6 +531,9 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 		ns_note_read(notes, pci->address, "pci.driver", p, r, NULL);
 	if (pci->driver)
 		ns_modules_lookup(mods, pci->driver, notes, &pci->module);
+	/* a VF probed while its PF's driver probes runs on the calling CPU (pci_physfn_is_probed) */
+	snprintf(p, sizeof(p), "%s/physfn", syspath);
+	pci->virtfn = ns_exists(root, p);
 	pci->numa_node = read_node(root, syspath, notes, pci->address, "pci.numa_node");
 	if (pci->numa_node >= 0 && !ns_machine_node(m, pci->numa_node)) {
 		ns_note(notes, pci->address, "pci.numa_node",

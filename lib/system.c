@@ -313,6 +313,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct ns_disk *d = &sys->disks[sys->ndisks];
+		const struct ns_module *host_mod;
 		if (!wanted(names[i], disks, ndisks))
 			continue;
 		if (nonly == 0 && is_hidden(root, names[i], &sys->notes))
@@ -332,7 +333,12 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		resolve_node(d);
 		if (!sys->scsi_mod && (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA))
 			ns_modules_lookup(sys->modules, "scsi_mod", &sys->notes, &sys->scsi_mod);
-		r = ns_alloc_derive(sys->scsi_mod, d);
+		host_mod = NULL;
+		if (d->kind == NS_DISK_ATA) /* ata_scsi_add_hosts: libata allocates an ATA port's host */
+			ns_modules_lookup(sys->modules, "libata", &sys->notes, &host_mod);
+		else if (d->kind == NS_DISK_SCSI && d->npaths && d->paths[0].pci)
+			host_mod = d->paths[0].pci->module;
+		r = ns_alloc_derive(&sys->machine, sys->scsi_mod, host_mod, d);
 		if (r < 0) {
 			ns_disk_free(d);
 			goto out;

@@ -85,6 +85,7 @@ def facts_hba_alloc(doc, code):
     sda = device(doc, "sda")
     a = sda["allocations"]
     assert a["hw_queue_nodes"] == [0], a
+    assert (a["host_alloc_node"], a["host_alloc_module"]) == (1, "megaraid_sas"), a
     if "scan=sync" in (a["midlayer_basis"] or ""):
         assert a["midlayer_node"] == 1, a
         assert a["shared_tags"] is False and a["shared_tags_source"] == "debugfs", a
@@ -97,6 +98,38 @@ def facts_hba_alloc(doc, code):
         assert a["midlayer_node"] is None and "unreadable" in a["midlayer_basis"], a
         assert a["shared_tags"] is None and a["shared_tags_source"] == "unknown", a
         assert a["tags_nodes"] is None, a
+
+
+def facts_host_alloc(doc, code, remote):
+    """Issue 15: where each Scsi_Host landed, from the fixture's description: a stock module's on
+    the probing CPU's node, which the PCI core picks on the HBA's node among CPUs neither isolated
+    nor nohz_full; a patched module's on dev_to_node; a VF's unknown."""
+    want = {"sda": (None if remote else 1, "megaraid_sas"), "sdb": (1, "libata"),
+            "sdc": (None if remote else 1, "hpsa"), "sdd": (0, "mpt3sas"), "sde": (None, "lpfc")}
+    for name, (node, mod) in want.items():
+        a = device(doc, name)["allocations"]
+        assert (a["host_alloc_node"], a["host_alloc_module"]) == (node, mod), (name, a)
+    basis = {n: device(doc, n)["allocations"]["host_alloc_basis"] for n in want}
+    assert basis["sdb"].startswith("numastor-patched libata"), basis["sdb"]
+    assert basis["sde"].startswith("unknown") and "virtual function" in basis["sde"], basis["sde"]
+    for n in ("sda", "sdc"):
+        assert basis[n].startswith("inferred not node 1" if remote else "inferred:"), (n, basis[n])
+    assert basis["sdd"].startswith("inferred:"), basis["sdd"]
+    if remote:  # a node set after boot: the node at probe time is unknown
+        a = device(doc, "sdf")["allocations"]
+        assert a["host_alloc_node"] is None and "set after boot" in a["host_alloc_basis"], a
+    host = {f["device"]: f for f in doc["findings"] if f["id"] == "host-alloc-remote"}
+    assert set(host) == ({"sda", "sdc"} if remote else set()), sorted(host)
+    if remote:
+        assert all(f["severity"] == "warning" for f in host.values()), host
+        ev = host["sda"]["evidence"]
+        assert (ev["structure"], ev["module"], ev["patched"], ev["device_node"], ev["patch_available"]) == \
+            ("scsi_host", "megaraid_sas", False, 1, True), ev
+        assert (ev["isolated_cpus"], ev["nohz_full_cpus"], ev["node_cpus"]) == ("8-11", "12-15", "8-15"), ev
+        assert host["sda"]["remedy"]["action"] == "numastor fix --modules", host["sda"]["remedy"]
+        # no patch for hpsa: the remedy is manual
+        assert host["sdc"]["evidence"]["patch_available"] is False and host["sdc"]["remedy"]["action"] is None, \
+            host["sdc"]
 
 
 def facts_hba_all(doc, code):
@@ -112,6 +145,10 @@ def facts_vm(doc, code):
     assert all(q["irq_pairing"] == "virtio-name" for q in vda["hw_queues"])
     dm = [d for d in doc["devices"] if d["kind"] == "dm"]
     assert dm and dm[0]["slaves"], dm
+    # libata allocates the ATA port's SCSI host, and the AHCI function has no node: unknown
+    a = device(doc, "sda")["allocations"]
+    assert (a["host_alloc_node"], a["host_alloc_module"]) == (None, "libata"), a
+    assert "no node (-1)" in a["host_alloc_basis"], a
 
 
 def facts_multipath(doc, code):
@@ -222,6 +259,20 @@ def invariants(doc):
                 assert (i["user_settable"] is None) == (i["user_settable_source"] == "unknown"), i
         if d["node_source"] == "forced":
             assert any(p["pci"] and p["pci"]["node_forced"] for p in d["paths"]), d["name"]
+        # the SCSI host's node (issue 15): only for SCSI and ATA disks, and only ever the HBA's own
+        a = d["allocations"]
+        if d["kind"] not in ("scsi", "ata"):
+            assert a["host_alloc_node"] is None and a["host_alloc_basis"] is None and \
+                a["host_alloc_module"] is None, (d["name"], a)
+        else:
+            assert a["host_alloc_basis"], (d["name"], a)
+            hba = d["paths"][0]["pci"] if d["paths"] else None
+            assert a["host_alloc_node"] is None or (hba and a["host_alloc_node"] == hba["numa_node"]), (d["name"], a)
+            # a node is given only as inferred or as a patched module's dev_to_node, and its basis says so
+            known = ("inferred:", "numastor-patched")
+            unknown = ("unknown", "inferred not", "numastor-patched")
+            assert a["host_alloc_basis"].startswith(known if a["host_alloc_node"] is not None else unknown), \
+                (d["name"], a)
     for f in doc["findings"]:
         if f["id"] == "node-forced":
             assert device(doc, f["device"])["node_source"] == "forced", f["device"]
@@ -499,6 +550,8 @@ FACTS = {
     "garbage-numbers": facts_garbage_numbers,
     "garbage-numbers-clean": facts_garbage_numbers_clean,
     "garbled-node1-cpulist": facts_garbled_node_cpulist,
+    "hba-isolated-node1-remote-host": lambda doc, code: facts_host_alloc(doc, code, True),
+    "hba-isolated-node1-cpu15-housekeeping": lambda doc, code: facts_host_alloc(doc, code, False),
 }
 
 
@@ -561,12 +614,21 @@ PINNED = {
         ("vector-serves-all-nodes", "sda", W), ("alloc-remote", "sda", I), ("irqbalance-confines", "sda", W)}),
     "twin-510-2n-forced-vs-described": (2, {
         ("node-forced", "nvme0n1", C), ("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W)}),
+    # issue 15: node 1's CPUs all isolated or nohz_full: the stock megaraid_sas and hpsa hosts are
+    # off their HBA's node; the patched libata's, node 0's mpt3sas's and the VF's are not faulted
+    # sdf's node was set after boot (node-set): where its host went is unknown, no host finding
+    "hba-isolated-node1-remote-host": (1, {("alloc-remote", d, I) for d in ("sda", "sdb", "sdc", "sdd", "sde")} |
+                                          {("host-alloc-remote", "sda", W), ("host-alloc-remote", "sdc", W),
+                                           ("node-set", "sdf", W)}),
+    # its twin: CPU 15 stays a housekeeping CPU, the probes ran on node 1
+    "hba-isolated-node1-cpu15-housekeeping": (0, {("alloc-remote", d, I) for d in ("sda", "sdb", "sdc", "sdd", "sde")}),
 }
 
 # The correctly placed twins: devices whose placement no rule may fault (no finding at all
 # about where their node, interrupts or queues are), and never a critical one.
 PLACEMENT = {"node-forced", "node-set", "node-unknown", "irq-confined", "irq-fires-remote", "queue-affinity-mismatch",
-             "vector-serves-all-nodes", "irqbalance-confines", "rq-affinity-remote", "alloc-remote"}
+             "vector-serves-all-nodes", "irqbalance-confines", "rq-affinity-remote", "alloc-remote",
+             "host-alloc-remote"}
 CORRECT = {
     "baremetal-2s-4nvme-healthy": ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"],
     "twin-xen-2n-5nvme-confined": ["nvme2n1"],
@@ -576,6 +638,8 @@ CORRECT = {
     "node-set-by-hand-taint-i": ["nvme1n1"],
     "forced-offline-node1-cpus": ["nvme1n1"],
     "cpuless-node-bus": ["nvme1n1"],
+    "hba-isolated-node1-remote-host": ["sdb", "sdd", "sde"],
+    "hba-isolated-node1-cpu15-housekeeping": ["sda", "sdb", "sdc", "sdd", "sde"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {
