@@ -290,6 +290,39 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 }
 
 /* The blk-mq hardware queues of one path's disk, paired with the path's vectors. */
+
+/*
+ * From 6.9 on blk-mq leaves the isolated CPUs (isolcpus=) out of a hardware queue's cpu_list:
+ * its kworker stays off them, but they still submit to it (measured on Debian's 6.12 with
+ * isolcpus=2-3: the queue of CPU 2 reads an empty cpu_list, its vector nvme0q1 / virtio request
+ * vector is bound to CPU 2). A queue paired by name whose vector's affinity is its cpu_list plus
+ * isolated CPUs serves those too: they join its CPUs (and its memory node, blk-mq's first mapped
+ * CPU's), and isolated says which they were.
+ */
+static int isolated_left_out(const struct ns_machine *m, struct ns_hctx *h)
+{
+	const struct ns_cpuset *aff = h->irq ? &h->irq->affinity : NULL;
+
+	ns_cpuset_clear(&h->isolated);
+	h->isolated.known = true;
+	if (!aff || !aff->known || !h->cpus.known || !m->isolated.known || !ns_cpuset_count(&m->isolated) ||
+	    (h->pairing != NS_PAIRING_NVME_NAME && h->pairing != NS_PAIRING_VIRTIO_NAME) ||
+	    !ns_cpuset_subset(&h->cpus, aff) || ns_cpuset_intersects(&h->cpus, &m->isolated) ||
+	    ns_cpuset_equal(&h->cpus, aff))
+		return 0;
+	ns_cpuset_foreach (cpu, aff)
+		if (!ns_cpuset_test(&h->cpus, (unsigned)cpu) && !ns_cpuset_test(&m->isolated, (unsigned)cpu))
+			return 0; /* a CPU that is neither: a real difference (queue-affinity-mismatch) */
+	ns_cpuset_foreach (cpu, aff)
+		if (!ns_cpuset_test(&h->cpus, (unsigned)cpu) && ns_cpuset_set(&h->isolated, (unsigned)cpu) < 0)
+			return -ENOMEM;
+	if (ns_cpuset_or(&h->cpus, &h->isolated) < 0)
+		return -ENOMEM;
+	ns_cpuset_clear(&h->nodes);
+	ns_machine_nodes_of(m, &h->cpus, &h->nodes);
+	h->memory_node = ns_machine_cpu_node(m, ns_cpuset_first(&h->cpus));
+	return 0;
+}
 static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct ns_path *path)
 {
 	char p[4096];
@@ -360,6 +393,8 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 			h->irq = &pci->irqs[0];
 			h->pairing = NS_PAIRING_SINGLE_VECTOR;
 		}
+		if (isolated_left_out(env->machine, h) < 0)
+			return;
 	}
 }
 
@@ -570,6 +605,7 @@ void ns_disk_free(struct ns_disk *d)
 	for (size_t i = 0; i < d->nhctx; i++) {
 		free(d->hctx[i].controller);
 		ns_cpuset_clear(&d->hctx[i].cpus);
+		ns_cpuset_clear(&d->hctx[i].isolated);
 		ns_cpuset_clear(&d->hctx[i].nodes);
 	}
 	free(d->hctx);

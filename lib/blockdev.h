@@ -50,11 +50,12 @@ struct ns_path {
 
 struct ns_hctx {
 	int index;
-	char *controller; /* the path it belongs to (multipath) */
-	struct ns_cpuset cpus;
-	struct ns_cpuset nodes; /* node ids of cpus */
-	long nr_tags;		/* -1 unknown */
-	int memory_node;	/* node of the first CPU of cpus, -1 unknown */
+	char *controller;	   /* the path it belongs to (multipath) */
+	struct ns_cpuset cpus;	   /* the CPUs it serves: cpu_list, plus isolated_cpus */
+	struct ns_cpuset isolated; /* isolated CPUs it serves that cpu_list leaves out (blk-mq, 6.9 on) */
+	struct ns_cpuset nodes;	   /* node ids of cpus */
+	long nr_tags;		   /* -1 unknown */
+	int memory_node;	   /* node of the first CPU of cpus, -1 unknown */
 	const struct ns_irq *irq;
 	const struct ns_pci *pci;
 	enum ns_pairing pairing;

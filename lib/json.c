@@ -263,6 +263,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 		add(e, "index", json_object_new_int(h->index));
 		add(e, "controller", jstr(h->controller));
 		add(e, "cpus", ns_cpuset_json(&h->cpus));
+		add(e, "isolated_cpus", h->isolated.known ? ns_cpuset_json(&h->isolated) : NULL);
 		add(e, "nodes", h->nodes.known ? jnodes(&h->nodes) : NULL);
 		add(e, "nr_tags", h->nr_tags >= 0 ? json_object_new_int64(h->nr_tags) : NULL);
 		add(e, "memory_node", jnode(h->memory_node));

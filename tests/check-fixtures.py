@@ -491,6 +491,24 @@ def facts_garbage_numbers_clean(doc, code):
     assert pci_of(doc, "nvme5n1")["bus_node"] == 1 and device(doc, "nvme5n1")["node"] == 1
 
 
+def facts_isolcpus_queues(doc, code):
+    """6.12 with CPUs 12-15 isolated: queue 3's cpu_list reads empty (blk-mq leaves isolated CPUs
+    out), its vector nvme0q4 is bound to 12-15: the queue serves 12-15, on node 1, and the
+    other queues are as read."""
+    q = {h["index"]: h for h in device(doc, "nvme0n1")["hw_queues"]}
+    assert q[3]["cpus"] == "12-15" and q[3]["isolated_cpus"] == "12-15", q[3]
+    assert q[3]["nodes"] == [1] and q[3]["memory_node"] == 1, q[3]
+    for i, cpus in ((0, "0-3"), (1, "4-7"), (2, "8-11")):
+        assert q[i]["cpus"] == cpus and q[i]["isolated_cpus"] == "", q[i]
+    # nvme1: CPUs missing from queue 0 (2-3) are not isolated: read as they are, a mismatch
+    q = {h["index"]: h for h in device(doc, "nvme1n1")["hw_queues"]}
+    assert q[0]["cpus"] == "0-1" and q[0]["isolated_cpus"] == "", q[0]
+    assert q[3]["cpus"] == "12-15" and q[3]["isolated_cpus"] == "12-15", q[3]
+    mm = [f for f in doc["findings"] if f["id"] == "queue-affinity-mismatch"]
+    assert [f["device"] for f in mm] == ["nvme1n1"], mm
+    assert sorted(e["hw_queue"] for e in mm[0]["evidence"]["queues"]) == [0, 1], mm[0]["evidence"]
+
+
 def facts_garbled_node_cpulist(doc, code):
     """A garbled node cpulist: cpus and cpu_count null, and the forced NVMe not flipped to
     "node 0, source pci" (whether they were forced is unknown now)."""
@@ -552,6 +570,7 @@ FACTS = {
     "garbled-node1-cpulist": facts_garbled_node_cpulist,
     "hba-isolated-node1-remote-host": lambda doc, code: facts_host_alloc(doc, code, True),
     "hba-isolated-node1-cpu15-housekeeping": lambda doc, code: facts_host_alloc(doc, code, False),
+    "nvme-612-isolcpus-queues": facts_isolcpus_queues,
 }
 
 
@@ -622,6 +641,9 @@ PINNED = {
                                            ("node-set", "sdf", W)}),
     # its twin: CPU 15 stays a housekeeping CPU, the probes ran on node 1
     "hba-isolated-node1-cpu15-housekeeping": (0, {("alloc-remote", d, I) for d in ("sda", "sdb", "sdc", "sdd", "sde")}),
+    # 6.12 and isolcpus=: a queue's cpu_list without its isolated CPUs is not a mismatch with its
+    # vector, nor are its interrupts remote (the twin: twin-612-2n-managed-mismatch's nvme1n1)
+    "nvme-612-isolcpus-queues": (1, {("queue-affinity-mismatch", "nvme1n1", W)}),
 }
 
 # The correctly placed twins: devices whose placement no rule may fault (no finding at all
@@ -640,6 +662,7 @@ CORRECT = {
     "cpuless-node-bus": ["nvme1n1"],
     "hba-isolated-node1-remote-host": ["sdb", "sdd", "sde"],
     "hba-isolated-node1-cpu15-housekeeping": ["sda", "sdb", "sdc", "sdd", "sde"],
+    "nvme-612-isolcpus-queues": ["nvme0n1"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {

@@ -595,8 +595,15 @@ def compare_queues(ctx, disk, tdisk, queues, numastor_irqs, pairing_disk=None, l
         if h is None:
             continue
         subject = f"{disk}: {label}hw_queue {index}"
-        cpus = cpuset(th["cpu_list"])
-        ctx.equal_cpus(subject, "cpus", h.get("cpus"), th["cpu_list"])
+        # numastor adds the isolated CPUs that blk-mq (6.9 on) leaves out of cpu_list, from the
+        # queue's vector: they must be isolated (the kernel's list) and not in cpu_list
+        iso = cpuset(h.get("isolated_cpus") or "")
+        isolated = cpuset(ctx.truth.machine.get("isolated_cpus", ""))
+        if not iso <= isolated or iso & cpuset(th["cpu_list"]):
+            ctx.mismatch(subject, "isolated_cpus", h.get("isolated_cpus"),
+                         f"isolated CPUs ({cpulist(isolated)}) outside cpu_list {th['cpu_list']!r}")
+        cpus = cpuset(th["cpu_list"]) | iso
+        ctx.equal_cpus(subject, "cpus", h.get("cpus"), cpulist(cpus))
         ctx.equal(subject, "nr_tags", h.get("nr_tags"), int(th["nr_tags"]))
         ctx.equal(subject, "nodes", h.get("nodes"), sorted({ctx.truth.node_of_cpu(c) for c in cpus}))
         mem = th.get("memory_node", "inferred")
