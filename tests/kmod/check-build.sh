@@ -13,8 +13,8 @@
 # (${NUMASTOR_VM_CACHE:-/var/cache/numastor-vm}); the matching linux-source-X.Y tarball is
 # downloaded with apt-get once (the line's apt: this machine's, or the bed's private one) and
 # kept as $VM_CACHE/kmod-source/linux-source-X.Y_<Debian version>.tar.xz; everything built
-# goes to $VM_CACHE/kmod-build/<kernel release>/, never into the tree, so a rerun takes
-# seconds:
+# goes to $VM_CACHE/kmod-build/<kernel release>/ ($NUMASTOR_KMOD_WORK/<release>/ when set), never
+# into the tree, so a rerun takes seconds:
 #   modules/              both series: scsi_mod.ko, sd_mod.ko, manifest.json
 #   prefix-modules/       nvme-no-forced-node from the source with the fix reversed
 #                         (tests/vm/prefix-nvme-LINE.patch): nvme.ko; not on the cloud flavour,
@@ -122,7 +122,8 @@ check_line() { # LINE
 	fi
 	echo "source $tarball"
 
-	local work=$VM_CACHE/kmod-build/$krel
+	# NUMASTOR_KMOD_WORK: elsewhere than the bed's cache (a mutant's build must not replace it)
+	local work=${NUMASTOR_KMOD_WORK:-$VM_CACHE/kmod-build}/$krel
 	mkdir -p "$work"
 	local out=$work/modules log=$work/build-modules.log
 	# The line's compiler: this machine's, or its build root's with the kernel and build

@@ -4,8 +4,9 @@
 #
 #   tests/mutation/run.sh [--fast] [NAME|FILE.patch ...]   (default: every tests/mutation/*.patch)
 #
-# --fast leaves out the mutants whose kill command boots the VM bed (tests/vm/): what
-# tests/run-all.sh runs; the VM-killed ones are run by naming them, or without --fast.
+# --fast leaves out the mutants whose kill command boots the VM bed (tests/vm/) or builds
+# kernel modules (tests/kmod/): what tests/run-all.sh runs; those are run by naming them, or
+# without --fast.
 #
 # A mutant's first lines, before the diff:
 #   # mutant: what check it removes
@@ -82,7 +83,7 @@ if ((jobs > 1 && ${#mutants[@]} > 1)); then
 	n=$(ls "$shards"/*.summary 2>/dev/null | wc -l)
 	rm -rf "$shards"
 	left=
-	((skipped)) && left=", $skipped left out (--fast: those the VM bed kills)"
+	((skipped)) && left=", $skipped left out (--fast: those the VM bed or a module build kills)"
 	echo "mutation: $killed of $run killed${names:+; survived or erred: $names}$left ($n runs at once)"
 	((rc == 0 && killed == run))
 	exit
@@ -123,7 +124,7 @@ for patch in "${mutants[@]}"; do
 		errors=$((errors + 1)); survivors+=("$name")
 		continue
 	fi
-	if ((fast)) && [[ $kill_cmd == *tests/vm/* ]]; then
+	if ((fast)) && [[ $kill_cmd == *tests/vm/* || $kill_cmd == *tests/kmod/* ]]; then
 		skipped=$((skipped + 1))
 		continue
 	fi
@@ -158,7 +159,7 @@ else
 	echo "mutation: work directory kept: $work"
 fi
 left=
-((skipped)) && left=", $skipped left out (--fast: those the VM bed kills)"
+((skipped)) && left=", $skipped left out (--fast: those the VM bed or a module build kills)"
 run=$((killed + survived + errors))
 names=$(printf '%s\n' "${survivors[@]}" | paste -sd' ')
 echo "mutation: $killed of $run killed${names:+; survived or erred: $names}$left"

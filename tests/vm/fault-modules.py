@@ -13,6 +13,9 @@ with modules/sd_mod.ko and prefix-modules/nvme.ko). Writes to OUTDIR:
   sd_mod-badcrc.sym    the symbol whose CRC was changed
   sd_mod-vermagic.ko   the patched sd_mod whose vermagic names another kernel release (same
                        length: every digit of the release made 9)
+  libata-badcrc.ko     the patched libata (when the build has one) with the CRC of
+                       scsi_host_alloc_node inverted: built, as it were, against another
+                       patched scsi_mod than the one beside it
 
 Edits are in place at the same offsets, so the ELF stays valid. Python standard library only.
 """
@@ -98,6 +101,14 @@ def main(argv):
     other_vermagic(other)
     with open(os.path.join(out, "sd_mod-vermagic.ko"), "wb") as f:
         f.write(other)
+
+    libata = os.path.join(build, "modules", "libata.ko")
+    if os.path.exists(libata):
+        with open(libata, "rb") as f:
+            lib = bytearray(f.read())
+        bad_crc(lib, {"scsi_host_alloc_node"})
+        with open(os.path.join(out, "libata-badcrc.ko"), "wb") as f:
+            f.write(lib)
     return 0
 
 

@@ -13,7 +13,8 @@ holds ata_scsi_add_hosts. It holds numastor to:
   megaraid_sas) carry the scsi-numa-local-alloc marker; at boot the stock hosts are on node 0;
 - `check --json` before: no node-1 disk's allocations.host_alloc_node claims node 1;
 - `fix --modules` with a manifest that lacks scsi_mod: exit 3, refused, nothing changed, the
-  check that names scsi_host_alloc_node failing for libata (and megaraid_sas);
+  check that names scsi_host_alloc_node failing for libata (and megaraid_sas); with a libata
+  whose scsi_host_alloc_node CRC is not the patched scsi_mod's (fault-modules.py): refused too;
 - `--dry-run --json`: exit 0, safe, every check ok, scsi_mod loaded first and every module
   the build has (libata, megaraid_sas) from the module directory, after the modules it depends on;
 - `fix --modules`: exit 0; scsi_mod, sd_mod, libata (and megaraid_sas) out of tree, ahci,
@@ -61,6 +62,10 @@ def check(ctx):
     ctx.expect(int(f("nocore.entries") or 0) >= 2, f"test bed: the manifest without scsi_mod lists {f('nocore.entries')} modules")
     ms.refused(ctx, "nocore", checks=[(f"{m}: {imports}", r"imports scsi_host_alloc_node, which the stock " + m)
                                       for m in ["libata"] + (["megaraid_sas"] if mega else [])])
+    # libata built against another scsi_mod (its scsi_host_alloc_node CRC differs): refused
+    fixlib.kernel_equal(ctx, "test bed", "manifest lines with the broken libata's sha256", f("badcrc.sha_set"), "1")
+    ms.refused(ctx, "badcrc", checks=[(f"libata: {imports}", r"imports scsi_host_alloc_node with CRC 0x[0-9a-f]+, "
+                                       r"and .*scsi_mod\.ko exports it with 0x[0-9a-f]+: they were not built together")])
 
     plan = ms.swap_plan(ctx, "plan")
     if plan is not None:
