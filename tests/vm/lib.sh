@@ -186,18 +186,29 @@ vm_stage_kmod() { # release dest
 	# the patched scsi_mod: its CRCs are Debian's).
 	if [[ -f "$dest/modules/manifest.json" ]]; then
 		mkdir -p "$dest/midlayer"
+		# line by line, keeping build-modules.sh's layout (one module a line: the scenarios
+		# edit an entry with sed)
 		python3 - "$dest/modules" "$dest/midlayer" <<'EOF' || vm_die "cutting the manifest down to the midlayer failed"
-import json, shutil, sys
+import json, re, shutil, sys
 src, dst = sys.argv[1:]
-m = json.load(open(f"{src}/manifest.json"))
-m["modules"] = [e for e in m["modules"] if e["name"] in ("scsi_mod", "sd_mod")]
-for e in m["modules"]:
-    shutil.copy(f"{src}/{e['file']}", dst)
-with open(f"{dst}/manifest.json", "w") as f:
-    json.dump(m, f, indent=2)
+lines, kept = open(f"{src}/manifest.json").read().splitlines(), []
+for line in lines:
+    m = re.match(r'^    \{"name": "([^"]+)"', line)
+    if m and m.group(1) not in ("scsi_mod", "sd_mod"):
+        continue
+    kept.append(line)
+mods = [i for i, l in enumerate(kept) if re.match(r'^    \{"name": ', l)]
+for i in mods:
+    kept[i] = kept[i].rstrip(",") + ("," if i != mods[-1] else "")
+text = "\n".join(kept) + "\n"
+names = [e["name"] for e in json.loads(text)["modules"]]
+assert names == ["scsi_mod", "sd_mod"], names
+for n in names:
+    shutil.copy(f"{src}/{n}.ko", dst)
+open(f"{dst}/manifest.json", "w").write(text)
 EOF
 	fi
-	if [[ -f "$kmod_build/modules/sd_mod.ko" && -f "$kmod_build/prefix-modules/nvme.ko" ]]; then
+	if [[ -f "$kmod_build/modules/sd_mod.ko" ]]; then
 		mkdir -p "$dest/faults"
 		python3 "$VM_DIR/fault-modules.py" "$kmod_build" "$dest/faults" ||
 			vm_die "making the broken module copies failed"
