@@ -742,7 +742,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 	if (r == -ENOENT)
 		return fix_fail(o, "fix --modules", NS_EXIT_UNKNOWN,
 				"nothing to swap: no manifest.json in %s%s, or nothing in it "
-				"applies to this machine (build the modules with kmod-patches/build-modules.sh)",
+				"applies to this machine (build the modules with " NUMASTOR_BUILD_MODULES ")",
 				o->module_dir ? o->module_dir : "/" NS_MODULE_DIR "/",
 				o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
 	if (r < 0)

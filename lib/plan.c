@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "util.h"
 
 const char *ns_plan_action_name(enum ns_plan_action a)
@@ -325,9 +326,9 @@ int ns_plan_build(const struct ns_system *sys, const struct ns_findings *finding
 		plan->irqbalance_advice =
 			ns_fmt("irqbalance (pid %ld) runs without numastor's policy script and will move these vectors "
 			       "back at its next pass: run `numastor fix --irqbalance=policy` (a drop-in for "
-			       "irqbalance.service), or add --policyscript=/usr/libexec/numastor/irqbalance-policy to "
+			       "irqbalance.service), or add --policyscript=%s to "
 			       "IRQBALANCE_ARGS in /etc/default/irqbalance and restart it (see numastor-fix(8))",
-			       ib->pid);
+			       ib->pid, NUMASTOR_POLICY_SCRIPT);
 		if (!plan->irqbalance_advice)
 			return -ENOMEM;
 	}

@@ -639,7 +639,10 @@ static int clear_dir(int dirfd, unsigned level)
 				}
 				if (isdir) {
 					int fd;
-					fchmodat(dirfd, nm, 0700, 0);
+					/* best effort (a directory without search permission): the open below
+					 * says whether it mattered */
+					if (fchmodat(dirfd, nm, 0700, 0) < 0)
+						errno = 0;
 					fd = openat(dirfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 					if (fd < 0) {
 						err = err ? err : -errno;

@@ -511,6 +511,12 @@ EOF
 
 	# -------------------------------------------------------------- dkms.conf
 	echo "== dkms.conf"
+	# the source as installed (/usr/src/numastor-VERSION): kmod-patches with PACKAGE_VERSION
+	# filled in from meson.build's version
+	local pkgver dkms_src=$work/dkms-src
+	pkgver=$(sed -n "s/^ *version *: *'\([^']*\)'.*/\1/p" "$TOP/meson.build" | head -n 1)
+	rm -rf "$dkms_src" && cp -a "$KMOD" "$dkms_src"
+	sed -i "s/@PACKAGE_VERSION@/$pkgver/" "$dkms_src/dkms.conf"
 	# What DKMS reads from dkms.conf for a kernel, sourced the way dkms does (a subshell;
 	# NUMASTOR_KMOD_SOURCE / NUMASTOR_KMOD_BUILD_DIR stand in for /usr/src/linux-source-X.Y and
 	# /var/cache/numastor, which this machine does not have for these kernels).
@@ -521,19 +527,19 @@ EOF
 			export NUMASTOR_KMOD_SOURCE=$3 NUMASTOR_KMOD_BUILD_DIR=$4
 			if [[ -n ${5:-} ]]; then
 				# shellcheck disable=SC2034
-				dkms_tree=$5 module=numastor-kmod module_version=0.1.0
+				dkms_tree=$5 module=numastor module_version=$pkgver
 			fi
 			# shellcheck disable=SC1091
-			. "$KMOD/dkms.conf" >/dev/null
+			. "$dkms_src/dkms.conf" >/dev/null
 			# shellcheck disable=SC2153 # MAKE comes from dkms.conf
 			printf '%s\x1f%s\x1f%s\x1f%s\x1f%s\n' "${BUILT_MODULE_NAME[*]}" "${DEST_MODULE_LOCATION[*]}" \
-				"$BUILD_EXCLUSIVE_KERNEL" "${MAKE[0]}" "$PACKAGE_NAME ${#BUILT_MODULE_LOCATION[@]} ${#STRIP[@]} [$AUTOINSTALL]"
+				"$BUILD_EXCLUSIVE_KERNEL" "${MAKE[0]}" "$PACKAGE_NAME $PACKAGE_VERSION ${#BUILT_MODULE_LOCATION[@]} ${#STRIP[@]} [$AUTOINSTALL]"
 		)
 	}
 	local names locs excl make rest
 	IFS=$'\x1f' read -r names locs excl make rest < <(dk "$krel" "$headers" "$tarball" "$work/build")
-	check "dkms.conf: PACKAGE_NAME numastor-kmod, arrays of equal length, AUTOINSTALL empty ($rest)" \
-		[ "$rest" == "numastor-kmod ${#built_mods[@]} ${#built_mods[@]} []" ]
+	check "dkms.conf: PACKAGE_NAME numastor, PACKAGE_VERSION meson.build's ($pkgver) once installed, arrays of equal length, AUTOINSTALL empty ($rest)" \
+		[ "$rest" == "numastor $pkgver ${#built_mods[@]} ${#built_mods[@]} []" ]
 	check "dkms.conf lists the modules build-modules.sh makes for $krel's source ($names)" [ "$names" == "${built_mods[*]}" ]
 	check "dkms.conf installs under /updates ($locs)" bash -c '[[ " $1" =~ ^(\ /updates[^ ]*)+$ ]]' _ "$locs"
 	check "dkms.conf BUILD_EXCLUSIVE_KERNEL '$excl' matches $krel" bash -c '[[ $1 =~ $2 ]]' _ "$krel" "$excl"
@@ -548,8 +554,8 @@ EOF
 		check "dkms.conf adds nvme for a source without the fix (the pre-backport one: $names)" [ "$names" == "nvme ${built_mods[*]}" ]
 	fi
 	# Once DKMS has built a kernel, dkms.conf lists what it built (install and remove use it).
-	mkdir -p "$bad/dkms/numastor-kmod/0.1.0/$krel/x86_64/module"
-	touch "$bad/dkms/numastor-kmod/0.1.0/$krel/x86_64/module/"{nvme,sd_mod}.ko.xz
+	mkdir -p "$bad/dkms/numastor/$pkgver/$krel/x86_64/module"
+	touch "$bad/dkms/numastor/$pkgver/$krel/x86_64/module/"{nvme,sd_mod}.ko.xz
 	IFS=$'\x1f' read -r names _ < <(dk "$krel" "$headers" /nonexistent "$bad/nobuild" "$bad/dkms")
 	check "dkms.conf lists the modules DKMS built for $krel when there are any ($names)" [ "$names" == "nvme sd_mod" ]
 
