@@ -2,9 +2,10 @@
 # The whole test suite (quick start, step 2; .ci/run runs exactly this): a normal and an
 # ASan+UBSan build, each running the unit, CLI, fixture and live tests, then the real-kernel
 # VM test bed. Ends with one line "N passed, N failed".
-# NUMASTOR_SKIP_VM=1 skips the VM bed (say so explicitly; it is never skipped silently).
+# NUMASTOR_SKIP_VM=1 skips the VM bed (say so explicitly; it is never skipped silently); then
+# the Debian packages (tests/check-deb.sh; NUMASTOR_SKIP_DEB=1 skips them, and says so).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 top=$PWD
 tools/install-deps || exit 1
 
@@ -101,6 +102,14 @@ else
 	echo "== patched module build against every kernel line (tests/kmod/check-build.sh)"
 	if tests/kmod/check-build.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
 	stage_done "patched module build"
+fi
+
+if [ "${NUMASTOR_SKIP_DEB:-0}" = 1 ]; then
+	echo "== Debian packages: SKIPPED because NUMASTOR_SKIP_DEB=1"
+else
+	echo "== Debian packages: build, lintian, install, upgrade, purge, DKMS (tests/check-deb.sh)"
+	if tests/check-deb.sh; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	stage_done "Debian packages"
 fi
 
 echo "== time"
