@@ -80,20 +80,9 @@ passed=0
 failed=0
 # Notes printed before the result: what was skipped, and why.
 skipped=()
-ok() {
-	printf 'ok   %s\n' "$*"
-	passed=$((passed + 1))
-}
-fail() {
-	printf 'FAIL %s\n' "$*"
-	failed=$((failed + 1))
-}
-# check DESCRIPTION COMMAND...: ok when the command succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else fail "$what"; fi
-}
+# ok, fail, check
+# shellcheck source-path=SCRIPTDIR source=lib/checks.sh
+. "$TOP/tests/lib/checks.sh"
 say() { printf 'deb: %s\n' "$*"; }
 # The command fails (for check).
 not() { ! "$@"; }

@@ -33,6 +33,9 @@ TOP=$(cd "$HERE/../.." && pwd)
 KMOD=$TOP/kmod-patches
 # shellcheck source-path=SCRIPTDIR source=../vm/lib.sh
 . "$TOP/tests/vm/lib.sh"
+# ok, fail, check
+# shellcheck source-path=SCRIPTDIR source=../lib/checks.sh
+. "$TOP/tests/lib/checks.sh"
 
 for t in python3 modinfo patch make tar xz apt-get dpkg-deb; do
 	command -v "$t" >/dev/null 2>&1 || PATH=$PATH:/sbin:/usr/sbin command -v "$t" >/dev/null 2>&1 || {
@@ -60,20 +63,7 @@ series_patches() { sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$KMOD/$1/
 # ------------------------------------------------------------------ one line
 check_line() { # LINE
 	local line=$1
-	failed=0 passed=0
-	ok() {
-		printf 'ok   %s\n' "$*"
-		passed=$((passed + 1))
-	}
-	fail() {
-		printf 'FAIL %s\n' "$*"
-		failed=$((failed + 1))
-	}
-	check() { # DESCRIPTION COMMAND... : ok when the command succeeds
-		local what=$1
-		shift
-		if "$@"; then ok "$what"; else fail "$what"; fi
-	}
+	failed=0 passed=0 # counted by ok, fail and check (tests/lib/checks.sh)
 	die() {
 		printf 'kmod: error: %s\n' "$*" >&2
 		echo "kmod: setup failed"
