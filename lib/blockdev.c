@@ -318,8 +318,7 @@ static int isolated_left_out(const struct ns_machine *m, struct ns_hctx *h)
 			return -ENOMEM;
 	if (ns_cpuset_or(&h->cpus, &h->isolated) < 0)
 		return -ENOMEM;
-	ns_cpuset_clear(&h->nodes);
-	ns_machine_nodes_of(m, &h->cpus, &h->nodes);
+	ns_machine_nodes_of(m, &h->cpus, &h->nodes); /* it starts the set afresh */
 	h->memory_node = ns_machine_cpu_node(m, ns_cpuset_first(&h->cpus));
 	return 0;
 }
