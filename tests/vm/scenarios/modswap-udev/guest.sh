@@ -110,7 +110,15 @@ wait "$hotplug" || :
 # they go before the state is read, so that only the bed's five disks count
 DM_DISABLE_UDEV=1 dmsetup remove nsudev
 losetup -d /dev/loop0
-rmmod loop zram
+# udev answers the detach with a change event whose probe opens loop0: until that is done
+# rmmod says EAGAIN (seen once in CI), so settle, then try a few times
+udevadm settle --timeout=60
+for _try in 1 2 3 4 5 6 7 8 9 10; do
+	rmmod loop zram 2>/dev/null && break
+	grep -Eq '^(loop|zram) ' /proc/modules || break
+	sleep 0.5
+done
+grep -Eq '^(loop|zram) ' /proc/modules && rmmod loop zram
 udevadm settle --timeout=60
 vm_save_swap_journal journal-swap.json
 vm_swap_state swapped "$SCSI_MODULES" "$mega_pci"
