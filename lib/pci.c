@@ -248,6 +248,25 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
 	*bus_node = bus;
 	if (f->numa_node == NS_NODE_UNREAD || !f->multi_node)
 		return;
+	/*
+	 * Hyper-V's virtual PCI (pci-hyperv, Azure's NVMe and VFs): no firmware describes the
+	 * bus; the driver gives each function the virtual NUMA node the host offers for it
+	 * (hv_pci_assign_numa_node), before any driver binds. That node is the machine's truth,
+	 * unless it is the first memory node and the driver bound could have forced it there
+	 * because the host offered none.
+	 */
+	if (f->hyperv_vpci) {
+		if (f->numa_node == f->first_memory_node && f->driver_forces != 0) {
+			*evidence =
+				ns_fmt("pci-hyperv gives the function the node the Hyper-V host offers; it reads %d, "
+				       "the first memory node, where %s also puts it when the host offers none: "
+				       "cannot tell which",
+				       f->numa_node, f->driver ? f->driver : "its driver");
+			return;
+		}
+		*forced = *set = 0;
+		return;
+	}
 	if (bus == NS_NODE_UNREAD) {
 		*evidence = ns_fmt("root bus %s's cpulistaffinity could not be read", f->bus ? f->bus : "?");
 		return;
@@ -393,6 +412,7 @@ static void detect_forced(struct ns_root *root, const struct ns_machine *m, stru
 	pci->facts.multi_node = ns_machine_multi_node(m);
 	pci->facts.tainted = m->tainted;
 	pci->facts.bus = NULL;
+	pci->facts.hyperv_vpci = strstr(pci->syspath, "/VMBUS:") != NULL;
 	pci->facts.bus_online_node = -1;
 	pci->facts.bus_node = read_bus_node(root, m, pci, &pci->facts.bus_online_node, notes);
 	read_siblings(root, pci);

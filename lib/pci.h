@@ -41,6 +41,7 @@ struct ns_node_facts {
 	const char *driver, *driver_basis;
 	long long tainted; /* -1 unknown */
 	const char *bus;   /* "0000:00" */
+	bool hyperv_vpci;  /* the root bus hangs under a VMBus device: pci-hyperv gives the host's node */
 };
 /* The verdict: *forced and *set each 1, 0 or -1, *evidence why (allocated; NULL when none). */
 void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int *bus_node, char **evidence);
