@@ -237,7 +237,7 @@ const struct ns_column ns_columns[] = {
 	{"PCI", "pci", "PCI function(s) behind it (comma-separated: multipath)", 12, false, NS_COL_STRING, NULL, get_pci},
 	{"DRIVER", "driver", "driver bound to its PCI function(s)", 6, false, NS_COL_STRING, NULL, get_driver},
 	{"NODE", "node", "NUMA node it sits on; - when unknown or forced (see SOURCE)", 4, true, NS_COL_NUMBER, NULL, get_node},
-	{"SOURCE", "source", "how NODE is known: pci, forced, set, unknown, paths-disagree, none", 6, false, NS_COL_STRING, NULL, get_source},
+	{"SOURCE", "source", "how NODE is known: pci, fabric, nd-region, vmbus, ... (man page)", 6, false, NS_COL_STRING, NULL, get_source},
 	{"CPUS", "cpus", "CPUs local to it (cpulist)", 4, false, NS_COL_STRING, NULL, get_cpus},
 	{"IRQS", "irqs", "interrupt vectors of its PCI function(s)", 4, true, NS_COL_NUMBER, NULL, get_irqs},
 	{"MANAGED", "managed", "how many of IRQS the kernel manages; - when any is unknown", 7, true, NS_COL_NUMBER, NULL, get_managed},

@@ -775,6 +775,8 @@ static void node_cell(char *buf, size_t n, const struct ns_disk *d)
 		snprintf(buf, n, "%d SET", d->node);
 	else if (d->node >= 0)
 		snprintf(buf, n, "%d", d->node);
+	else if (d->node_source == NS_NODE_SRC_MEMBERS_DISAGREE)
+		snprintf(buf, n, "split");
 	else if (ns_disk_is_virtual(d) || d->node_source == NS_NODE_SRC_NONE)
 		snprintf(buf, n, "-");
 	else
@@ -851,9 +853,33 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 	const struct ns_pci *pci = path->pci;
 	char *lc, node[96], module[64] = "";
 
+	if (path->fabric) {
+		const struct ns_fabric *fb = path->fabric;
+		char *addr = strdup(fb->address ? t(p, fb->address) : "?");
+		if (fb->carrier)
+			say(p, 2, NULL, "fabric %s %s over %s %s (by %s)", t(p, fb->transport), addr ? addr : "?",
+			    fb->carrier_kind, t(p, fb->carrier), fb->carrier_basis ? fb->carrier_basis : "?");
+		else
+			say(p, 2, NULL, "fabric %s %s: %s", t(p, fb->transport), addr ? addr : "?",
+			    fb->reason ? t(p, fb->reason) : "no carrier");
+		free(addr);
+	}
+	if (path->vmbus) {
+		const struct ns_vmbus *vb = path->vmbus;
+		char *cn = ns_text_cpus(&vb->channel_nodes), *id = strdup(t(p, vb->device_id)), vnode[24];
+		if (vb->numa_node >= 0)
+			snprintf(vnode, sizeof(vnode), "node %d", vb->numa_node);
+		else
+			snprintf(vnode, sizeof(vnode), "no node");
+		say(p, 2, NULL, "VMBus device %s, %s; %zu channels, their target CPUs on nodes %s", id ? id : "?",
+		    vnode, vb->nchannels, cn ? cn : "?");
+		free(cn);
+		free(id);
+	}
 	if (!pci) {
-		say(p, 2, NULL, "path %s%s%s -> no PCI function", ns_transport_name(path->transport),
-		    path->controller ? " " : "", path->controller ? t(p, path->controller) : "");
+		say(p, 2, NULL, "path %s%s%s -> no PCI function%s%s", ns_transport_name(path->transport),
+		    path->controller ? " " : "", path->controller ? t(p, path->controller) : "",
+		    path->node_device ? ", node from /" : "", path->node_device ? t(p, path->node_device) : "");
 		return;
 	}
 	lc = ns_text_cpus(&pci->local_cpus);
@@ -1044,6 +1070,14 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 		say(p, 2, NULL, "backed by file: %s", t(p, d->backing_file));
 	if (ns_disk_is_virtual(d)) {
 		say(p, 2, NULL, "virtual device: locality follows what it sits on");
+		for (size_t i = 0; i < d->nmembers; i++) {
+			char node[32];
+			if (d->members[i].node >= 0)
+				snprintf(node, sizeof(node), "node %d", d->members[i].node);
+			else
+				snprintf(node, sizeof(node), "node unknown");
+			say(p, 2, NULL, "member %s: %s", t(p, d->members[i].name), node);
+		}
 		if (d->nhctx) /* a blk-mq loop: its queue, as every queue is shown */
 			print_queues(p, sys, f, d);
 		return;
@@ -1052,6 +1086,8 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 		print_pci(p, &d->paths[i]);
 	if (d->node >= 0)
 		say(p, 2, NULL, "node: %s %d", ns_node_source_name(d->node_source), d->node);
+	else if (d->node_reason)
+		say(p, 2, NULL, "node: %s (%s)", ns_node_source_name(d->node_source), t(p, d->node_reason));
 	else
 		say(p, 2, NULL, "node: %s", ns_node_source_name(d->node_source));
 	print_queues(p, sys, f, d);

@@ -26,6 +26,8 @@ const char *ns_disk_kind_name(enum ns_disk_kind k)
 		[NS_DISK_MD] = "md",
 		[NS_DISK_LOOP] = "loop",
 		[NS_DISK_ZRAM] = "zram",
+		[NS_DISK_PMEM] = "pmem",
+		[NS_DISK_XEN_BLKFRONT] = "xen-blkfront",
 	};
 	return names[k];
 }
@@ -56,7 +58,13 @@ const char *ns_node_source_name(enum ns_node_source s)
 					    [NS_NODE_SRC_FORCED] = "forced",
 					    [NS_NODE_SRC_UNKNOWN] = "unknown",
 					    [NS_NODE_SRC_PATHS_DISAGREE] = "paths-disagree",
-					    [NS_NODE_SRC_SET] = "set"};
+					    [NS_NODE_SRC_SET] = "set",
+					    [NS_NODE_SRC_ND_REGION] = "nd-region",
+					    [NS_NODE_SRC_VMBUS] = "vmbus",
+					    [NS_NODE_SRC_DEVICE] = "device",
+					    [NS_NODE_SRC_FABRIC] = "fabric",
+					    [NS_NODE_SRC_MEMBERS] = "members",
+					    [NS_NODE_SRC_MEMBERS_DISAGREE] = "members-disagree"};
 	return names[s];
 }
 
@@ -164,7 +172,209 @@ static enum ns_disk_kind classify(const char *name, const char *syspath)
 		return strstr(syspath, "/ata") ? NS_DISK_ATA : NS_DISK_SCSI;
 	if (strstr(syspath, "/virtio"))
 		return NS_DISK_VIRTIO_BLK;
+	if (strstr(syspath, "/ndbus"))
+		return NS_DISK_PMEM;
+	if (strstr(syspath, "/vbd-"))
+		return NS_DISK_XEN_BLKFRONT;
 	return NS_DISK_OTHER;
+}
+
+/* The length of path up to and including its deepest PCI function component, 0 when none. */
+static size_t deepest_bdf(const char *path)
+{
+	size_t end = 0;
+
+	for (const char *comp = path; comp && *comp;) {
+		const char *next = strchr(comp, '/');
+		size_t n = next ? (size_t)(next - comp) : strlen(comp);
+		if (is_bdf(comp, n))
+			end = (size_t)(comp - path) + n;
+		comp = next ? next + 1 : NULL;
+	}
+	return end;
+}
+
+/* Hyper-V: the channels of the VMBus device at dev (channels/<relid>/cpu: the target CPU). */
+static int read_vmbus(struct ns_disk_env *env, const char *dev, int numa_node, struct ns_vmbus **out)
+{
+	struct ns_vmbus *vb = calloc(1, sizeof(*vb));
+	const char *base = strrchr(dev, '/');
+	char p[4096], **names = NULL;
+	size_t n = 0;
+
+	if (!vb || !(vb->device_id = strdup(base ? base + 1 : dev))) {
+		free(vb);
+		return -ENOMEM;
+	}
+	vb->numa_node = numa_node;
+	vb->channel_nodes.known = true;
+	*out = vb;
+	snprintf(p, sizeof(p), "%s/channels", dev);
+	if (ns_list_dir(env->root, p, &names, &n) < 0)
+		return 0; /* kernels before 4.14 have no channels/ */
+	vb->channels = calloc(n ? n : 1, sizeof(*vb->channels));
+	if (!vb->channels) {
+		ns_strv_free(names, n);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ns_vmbus_channel *c = &vb->channels[vb->nchannels];
+		long long id, cpu;
+		char *txt = NULL;
+		int r;
+		if (ns_parse_dec(names[i], 0, INT_MAX, &id) < 0)
+			continue;
+		c->id = (int)id;
+		c->target_cpu = c->node = -1;
+		snprintf(p, sizeof(p), "%s/channels/%s/cpu", dev, names[i]);
+		if ((r = ns_read_dec(env->root, p, 0, INT_MAX, &cpu, &txt)) == 0) {
+			c->target_cpu = (int)cpu;
+			c->node = ns_machine_cpu_node(env->machine, c->target_cpu);
+		} else {
+			ns_note_read(env->notes, vb->device_id, "vmbus.channels.target_cpu", p, r, txt);
+		}
+		free(txt);
+		if (c->node >= 0 && ns_cpuset_set(&vb->channel_nodes, (unsigned)c->node) < 0) {
+			ns_strv_free(names, n);
+			return -ENOMEM;
+		}
+		vb->nchannels++;
+	}
+	ns_strv_free(names, n);
+	/* the kernel lists channels/ in no order: by relid, so output does not depend on it */
+	for (size_t i = 1; i < vb->nchannels; i++)
+		for (size_t j = i; j > 0 && vb->channels[j - 1].id > vb->channels[j].id; j--) {
+			struct ns_vmbus_channel t = vb->channels[j];
+			vb->channels[j] = vb->channels[j - 1];
+			vb->channels[j - 1] = t;
+		}
+	return 0;
+}
+
+/* Why a path that no device gives a node has none, from what its path shows. */
+static char *no_node_reason(const char *syspath)
+{
+	if (strstr(syspath, "/vbd-"))
+		return ns_fmt("xen-blkfront: a Xen virtual block device (vbd) has no NUMA node in sysfs");
+	if (strstr(syspath, "virtio_mmio") || strstr(syspath, "virtio-mmio"))
+		return ns_fmt("virtio-mmio: a platform device, which has no numa_node in sysfs");
+	return ns_fmt("no device on its sysfs path has a numa_node");
+}
+
+/*
+ * A path without a PCI function: the deepest device above the disk that has a numa_node
+ * (a pmem namespace's region, a VMBus device, a platform or CXL device). Its subsystem names
+ * the basis; a libnvdimm namespace (or btt/pfn) defers to its region, the device the firmware
+ * (NFIT) gave the node to.
+ */
+static int ancestor_node(struct ns_disk_env *env, const char *syspath, struct ns_path *path)
+{
+	char p[4096], *txt = NULL, *subsys = NULL;
+	size_t len = strlen(syspath);
+	long long v = -1;
+	int r = -ENOENT;
+
+	path->device_node = -1;
+	path->node_basis = NS_NODE_SRC_NONE;
+	while (len > strlen("sys/devices/")) {
+		while (len > 0 && syspath[len - 1] != '/')
+			len--;
+		if (len-- == 0)
+			break;
+		snprintf(p, sizeof(p), "%.*s/numa_node", (int)len, syspath);
+		r = ns_read_dec(env->root, p, -1, INT_MAX, &v, &txt);
+		if (r != -ENOENT)
+			break;
+	}
+	if (r == -ENOMEM) {
+		free(txt);
+		return r;
+	}
+	if (r < 0) {
+		if (r != -ENOENT)
+			ns_note_read(env->notes, path->controller ? path->controller : syspath, "node", p, r, txt);
+		free(txt);
+		path->no_node_reason = r == -ENOENT ? no_node_reason(syspath) : ns_fmt("/%s could not be read", p);
+		return path->no_node_reason ? 0 : -ENOMEM;
+	}
+	free(txt);
+	snprintf(p, sizeof(p), "%.*s/subsystem", (int)len, syspath);
+	if ((r = ns_readlink_base(env->root, p, &subsys)) == -ENOMEM)
+		return r;
+	if (subsys && strcmp(subsys, "nd") == 0) {
+		/* the namespace (or btt/pfn) in a region: the region's own numa_node */
+		size_t up = len;
+		long long rv;
+		while (up > 0 && syspath[up - 1] != '/')
+			up--;
+		if (up > 0 && strncmp(syspath + up, "region", 6) != 0) {
+			size_t parent_end = up - 1, parent = parent_end;
+			while (parent > 0 && syspath[parent - 1] != '/')
+				parent--;
+			snprintf(p, sizeof(p), "%.*s/numa_node", (int)parent_end, syspath);
+			if (strncmp(syspath + parent, "region", 6) == 0 &&
+			    ns_read_dec(env->root, p, -1, INT_MAX, &rv, NULL) == 0) {
+				len = parent_end;
+				v = rv;
+			}
+		}
+		path->node_basis = NS_NODE_SRC_ND_REGION;
+	} else if (subsys && strcmp(subsys, "vmbus") == 0) {
+		path->node_basis = NS_NODE_SRC_VMBUS;
+	} else {
+		path->node_basis = NS_NODE_SRC_DEVICE;
+	}
+	free(subsys);
+	if (!(path->node_device = strndup(syspath, len)))
+		return -ENOMEM;
+	path->device_node = v >= 0 ? (int)v : -1;
+	if (v < 0 &&
+	    !(path->no_node_reason = ns_fmt("/%s/numa_node reads -1: the firmware gave it no node", path->node_device)))
+		return -ENOMEM;
+	if (path->node_basis == NS_NODE_SRC_VMBUS)
+		return read_vmbus(env, path->node_device, path->device_node, &path->vmbus);
+	return 0;
+}
+
+/* NVMe over fabrics: the controller directory .../nvme-fabrics/ctl/nvmeN of a path's disk. */
+static int fabric_path(struct ns_disk_env *env, const char *disk_syspath, struct ns_path *path)
+{
+	const char *ctl = strstr(disk_syspath, "/nvme-fabrics/ctl/");
+	const char *end;
+	char *dir;
+	size_t bdf;
+	int r;
+
+	if (!ctl)
+		return -ENOENT;
+	ctl += strlen("/nvme-fabrics/ctl/");
+	end = strchr(ctl, '/');
+	if (!(dir = strndup(disk_syspath, end ? (size_t)(end - disk_syspath) : strlen(disk_syspath))))
+		return -ENOMEM;
+	path->fabric = calloc(1, sizeof(*path->fabric));
+	r = path->fabric ? ns_fabric_read(env->root, dir, path->fabric) : -ENOMEM;
+	free(dir);
+	if (r < 0) {
+		free(path->fabric);
+		path->fabric = NULL;
+		return r;
+	}
+	path->device_node = -1;
+	if (!path->fabric->carrier_device) {
+		path->no_node_reason = strdup(path->fabric->reason ? path->fabric->reason : "no carrier was found");
+		return path->no_node_reason ? 0 : -ENOMEM;
+	}
+	bdf = deepest_bdf(path->fabric->carrier_device);
+	if (!bdf) {
+		path->no_node_reason = ns_fmt("%s %s is on no PCI function (/%s)", path->fabric->carrier_kind,
+					      path->fabric->carrier, path->fabric->carrier_device);
+		return path->no_node_reason ? 0 : -ENOMEM;
+	}
+	if (!(dir = strndup(path->fabric->carrier_device, bdf)))
+		return -ENOMEM;
+	r = env->pci(env->data, dir, &path->pci);
+	free(dir);
+	return r;
 }
 
 /* Walk a device path: the deepest PCI function and the deepest controller component. */
@@ -204,16 +414,19 @@ static int resolve_path(struct ns_disk_env *env, const char *disk_syspath, struc
 		}
 		comp = next ? next + 1 : NULL;
 	}
+	path->device_node = -1;
 	if (pci_end) {
 		char *pcipath = strndup(s, pci_end);
 		if (!pcipath)
 			return -ENOMEM;
 		r = env->pci(env->data, pcipath, &path->pci);
 		free(pcipath);
-		if (r < 0)
-			return r;
+		return r < 0 ? r : 0;
 	}
-	return 0;
+	r = fabric_path(env, disk_syspath, path);
+	if (r != -ENOENT)
+		return r;
+	return ancestor_node(env, disk_syspath, path);
 }
 
 static void read_list_names(struct ns_root *root, const char *dir, char ***v, size_t *n)
@@ -381,8 +594,8 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 	for (size_t i = first; i < d->nhctx; i++) {
 		struct ns_hctx *h = &d->hctx[i];
 		struct ns_pci *pci = path->pci;
-		if (!pci)
-			continue;
+		if (!pci || path->fabric)
+			continue; /* a fabric path's function is a NIC or HBA: its vectors are not the queues' */
 		h->irq = ns_pci_irq_for_queue(pci, h->index);
 		if (h->irq) {
 			h->pairing =
@@ -595,10 +808,27 @@ void ns_disk_free(struct ns_disk *d)
 	free(d->identity.wwn);
 	free(d->identity.by_id);
 	for (size_t i = 0; i < d->npaths; i++) {
-		free(d->paths[i].controller);
-		free(d->paths[i].disk_syspath);
+		struct ns_path *p = &d->paths[i];
+		free(p->controller);
+		free(p->disk_syspath);
+		if (p->fabric)
+			ns_fabric_free(p->fabric);
+		free(p->fabric);
+		if (p->vmbus) {
+			free(p->vmbus->device_id);
+			free(p->vmbus->channels);
+			ns_cpuset_clear(&p->vmbus->channel_nodes);
+			free(p->vmbus);
+		}
+		free(p->node_device);
+		free(p->no_node_reason);
 	}
 	free(d->paths);
+	free(d->node_device);
+	free(d->node_reason);
+	for (size_t i = 0; i < d->nmembers; i++)
+		free(d->members[i].name);
+	free(d->members);
 	ns_cpuset_clear(&d->local_cpus);
 	free(d->scheduler);
 	for (size_t i = 0; i < d->nhctx; i++) {

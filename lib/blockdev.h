@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "cpuset.h"
+#include "fabric.h"
 #include "pci.h"
 
 enum ns_disk_kind {
@@ -20,6 +21,8 @@ enum ns_disk_kind {
 	NS_DISK_MD,
 	NS_DISK_LOOP,
 	NS_DISK_ZRAM,
+	NS_DISK_PMEM,	      /* libnvdimm: pmemN, pmemNs (btt) */
+	NS_DISK_XEN_BLKFRONT, /* Xen's paravirtual disk: xvdX */
 };
 
 enum ns_transport {
@@ -38,14 +41,48 @@ enum ns_node_source {
 	NS_NODE_SRC_FORCED,
 	NS_NODE_SRC_UNKNOWN,
 	NS_NODE_SRC_PATHS_DISAGREE,
-	NS_NODE_SRC_SET, /* set by someone other than the firmware and a forcing driver (by hand: taint I) */
+	NS_NODE_SRC_SET,       /* set by someone other than the firmware and a forcing driver (by hand: taint I) */
+	NS_NODE_SRC_ND_REGION, /* pmem: the libnvdimm region's numa_node */
+	NS_NODE_SRC_VMBUS,     /* Hyper-V: the VMBus device's numa_node */
+	NS_NODE_SRC_DEVICE,    /* another device on the path with a numa_node (platform, cxl, ...) */
+	NS_NODE_SRC_FABRIC,    /* NVMe over fabrics: the PCI function that carries the transport */
+	NS_NODE_SRC_MEMBERS,   /* md/dm: every member on one node */
+	NS_NODE_SRC_MEMBERS_DISAGREE, /* md/dm: members on different nodes */
+};
+
+/* A VMBus channel: its relid (channels/N) and the CPU the host signals it on (channels/N/cpu). */
+struct ns_vmbus_channel {
+	int id;
+	int target_cpu; /* -1 unknown */
+	int node;	/* -1 unknown */
+};
+
+struct ns_vmbus {
+	char *device_id; /* the device's directory name (its instance GUID) */
+	int numa_node;	 /* -1 none or unknown */
+	struct ns_vmbus_channel *channels;
+	size_t nchannels;
+	struct ns_cpuset channel_nodes; /* the nodes of the channels' target CPUs */
 };
 
 struct ns_path {
 	enum ns_transport transport;
-	char *controller;   /* nvmeN, hostN, virtioN, ataN */
-	char *disk_syspath; /* the path's own disk (nvmeXcYnZ) or the disk itself */
-	struct ns_pci *pci; /* borrowed from the system's PCI cache; NULL when none */
+	char *controller;	  /* nvmeN, hostN, virtioN, ataN */
+	char *disk_syspath;	  /* the path's own disk (nvmeXcYnZ) or the disk itself */
+	struct ns_pci *pci;	  /* borrowed from the system's PCI cache; NULL when none */
+	struct ns_fabric *fabric; /* NVMe over fabrics: the transport and what carries it; NULL local */
+	struct ns_vmbus *vmbus;	  /* Hyper-V: the VMBus device the path sits on; NULL otherwise */
+	/* without a PCI function: the nearest device on the path that has a numa_node */
+	int device_node;		/* -1 none or unknown */
+	char *node_device;		/* root-relative path of that device; NULL none */
+	enum ns_node_source node_basis; /* ND_REGION, VMBUS, DEVICE; NONE when no device has a node */
+	char *no_node_reason;		/* why the path has no node, NULL when it has one */
+};
+
+/* A leaf member of an md/dm device (through stacking, a partition counted as its disk). */
+struct ns_member {
+	char *name;
+	int node; /* -1 unknown */
 };
 
 struct ns_hctx {
@@ -97,6 +134,12 @@ struct ns_disk {
 	size_t npaths;
 	int node; /* -1 unknown */
 	enum ns_node_source node_source;
+	char *node_device;	   /* root-relative: the device whose numa_node gave node; NULL none */
+	char *node_reason;	   /* why node is unknown, in words; NULL when it is known */
+	struct ns_member *members; /* md/dm: leaf members (ns_system_discover fills them) */
+	size_t nmembers;
+	bool members_read;     /* members were looked for (md/dm) */
+	bool members_complete; /* every member's node is known */
 	struct ns_cpuset local_cpus;
 	int rq_affinity; /* -1 unknown */
 	char *scheduler;

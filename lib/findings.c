@@ -694,6 +694,54 @@ static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
 		       "uses its local path."));
 }
 
+/*
+ * md/dm whose leaf members sit on different nodes: every request of a mirror (each write, and
+ * reads md balances without regard to nodes) or of a striped/linear set crosses the
+ * interconnect for some member, whatever CPU submits it. A warning, not critical: a mirror may
+ * span sockets on purpose, to survive a controller's or a socket's loss.
+ */
+static int rule_stacked(struct ns_findings *f, const struct ns_disk *d)
+{
+	struct json_object *ev, *members, *nodes;
+	struct ns_cpuset seen = {0};
+	char *list = NULL;
+
+	if (d->node_source != NS_NODE_SRC_MEMBERS_DISAGREE)
+		return 0;
+	ev = json_object_new_object();
+	members = json_object_new_array();
+	seen.known = true;
+	for (size_t i = 0; i < d->nmembers; i++) {
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "name", json_object_new_string(d->members[i].name));
+		json_object_object_add(e, "node",
+				       d->members[i].node >= 0 ? json_object_new_int(d->members[i].node) : NULL);
+		json_object_array_add(members, e);
+		if (d->members[i].node >= 0 && ns_cpuset_set(&seen, (unsigned)d->members[i].node) < 0) {
+			json_object_put(members);
+			json_object_put(ev);
+			return -ENOMEM;
+		}
+	}
+	nodes = json_object_new_array();
+	ns_cpuset_foreach (n, &seen)
+		json_object_array_add(nodes, json_object_new_int(n));
+	json_object_object_add(ev, "members", members);
+	json_object_object_add(ev, "nodes", nodes);
+	(void)ns_cpuset_format(&seen, &list);
+	ns_cpuset_clear(&seen);
+	int r = add(f, "stacked-cross-node", NS_SEV_WARNING, d->name, ev,
+		    ns_fmt("%s's members sit on different nodes (%s): some of its I/O crosses the interconnect "
+			   "whichever CPU submits it.",
+			   d->name, list ? list : "?"),
+		    NULL,
+		    ns_fmt("Build %s from members on one node, and run its workload there; if it spans nodes on "
+			   "purpose (to survive a controller's or a socket's loss), this is the price.",
+			   d->name));
+	free(list);
+	return r;
+}
+
 int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 {
 	bool scsi_patched = sys->scsi_mod && sys->scsi_mod->patched == 1;
@@ -712,6 +760,8 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 		const struct ns_irq *qv[4096];
 		struct disk_ctx c = {.sys = sys, .d = d, .qv = qv};
 
+		if ((r = rule_stacked(out, d)) < 0)
+			return r;
 		if (ns_disk_is_virtual(d))
 			continue;
 		c.nqv = queue_vectors(d, qv, sizeof(qv) / sizeof(qv[0]));

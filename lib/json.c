@@ -12,6 +12,7 @@
 #include "sha256.h"
 #include "root.h"
 #include "testhook.h"
+#include "util.h"
 
 /*
  * NULL-safe helpers: a NULL value becomes JSON null. Every string of the document goes
@@ -209,6 +210,77 @@ static struct json_object *pci_json(const struct ns_pci *pci)
 	return o;
 }
 
+/* A root-relative sysfs path as the kernel names it: absolute. */
+static struct json_object *jsyspath(const char *rel)
+{
+	struct json_object *o;
+	char *p;
+
+	if (!rel || !(p = ns_fmt("/%s", rel)))
+		return NULL;
+	o = jstr(p);
+	free(p);
+	return o;
+}
+
+static struct json_object *member_nodes_json(const struct ns_disk *d)
+{
+	struct ns_cpuset nodes = {0};
+	struct json_object *o;
+
+	nodes.known = true;
+	for (size_t i = 0; i < d->nmembers; i++)
+		if (d->members[i].node >= 0)
+			ns_cpuset_set(&nodes, (unsigned)d->members[i].node);
+	o = jnodes(&nodes);
+	ns_cpuset_clear(&nodes);
+	return o;
+}
+
+static struct json_object *fabric_json(const struct ns_fabric *f)
+{
+	struct json_object *o;
+
+	if (!f)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "transport", jstr(f->transport));
+	add(o, "address", jstr(f->address));
+	add(o, "traddr", jstr(f->traddr));
+	add(o, "trsvcid", jstr(f->trsvcid));
+	add(o, "host_traddr", jstr(f->host_traddr));
+	add(o, "src_addr", jstr(f->src_addr));
+	add(o, "host_iface", jstr(f->host_iface));
+	add(o, "carrier", jstr(f->carrier));
+	add(o, "carrier_kind", jstr(f->carrier_kind));
+	add(o, "carrier_basis", jstr(f->carrier_basis));
+	add(o, "reason", jstr(f->reason));
+	return o;
+}
+
+static struct json_object *vmbus_json(const struct ns_vmbus *vb)
+{
+	struct json_object *o, *chs;
+
+	if (!vb)
+		return NULL;
+	o = json_object_new_object();
+	add(o, "device_id", jstr(vb->device_id));
+	add(o, "numa_node", jnode(vb->numa_node));
+	chs = json_object_new_array();
+	for (size_t i = 0; i < vb->nchannels; i++) {
+		struct json_object *c = json_object_new_object();
+		add(c, "id", json_object_new_int(vb->channels[i].id));
+		add(c, "target_cpu",
+		    vb->channels[i].target_cpu >= 0 ? json_object_new_int(vb->channels[i].target_cpu) : NULL);
+		add(c, "node", jnode(vb->channels[i].node));
+		json_object_array_add(chs, c);
+	}
+	add(o, "channels", chs);
+	add(o, "channel_nodes", jnodes(&vb->channel_nodes));
+	return o;
+}
+
 static struct json_object *disk_json(const struct ns_disk *d)
 {
 	struct json_object *o = json_object_new_object(), *id, *paths, *q, *hq, *al;
@@ -241,6 +313,10 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(o, "identity", id);
 	add(o, "node", jnode(d->node));
 	add(o, "node_source", jstr(ns_node_source_name(d->node_source)));
+	add(o, "node_device", jsyspath(d->node_device));
+	add(o, "node_reason", d->node < 0 ? jstr(d->node_reason) : NULL);
+	add(o, "member_nodes", d->members_read ? member_nodes_json(d) : NULL);
+	add(o, "member_nodes_complete", d->members_read ? json_object_new_boolean(d->members_complete) : NULL);
 	add(o, "local_cpus", ns_cpuset_json(&d->local_cpus));
 	paths = json_object_new_array();
 	for (size_t i = 0; i < d->npaths; i++) {
@@ -248,6 +324,8 @@ static struct json_object *disk_json(const struct ns_disk *d)
 		add(p, "transport", jstr(ns_transport_name(d->paths[i].transport)));
 		add(p, "controller", jstr(d->paths[i].controller));
 		add(p, "pci", pci_json(d->paths[i].pci));
+		add(p, "fabric", fabric_json(d->paths[i].fabric));
+		add(p, "vmbus", vmbus_json(d->paths[i].vmbus));
 		json_object_array_add(paths, p);
 	}
 	add(o, "paths", paths);

@@ -14,6 +14,7 @@
 #include "journal.h"
 #include "manifest.h"
 #include "rates.h"
+#include "util.h"
 
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
 {
@@ -51,23 +52,60 @@ static int pci_of_system(void *data, const char *syspath, struct ns_pci **out)
 	return ns_system_pci(data, syspath, out);
 }
 
-/* The node the disk really sits on: its function's node, unless forced or the paths disagree. */
+/* The node of a path without a PCI function: the device that has one, or why there is none. */
+static int path_device_node(struct ns_disk *d, const struct ns_path *path)
+{
+	if (path->device_node >= 0) {
+		d->node_source = path->node_basis;
+		free(d->node_device);
+		d->node_device = path->node_device ? strdup(path->node_device) : NULL;
+		return path->device_node;
+	}
+	d->node_source = path->node_device ? path->node_basis
+			 : path->fabric	   ? NS_NODE_SRC_UNKNOWN /* a carrier it could not find */
+					   : NS_NODE_SRC_NONE;
+	free(d->node_reason);
+	d->node_reason = path->no_node_reason ? strdup(path->no_node_reason) : NULL;
+	return -1;
+}
+
+/*
+ * The node the disk really sits on: its function's node, unless forced or the paths disagree;
+ * without a function, the device on its path that has a node (ns_path.device_node). A fabric
+ * path's function is the one that carries the transport.
+ */
 static void resolve_node(struct ns_disk *d)
 {
 	int node = -2;
+	bool fabric = false;
+	const struct ns_pci *first = NULL;
 
 	d->node = -1;
-	if (d->npaths == 0 || !d->paths[0].pci) {
+	if (d->npaths == 0) {
 		d->node_source = NS_NODE_SRC_NONE;
-		return;
+		return; /* md/dm (their members: resolve_members), loop, zram */
+	}
+	if (!d->paths[0].pci) {
+		if (d->npaths == 1 || !d->paths[0].fabric) {
+			d->node = path_device_node(d, &d->paths[0]);
+			return;
+		}
 	}
 	for (size_t i = 0; i < d->npaths; i++) {
 		const struct ns_pci *pci = d->paths[i].pci;
 		int n;
 		if (!pci) {
 			d->node_source = NS_NODE_SRC_UNKNOWN;
+			free(d->node_reason);
+			d->node_reason =
+				ns_fmt("path %s: %s", d->paths[i].controller ? d->paths[i].controller : "?",
+				       d->paths[i].no_node_reason ? d->paths[i].no_node_reason : "no PCI function");
+			ns_cpuset_clear(&d->local_cpus);
 			return;
 		}
+		fabric = fabric || d->paths[i].fabric;
+		if (!first)
+			first = pci;
 		if (pci->forced == 1) {
 			d->node_source = NS_NODE_SRC_FORCED;
 			return;
@@ -97,10 +135,188 @@ static void resolve_node(struct ns_disk *d)
 	}
 	if (node >= 0) {
 		d->node = node;
-		d->node_source = NS_NODE_SRC_PCI;
+		d->node_source = fabric ? NS_NODE_SRC_FABRIC : NS_NODE_SRC_PCI;
+		if (d->npaths == 1 && first)
+			d->node_device = strdup(first->syspath);
 	} else {
 		d->node_source = NS_NODE_SRC_UNKNOWN;
 	}
+}
+
+/* Why a disk whose node is null has none, where resolve_node did not already say. */
+static int fill_reason(struct ns_disk *d)
+{
+	const struct ns_pci *pci = d->npaths ? d->paths[0].pci : NULL;
+
+	if (d->node >= 0 || d->node_reason)
+		return 0;
+	switch (d->node_source) {
+	case NS_NODE_SRC_FORCED:
+		d->node_reason =
+			ns_fmt("the driver forced the PCI function's node: what it reads is not the firmware's");
+		break;
+	case NS_NODE_SRC_SET:
+		d->node_reason = ns_fmt("the PCI function's node was set by someone other than the firmware, and its "
+					"root bus has no node of its own");
+		break;
+	case NS_NODE_SRC_PATHS_DISAGREE:
+		d->node_reason = ns_fmt("its paths' PCI functions sit on different nodes");
+		break;
+	case NS_NODE_SRC_UNKNOWN:
+		d->node_reason = pci && pci->numa_node == -1
+					 ? ns_fmt("PCI function %s reads numa_node -1: the firmware gave it no node",
+						  pci->address)
+					 : ns_fmt("whether the PCI function's node was forced cannot be told, or it "
+						  "could not be read");
+		break;
+	default:
+		d->node_reason = d->kind == NS_DISK_LOOP   ? ns_fmt("a loop device: its I/O goes to its backing file")
+				 : d->kind == NS_DISK_ZRAM ? ns_fmt("zram: compressed memory, no device")
+							   : ns_fmt("no device on its sysfs path has a numa_node");
+	}
+	return d->node_reason ? 0 : -ENOMEM;
+}
+
+/* md or dm by name, as the kernel names them */
+static bool stacked_name(const char *name)
+{
+	return strncmp(name, "dm-", 3) == 0 || (strncmp(name, "md", 2) == 0 && name[2] >= '0' && name[2] <= '9');
+}
+
+/* The disk a block device name belongs to: a partition's parent, else the name itself. */
+static int disk_of(struct ns_root *root, const char *name, char **out)
+{
+	char p[512], *real = NULL, *slash;
+	int r;
+
+	snprintf(p, sizeof(p), "sys/class/block/%s/partition", name);
+	if (!ns_exists(root, p))
+		return (*out = strdup(name)) ? 0 : -ENOMEM;
+	snprintf(p, sizeof(p), "sys/class/block/%s", name);
+	if ((r = ns_realpath(root, p, &real)) < 0)
+		return r;
+	slash = strrchr(real, '/');
+	if (slash)
+		*slash = '\0';
+	slash = strrchr(real, '/');
+	*out = strdup(slash ? slash + 1 : real);
+	free(real);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* The node of disk name: from the model when it is there, else read now (check md0 alone). */
+static int member_node(struct ns_system *sys, struct ns_disk_env *env, const char *name, int *node)
+{
+	struct ns_disk tmp;
+	const struct ns_disk *d = ns_system_disk(sys, name);
+	int r;
+
+	if (d) {
+		*node = d->node;
+		return 0;
+	}
+	*node = -1;
+	r = ns_disk_read(env, name, &tmp);
+	if (r == 0)
+		resolve_node(&tmp);
+	if (r == 0 || r == -ENOENT)
+		*node = r == 0 ? tmp.node : -1;
+	ns_disk_free(&tmp);
+	return r == -ENOMEM ? r : 0;
+}
+
+#define STACK_DEPTH 8
+
+/* The leaf members of the md/dm device name, through stacked md/dm, into top->members. */
+static int add_members(struct ns_system *sys, struct ns_disk_env *env, struct ns_disk *top, const char *name, int depth)
+{
+	char p[512], **slaves = NULL;
+	size_t n = 0;
+	int r;
+
+	snprintf(p, sizeof(p), "sys/class/block/%s/slaves", name);
+	if ((r = ns_list_dir(sys->root, p, &slaves, &n)) < 0)
+		return r == -ENOMEM ? r : 0;
+	for (size_t i = 0; i < n; i++) {
+		char *leaf = NULL;
+		bool seen = false;
+		if ((r = disk_of(sys->root, slaves[i], &leaf)) < 0) {
+			if (r == -ENOMEM)
+				break;
+			r = 0;
+			continue;
+		}
+		if (stacked_name(leaf) && depth < STACK_DEPTH) {
+			r = add_members(sys, env, top, leaf, depth + 1);
+			free(leaf);
+			if (r < 0)
+				break;
+			continue;
+		}
+		for (size_t k = 0; k < top->nmembers && !seen; k++)
+			seen = strcmp(top->members[k].name, leaf) == 0;
+		struct ns_member *nv = seen ? NULL : realloc(top->members, (top->nmembers + 1) * sizeof(*nv));
+		if (seen) {
+			free(leaf);
+			continue;
+		}
+		if (!nv) {
+			free(leaf);
+			r = -ENOMEM;
+			break;
+		}
+		top->members = nv;
+		nv[top->nmembers].name = leaf;
+		if ((r = member_node(sys, env, leaf, &nv[top->nmembers].node)) < 0)
+			break;
+		top->nmembers++;
+	}
+	ns_strv_free(slaves, n);
+	return r;
+}
+
+/*
+ * md and dm: the nodes of their leaf members. One node for all: the device's node (members);
+ * several: none (members-disagree), which the stacked-cross-node finding reports.
+ */
+static int resolve_members(struct ns_system *sys, struct ns_disk_env *env)
+{
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		struct ns_disk *d = &sys->disks[i];
+		int node = -2, r;
+		bool disagree = false;
+		if (d->kind != NS_DISK_MD && d->kind != NS_DISK_DM)
+			continue;
+		if ((r = add_members(sys, env, d, d->name, 0)) < 0)
+			return r;
+		d->members_read = true;
+		d->members_complete = d->nmembers > 0;
+		for (size_t k = 0; k < d->nmembers; k++) {
+			int n = d->members[k].node;
+			if (n < 0) {
+				d->members_complete = false;
+				continue;
+			}
+			disagree = disagree || (node >= 0 && n != node);
+			node = n;
+		}
+		free(d->node_reason);
+		d->node_reason = NULL;
+		if (disagree) {
+			d->node_source = NS_NODE_SRC_MEMBERS_DISAGREE;
+			d->node_reason = ns_fmt("its members sit on different nodes");
+		} else if (node >= 0 && d->members_complete) {
+			d->node = node;
+			d->node_source = NS_NODE_SRC_MEMBERS;
+		} else {
+			d->node_source = d->nmembers ? NS_NODE_SRC_UNKNOWN : NS_NODE_SRC_NONE;
+			d->node_reason =
+				d->nmembers ? ns_fmt("a member's node is unknown") : ns_fmt("it has no members");
+		}
+		if (!d->node_reason && d->node < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /* A snapshot says whether it was taken as root (.numastor/facts privileged=0|1). */
@@ -345,6 +561,11 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		}
 		sys->ndisks++;
 	}
+	if ((r = resolve_members(sys, &env)) < 0)
+		goto out;
+	for (size_t i = 0; i < sys->ndisks; i++)
+		if ((r = fill_reason(&sys->disks[i])) < 0)
+			goto out;
 	mark_placed(sys);
 	r = 0;
 out:
