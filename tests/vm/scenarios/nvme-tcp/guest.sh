@@ -103,7 +103,7 @@ vm_fact listen.init_ns "$(grep -c ' 0100110A:1144 00000000:0000 0A ' "$VM_OUT/tc
 # The host: NVMe/TCP from the initial namespace.
 modprobe nvme-tcp
 printf 'transport=tcp,traddr=%s,trsvcid=4420,nqn=%s' "$TGT_ADDR" "$TCP_NQN" > /dev/nvme-fabrics
-ctrl= head=
+ctrl='' head=''
 n=0
 while [ -z "$head" ] && [ "$n" -lt 600 ]; do
 	for c in /sys/class/nvme/nvme*; do
@@ -121,7 +121,10 @@ while [ -z "$head" ] && [ "$n" -lt 600 ]; do
 	[ -n "$head" ] || sleep 0.1
 	n=$((n + 1))
 done
-[ -n "$ctrl" ] && [ -n "$head" ] || { echo "test bed: no NVMe/TCP controller or disk appeared (ctrl '$ctrl', disk '$head')" >&2; exit 1; }
+if [ -z "$ctrl" ] || [ -z "$head" ]; then
+	echo "test bed: no NVMe/TCP controller or disk appeared (ctrl '$ctrl', disk '$head')" >&2
+	exit 1
+fi
 vm_fact tcp.ctrl "$ctrl"
 vm_fact tcp.disk "$head"
 for f in transport address subsysnqn state; do
@@ -133,11 +136,12 @@ vm_fact tcp.ctrl.syspath "$_v"
 # The route to the target, twice: iproute2's answer and /proc/net/route read here (the
 # longest prefix whose destination holds the target; the file's words are little-endian hex).
 $IP route get "$TGT_ADDR" > "$VM_OUT/route-get.txt"
+# shellcheck disable=SC2046 # split into words on purpose
 set -- $(cat "$VM_OUT/route-get.txt")
 while [ $# -gt 0 ] && [ "$1" != dev ]; do shift; done
 vm_fact route.ip_get "${2:-}"
 tgt_hex=$((0x0100110A))
-best= best_mask=-1
+best='' best_mask=-1
 while read -r iface dest _gw _fl _rc _use _met mask _rest; do
 	case $dest in Destination) continue ;; esac
 	if [ $((tgt_hex & 0x$mask)) -eq $((0x$dest)) ] && [ $((0x$mask)) -gt "$best_mask" ]; then
