@@ -18,8 +18,11 @@ set -euo pipefail
 # busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk; btrfs, dm_mod and
 # zram (a writeback backing device is an in-kernel exclusive claim) for modswap-inuse; loop
 # (with zram and dm_mod) for modswap-udev: disks the hot-plug rule must not ask for. ahci
-# drives the node-1 HBA where the kernel has no megaraid_sas (run-vm.sh).
-MODULES=(nvme sd_mod megaraid_sas ahci virtio_blk virtio_scsi virtio_pci sg ext4 btrfs dm_mod zram loop)
+# drives the node-1 HBA where the kernel has no megaraid_sas (run-vm.sh). nvme-tcp and
+# nvmet-tcp (the NVMe/TCP host and target) with virtio_net for nvme-tcp, nfit and nd_pmem
+# (qemu's nvdimm) for pmem, raid1 (md) for md-cross-node.
+MODULES=(nvme sd_mod megaraid_sas ahci virtio_blk virtio_scsi virtio_pci sg ext4 btrfs dm_mod zram loop
+	virtio_net nvme-tcp nvmet-tcp nfit nd_pmem raid1)
 
 (($# >= 1 && $# <= 2)) || vm_die "usage: build-initramfs.sh OUTPUT [NUMASTOR]"
 output=$1
@@ -135,7 +138,19 @@ if dmsetup=$(PATH=$PATH:/usr/sbin:/sbin command -v dmsetup); then
 	add_binary "$dmsetup" /usr/sbin/dmsetup
 fi
 add_binary "$(command -v unshare)" /usr/bin/unshare
+# iproute2's ip (this system's Debian package) in place of busybox's, which knows no network
+# namespaces: nvme-tcp moves the target's NIC into one (`ip netns add`, `ip link set ... netns`)
+# and asks the route to the target (`ip route get`).
+add_binary "$(PATH=$PATH:/usr/sbin:/sbin command -v ip)" /sbin/ip
 add_binary "$(PATH=$PATH:/usr/sbin:/sbin command -v mkswap)" /usr/sbin/mkswap
+
+# Debian's mdadm, when fetch-mdadm.sh has prepared it (md-cross-node builds its arrays with it
+# and says so when it is missing).
+mdadmdir="$VM_CACHE/mdadm"
+if [[ -f "$mdadmdir/.ready" ]]; then
+	mdadmdir=$(readlink -f "$mdadmdir")
+	add_binary "$mdadmdir/root/sbin/mdadm" /sbin/mdadm
+fi
 
 # kmod's depmod (Debian's kmod, from this system): what `numastor fix --modules --install`
 # runs. It writes the binary indexes numastor's libkmod reads and puts updates/ first;

@@ -90,6 +90,8 @@ done
 "$VM_DIR/fetch-irqbalance.sh" >/dev/null || vm_log "warning: preparing irqbalance failed"
 # Debian's udev likewise only matters to modswap-udev.
 "$VM_DIR/fetch-udev.sh" >/dev/null || vm_log "warning: preparing udev failed (modswap-udev will fail)"
+# Debian's mdadm only to md-cross-node.
+"$VM_DIR/fetch-mdadm.sh" >/dev/null || vm_log "warning: preparing mdadm failed (md-cross-node will fail)"
 work=$(mktemp -d "${TMPDIR:-/tmp}/numastor-vm.XXXXXX")
 
 # One scenario's boots: one of the bed's initramfs, or (a `boots` file) that many of the

@@ -19,6 +19,11 @@
 # for a btrfs). The two scsi-hd disks have ids mega-hd and vscsi-hd, so that a scenario can
 # set their properties: "-set device.mega-hd.wwn=0x5000c500aa000001".
 #
+# A scenario may also add properties to the machine and its memory: scenarios/SCENARIO/machine
+# holds lines "machine PROPS" (appended to -machine q35) and "memory PROPS" (appended to
+# -m 2G), '#' starting a comment; pmem's "machine nvdimm=on" and "memory slots=2,maxmem=4G"
+# make room for its nvdimm. Every other scenario's machine stays as it is.
+#
 # Every machine has the bed's NVMe subsystem too: qemu's nvme-subsys with two nvme controllers
 # of one serial (NSMPATH0001) sharing namespace 1, one on the root bus pcie.0 and one behind the
 # node-1 expander (a third root port); on 6.1 the namespace is a multipath head nvmeSnH with
@@ -84,6 +89,20 @@ if [[ -f "$extra_file" ]]; then
 	done < "$extra_file"
 fi
 
+machine_props=q35 memory_props=2G
+machine_file="$VM_DIR/scenarios/$scenario/machine"
+if [[ -f "$machine_file" ]]; then
+	while read -r key props; do
+		props=${props%%#*}
+		case $key in
+		'' | '#'*) ;;
+		machine) machine_props+=",${props// /}" ;;
+		memory) memory_props+=",${props// /}" ;;
+		*) vm_die "$machine_file: unknown line '$key $props' (machine or memory)" ;;
+		esac
+	done < "$machine_file"
+fi
+
 # The node-1 HBA: megasas-gen2 where the kernel has megaraid_sas; the cloud flavour has none,
 # and there an ich9-ahci (libata, one unmanaged MSI vector as megasas has) takes its place
 # with the same disk, so that the fix and module-swap scenarios keep a node-1 SCSI host whose
@@ -101,7 +120,7 @@ fi
 # shellcheck disable=SC2054 # the commas belong to qemu option values
 qemu_args=(
 	-accel tcg -nographic -nodefaults -no-reboot -monitor none
-	-machine q35 -smp 4,sockets=2,cores=2,threads=1 -m 2G
+	-machine "$machine_props" -smp 4,sockets=2,cores=2,threads=1 -m "$memory_props"
 	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
 	-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
 	-kernel "$kdir/vmlinux" -initrd "$initrd"

@@ -250,7 +250,22 @@ vm_truth_disk() { # disk
 	esac
 	_resolve "$_b/device"
 	_dev=$_v
-	_pci_walk "$_dev" || { _t disk "$1" pci none; return 0; }
+	if ! _pci_walk "$_dev"; then
+		# no PCI function on the disk's own path (pmem, md, an NVMe-over-fabrics path): the
+		# transport components met (a fabrics path's nvmeN), an md array's level and members;
+		# the node and its basis are the scenario's ground truth (its guest.sh measures them)
+		[ -z "$_ctl" ] || _t disk "$1" controllers "${_ctl# }"
+		_t disk "$1" pci none
+		if [ -d "$_b/md" ]; then
+			_tf "$_b/md/level" disk "$1" md_level
+			_m=
+			for _q in "$_b"/slaves/*; do
+				[ -e "$_q" ] && _m="$_m ${_q##*/}"
+			done
+			_t disk "$1" slaves "${_m# }"
+		fi
+		return 0
+	fi
 	_f=$_pcidev
 	_t disk "$1" controllers "${_ctl# }"
 	_t disk "$1" pci "${_f##*/}"
