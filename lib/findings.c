@@ -83,7 +83,8 @@ static size_t queue_vectors(const struct ns_disk *d, const struct ns_irq **out, 
 	if (n)
 		return n;
 	for (size_t p = 0; p < d->npaths; p++) {
-		const struct ns_pci *pci = d->paths[p].pci;
+		/* a fabric path's function (a NIC, an HBA) has no vector of the disk's queues */
+		const struct ns_pci *pci = d->paths[p].fabric ? NULL : d->paths[p].pci;
 		for (size_t i = 0; pci && i < pci->nirqs && n < cap; i++) {
 			const struct ns_irq *irq = &pci->irqs[i];
 			const char *nm = irq->name ? irq->name : "";

@@ -136,7 +136,10 @@ static void resolve_node(struct ns_disk *d)
 	if (node >= 0) {
 		d->node = node;
 		d->node_source = fabric ? NS_NODE_SRC_FABRIC : NS_NODE_SRC_PCI;
-		if (d->npaths == 1 && first)
+		bool one_function = true;
+		for (size_t i = 0; i < d->npaths; i++)
+			one_function = one_function && d->paths[i].pci == first;
+		if (one_function && first)
 			d->node_device = strdup(first->syspath);
 	} else {
 		d->node_source = NS_NODE_SRC_UNKNOWN;

@@ -542,6 +542,27 @@ PLAN_FACTS = {
 }
 
 
+GIVING = {"pci", "nd-region", "vmbus", "device", "fabric", "members"}
+
+
+def facts_nonpci(doc, code):
+    """Issue 17's machines (check-nonpci.py holds each to its tree): a node says which device
+    gave it, a null node says why, and md/dm alone carry member nodes."""
+    for d in doc["devices"]:
+        if d["node"] is None:
+            assert d["node_reason"], f"{d['name']}: node null without a node_reason"
+            assert d["node_source"] not in GIVING - {"pci"}, f"{d['name']}: {d['node_source']} but no node"
+        else:
+            assert d["node_reason"] is None, f"{d['name']}: node {d['node']} and a node_reason"
+            if d["node_source"] in {"nd-region", "vmbus", "device"}:
+                assert d["node_device"], f"{d['name']}: node from {d['node_source']} without node_device"
+        stacked = d["kind"] in ("md", "dm")
+        assert (d["member_nodes"] is not None) == stacked, f"{d['name']}: member_nodes {d['member_nodes']}"
+        for p in d["paths"]:
+            if p["fabric"] is not None:
+                assert p["fabric"]["carrier"] or p["fabric"]["reason"], f"{d['name']}: fabric path without carrier or reason"
+
+
 FACTS = {
     "cloud-2n64c-8nvme-forced-node0": facts_cloud,
     "managed-2n-nvme-confined": facts_managed,
@@ -572,6 +593,15 @@ FACTS = {
     "hba-isolated-node1-remote-host": lambda doc, code: facts_host_alloc(doc, code, True),
     "hba-isolated-node1-cpu15-housekeeping": lambda doc, code: facts_host_alloc(doc, code, False),
     "nvme-612-isolcpus-queues": facts_isolcpus_queues,
+    "pmem-2s": facts_nonpci,
+    "azure-storvsc-nvme": facts_nonpci,
+    "xen-blkfront": facts_nonpci,
+    "virtio-mmio-firecracker": facts_nonpci,
+    "nvme-tcp-2nic": facts_nonpci,
+    "nvme-tcp-1nic": facts_nonpci,
+    "nvme-rdma": facts_nonpci,
+    "md-raid1-2nodes": facts_nonpci,
+    "md-raid1-1node": facts_nonpci,
 }
 
 
@@ -645,6 +675,21 @@ PINNED = {
     # 6.12 and isolcpus=: a queue's cpu_list without its isolated CPUs is not a mismatch with its
     # vector, nor are its interrupts remote (the twin: twin-612-2n-managed-mismatch's nvme1n1)
     "nvme-612-isolcpus-queues": (1, {("queue-affinity-mismatch", "nvme1n1", W)}),
+    # issue 17: disks on no PCI function. pmem, Xen and fabrics disks on their node have nothing
+    # wrong; the fabric paths' NIC/HCA vectors are not the disk's queue vectors (no irq-confined
+    # from a NIC's IRQs); the 2-NIC head's iopolicy is numa
+    "pmem-2s": (0, set()),
+    "xen-blkfront": (0, set()),
+    "nvme-tcp-2nic": (0, set()),
+    "nvme-tcp-1nic": (0, set()),
+    "nvme-rdma": (0, set()),
+    # pci-hyperv's node is the host's: no node-set for the Azure NVMe; storvsc under the stock
+    # midlayer: the info every SCSI disk gets
+    "azure-storvsc-nvme": (0, {("alloc-remote", "sda", I), ("alloc-remote", "sdb", I)}),
+    # one legacy IRQ for the one queue that serves both nodes' CPUs
+    "virtio-mmio-firecracker": (1, {("vector-serves-all-nodes", "vda", W)}),
+    "md-raid1-2nodes": (1, {("stacked-cross-node", "md0", W)}),
+    "md-raid1-1node": (0, set()),
 }
 
 # The correctly placed twins: devices whose placement no rule may fault (no finding at all
@@ -664,6 +709,10 @@ CORRECT = {
     "hba-isolated-node1-remote-host": ["sdb", "sdd", "sde"],
     "hba-isolated-node1-cpu15-housekeeping": ["sda", "sdb", "sdc", "sdd", "sde"],
     "nvme-612-isolcpus-queues": ["nvme0n1"],
+    "azure-storvsc-nvme": ["nvme0n1", "sda", "sdb"],
+    "nvme-tcp-1nic": ["nvme1n1"],
+    "nvme-rdma": ["nvme1n1"],
+    "md-raid1-1node": ["md0", "nvme1n1", "nvme2n1"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {
@@ -821,9 +870,10 @@ def parse_text(text, vtext, names):
             cur["paths"].append((m.group(1), None if m.group(2) == "?" else int(m.group(2)),
                                  (m.group(3) or "").split(" (")[0].strip() or None))
             continue
-        m = re.match(r"^  node: (\S+)(?: (\d+))?$", line)
+        m = re.match(r"^  node: (\S+)(?: (\d+))?(?: \((.*))?$", line)
         if m and cur is not None:
             cur["node"] = (m.group(1), int(m.group(2)) if m.group(2) else None)
+            cur["node_reason"] = m.group(3)  # its first line: the text wraps
     return devices, findings, summary
 
 
@@ -853,6 +903,10 @@ def check_text(name, text, vtext, doc, code):
                       for p in d["paths"] if p.get("pci")]
         assert t["paths"] == want_paths, f"{d['name']}: text path lines {t['paths']}, JSON {want_paths}"
         assert t["node"] == (d["node_source"], d["node"]), f"{d['name']}: text node {t['node']}, JSON {d['node_source']} {d['node']}"
+        # a null node says why, in the text as in the JSON
+        reason = t.get("node_reason")
+        assert (reason is not None) == (d["node"] is None), f"{d['name']}: text reason {reason!r}, JSON node {d['node']}"
+        assert reason is None or d["node_reason"].startswith(reason.rstrip(")")), (d["name"], reason, d["node_reason"])
         # the FORCED marker appears exactly where the node was forced
         assert any(f == "FORCED" for _, _, f in t["paths"]) == (d["node_source"] == "forced"), (d["name"], t["paths"])
         assert any(f == "SET" for _, _, f in t["paths"]) == (d["node_source"] == "set"), (d["name"], t["paths"])
