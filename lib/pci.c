@@ -382,7 +382,7 @@ static void judge(struct ns_pci *pci)
 	pci->facts.driver = pci->driver;
 	pci->facts.driver_basis = pci->driver_basis;
 	ns_pci_judge_node(&pci->facts, &pci->forced, &pci->node_set, &pci->bus_node, &ev);
-	if (pci->forced == 1)
+	if (pci->forced != 0) /* forced, or why it cannot be told */
 		pci->forced_evidence = ev;
 	else if (pci->node_set == 1)
 		pci->node_set_evidence = ev;

@@ -169,6 +169,8 @@ static int fill_reason(struct ns_disk *d)
 		d->node_reason = pci && pci->numa_node == -1
 					 ? ns_fmt("PCI function %s reads numa_node -1: the firmware gave it no node",
 						  pci->address)
+				 : pci && pci->forced_evidence
+					 ? strdup(pci->forced_evidence)
 					 : ns_fmt("whether the PCI function's node was forced cannot be told, or it "
 						  "could not be read");
 		break;
