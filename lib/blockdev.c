@@ -564,7 +564,8 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 		h->nr_tags = -1;
 		h->memory_node = -1;
 		h->pci = path->pci;
-		if (path->controller && d->npaths > 1)
+		/* a multipath head's queues are its paths' own, even with one path (fabrics) */
+		if (path->controller && (d->npaths > 1 || d->kind == NS_DISK_NVME_MULTIPATH))
 			h->controller = strdup(path->controller);
 		snprintf(p, sizeof(p), "%s/mq/%s/cpu_list", path->disk_syspath, names[i]);
 		if ((r = ns_read_str(env->root, p, &txt)) == 0) {

@@ -156,6 +156,11 @@ class Truth:
             return "scsi"
         if any(c.startswith("virtio") for c in ctl):
             return "virtio-blk"
+        path = self.disks[disk].get("sysfs_path", "")
+        if "/ndbus" in path:
+            return "pmem"  # a libnvdimm namespace's disk
+        if "/vbd-" in path:
+            return "xen-blkfront"
         return "other"
 
     def on_root_bus_zero(self, disk):
