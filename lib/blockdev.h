@@ -97,6 +97,7 @@ struct ns_disk {
 	size_t npaths;
 	int node; /* -1 unknown */
 	enum ns_node_source node_source;
+	int node_reliable; /* 0: its node's CPUs overlap another node's (node-cpus-overlap); 1; -1 no node */
 	struct ns_cpuset local_cpus;
 	int rq_affinity; /* -1 unknown */
 	char *scheduler;

@@ -331,6 +331,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		}
 		ns_identity_read(root, sys->udev, d);
 		resolve_node(d);
+		d->node_reliable = d->node < 0 ? -1 : !ns_machine_node_overlaps(&sys->machine, d->node);
 		if (!sys->scsi_mod && (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA))
 			ns_modules_lookup(sys->modules, "scsi_mod", &sys->notes, &sys->scsi_mod);
 		host_mod = NULL;
