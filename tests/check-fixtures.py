@@ -529,6 +529,13 @@ FIX_REFUSES = {
     "broken-inputs": "IRQBALANCE_BANNED_CPULIST in /etc/default/irqbalance is 'banana', which does not parse",
 }
 
+def facts_masks(doc, code):
+    """issue 17's mask-only and overlapping-node machines: tests/check-masks.py asserts them
+    against the tree itself; here, that each is multi-node and nothing on them is critical."""
+    assert doc["machine"]["multi_node"] is True, doc["machine"]["multi_node"]
+    assert not [f for f in doc["findings"] if f["severity"] == C], doc["findings"]
+
+
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
@@ -572,6 +579,9 @@ FACTS = {
     "hba-isolated-node1-remote-host": lambda doc, code: facts_host_alloc(doc, code, True),
     "hba-isolated-node1-cpu15-housekeeping": lambda doc, code: facts_host_alloc(doc, code, False),
     "nvme-612-isolcpus-queues": facts_isolcpus_queues,
+    "kernel3-mask-only-17n": facts_masks,
+    "overlapping-nodes-firmware-bug": facts_masks,
+    "eight-nodes-distinct": facts_masks,
 }
 
 
@@ -645,6 +655,11 @@ PINNED = {
     # 6.12 and isolcpus=: a queue's cpu_list without its isolated CPUs is not a mismatch with its
     # vector, nor are its interrupts remote (the twin: twin-612-2n-managed-mismatch's nvme1n1)
     "nvme-612-isolcpus-queues": (1, {("queue-affinity-mismatch", "nvme1n1", W)}),
+    # issue 17: a 3.x capture with only cpumap / local_cpus / cpuaffinity, each NVMe placed on its
+    # node: nothing (not single-node); eight nodes each claiming CPUs 0-7: the firmware bug alone
+    "kernel3-mask-only-17n": (0, set()),
+    "overlapping-nodes-firmware-bug": (1, {("node-cpus-overlap", None, W)}),
+    "eight-nodes-distinct": (0, set()),
 }
 
 # The correctly placed twins: devices whose placement no rule may fault (no finding at all
@@ -664,12 +679,15 @@ CORRECT = {
     "hba-isolated-node1-remote-host": ["sdb", "sdd", "sde"],
     "hba-isolated-node1-cpu15-housekeeping": ["sda", "sdb", "sdc", "sdd", "sde"],
     "nvme-612-isolcpus-queues": ["nvme0n1"],
+    "kernel3-mask-only-17n": ["nvme0n1", "nvme1n1", "nvme2n1"],
+    "eight-nodes-distinct": ["nvme0n1"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {
     "twin-612-2n-managed-mismatch": ["nvme1n1", "nvme2n1", "sda"],
     "twin-xen-2n-5nvme-confined": ["nvme1n1", "nvme3n1", "nvme4n1"],
     "twin-2n-hba-managed-unknown": ["sdb", "sdc", "sdd"],
+    "overlapping-nodes-firmware-bug": ["nvme0n1"],
 }
 
 
