@@ -175,6 +175,11 @@ def assert_overlap(name, f, doc):
     want = sorted(d for d, t in f["disks"].items() if t["numa_node"] in f["overlapping"])
     check(sorted(ev["devices"]) == want, f"{name}: evidence devices {ev['devices']} != {want}")
     check(x["remedy"]["text"] and "firmware" in x["remedy"]["text"], f"{name}: remedy {x['remedy']}")
+    # on an unreliable node, irq-confined says so and stays a warning
+    for c in (x for x in doc["findings"] if x["id"] == "irq-confined"):
+        on = {c["evidence"]["irq_node"], c["evidence"]["device_node"]} & f["overlapping"]
+        check(not on or (c["severity"] == "warning" and c["evidence"].get("node_reliable") is False),
+              f"{name}: irq-confined {c['device']} on nodes {on}: {c['severity']} {c['evidence']}")
 
 
 def main():
