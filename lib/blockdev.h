@@ -140,6 +140,7 @@ struct ns_disk {
 	size_t nmembers;
 	bool members_read;     /* members were looked for (md/dm) */
 	bool members_complete; /* every member's node is known */
+	int node_reliable;     /* 0: its node's CPUs overlap another node's (node-cpus-overlap); 1; -1 no node */
 	struct ns_cpuset local_cpus;
 	int rq_affinity; /* -1 unknown */
 	char *scheduler;

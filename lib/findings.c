@@ -285,7 +285,7 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 {
 	struct ns_cpuset irq_nodes = {0}, queue_nodes = {0}, tmp = {0};
 	struct json_object *ev, *irqs;
-	bool foreign;
+	bool foreign, unreliable;
 	int r = 0, node;
 	char *qn, *msg;
 
@@ -303,6 +303,9 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 	if (ns_cpuset_count(&irq_nodes) != 1 || ns_cpuset_count(&queue_nodes) < 2)
 		goto out;
 	node = ns_cpuset_first(&irq_nodes);
+	/* a node whose CPUs another node claims too (node-cpus-overlap) is no ground for certain harm */
+	unreliable = ns_machine_node_overlaps(&c->sys->machine, node) ||
+		     ns_machine_node_overlaps(&c->sys->machine, c->d->node);
 	foreign = c->forced || (c->d->node >= 0 && node != c->d->node);
 	c->remote_completions = true;
 	ev = json_object_new_object();
@@ -314,6 +317,8 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 	json_object_object_add(ev, "queue_nodes", nodes_json(&queue_nodes));
 	json_object_object_add(ev, "device_node", c->d->node >= 0 ? json_object_new_int(c->d->node) : NULL);
 	json_object_object_add(ev, "node_forced", json_object_new_boolean(c->forced));
+	if (unreliable)
+		json_object_object_add(ev, "node_reliable", json_object_new_boolean(false));
 	qn = nodes_text(&queue_nodes);
 	if (c->forced)
 		msg = ns_fmt(
@@ -338,7 +343,7 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 			"on nodes %s; the device has no node of its own, so completions for submitters on the "
 			"other nodes cross the interconnect.",
 			c->nqv, c->d->name, node, qn ? qn : "?");
-	r = add(f, "irq-confined", foreign ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev, msg,
+	r = add(f, "irq-confined", foreign && !unreliable ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev, msg,
 		all_movable(&c->vc) ? "numastor fix" : NULL,
 		all_movable(&c->vc)
 			? ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor "
@@ -743,12 +748,53 @@ static int rule_stacked(struct ns_findings *f, const struct ns_disk *d)
 	return r;
 }
 
+/*
+ * node-cpus-overlap: nodes whose CPU lists claim the same CPUs (a firmware bug in the ACPI SRAT).
+ * The kernel's node map is then wrong for them, and which node is right cannot be told: a
+ * warning, with the devices whose node is one of them (their node_reliable is false).
+ */
+static int rule_nodes_overlap(const struct ns_system *sys, struct ns_findings *f)
+{
+	const struct ns_machine *m = &sys->machine;
+	struct json_object *ev, *devs;
+	char *nodes, *cpus = NULL;
+	int r;
+
+	if (ns_cpuset_count(&m->overlapping_nodes) == 0)
+		return 0;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "nodes", nodes_json(&m->overlapping_nodes));
+	json_object_object_add(ev, "cpus", ns_cpuset_json(&m->overlapping_cpus));
+	devs = json_object_new_array();
+	for (size_t i = 0; i < sys->ndisks; i++)
+		if (ns_machine_node_overlaps(m, sys->disks[i].node))
+			json_object_array_add(devs, json_object_new_string(sys->disks[i].name));
+	json_object_object_add(ev, "devices", devs);
+	nodes = nodes_text(&m->overlapping_nodes);
+	ns_cpuset_format(&m->overlapping_cpus, &cpus);
+	r = add(f, "node-cpus-overlap", NS_SEV_WARNING, NULL, ev,
+		ns_fmt("Nodes %s claim the same CPUs (%s): the firmware describes the machine's NUMA layout "
+		       "inconsistently, so which node these CPUs, and the devices on these nodes, are local to is "
+		       "unknown.",
+		       nodes ? nodes : "?", cpus ? cpus : "?"),
+		NULL,
+		ns_fmt("Update the system firmware (BIOS/UEFI) or report the bug to its vendor: its ACPI SRAT "
+		       "gives the same CPUs to several proximity domains. numastor cannot tell which node is right; "
+		       "until the firmware is fixed, the node of a device on these nodes is not a basis for "
+		       "placement (findings about it are never critical)."));
+	free(nodes);
+	free(cpus);
+	return r;
+}
+
 int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 {
 	bool scsi_patched = sys->scsi_mod && sys->scsi_mod->patched == 1;
 	int r;
 
 	memset(out, 0, sizeof(*out));
+	if ((r = rule_nodes_overlap(sys, out)) < 0)
+		return r;
 	if (!ns_machine_multi_node(&sys->machine)) {
 		struct json_object *ev = json_object_new_object();
 		json_object_object_add(ev, "nodes", json_object_new_int((int)sys->machine.nnodes));

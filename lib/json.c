@@ -89,6 +89,7 @@ static struct json_object *machine_json(const struct ns_machine *m)
 		json_object_array_add(nodes, no);
 	}
 	add(o, "nodes", nodes);
+	add(o, "overlapping_nodes", m->overlapping_nodes.known ? jnodes(&m->overlapping_nodes) : NULL);
 	ib = json_object_new_object();
 	add(ib, "running", jtri(m->irqbalance.running));
 	add(ib, "pid", m->irqbalance.pid >= 0 ? json_object_new_int64(m->irqbalance.pid) : NULL);
@@ -317,6 +318,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(o, "node_reason", d->node < 0 ? jstr(d->node_reason) : NULL);
 	add(o, "member_nodes", d->members_read ? member_nodes_json(d) : NULL);
 	add(o, "member_nodes_complete", d->members_read ? json_object_new_boolean(d->members_complete) : NULL);
+	add(o, "node_reliable", jtri(d->node_reliable));
 	add(o, "local_cpus", ns_cpuset_json(&d->local_cpus));
 	paths = json_object_new_array();
 	for (size_t i = 0; i < d->npaths; i++) {

@@ -28,11 +28,36 @@ int ns_machine_parse_cpus(const struct ns_machine *m, struct ns_cpuset *s, const
 	return r;
 }
 
-static void read_cpuset(struct ns_root *root, const struct ns_machine *m, const char *path, struct ns_cpuset *s,
-			struct ns_notes *notes, const char *field, bool missing_is_empty)
+int ns_machine_read_cpus_text(struct ns_root *root, const char *list_path, const char *mask_path, char **txt,
+			      bool *mask, struct ns_notes *notes, const char *subject, const char *field)
+{
+	int r = ns_read_str(root, list_path, txt);
+
+	*mask = false;
+	if (r != -ENOENT || !mask_path)
+		return r;
+	r = ns_read_str(root, mask_path, txt);
+	if (r == -ENOENT)
+		return r; /* neither form: the list form is the one missing */
+	*mask = true;
+	if (r == 0 && notes)
+		ns_note(notes, subject, field, "/%s is missing (an older kernel's sysfs): read its mask form /%s",
+			list_path, mask_path);
+	return r;
+}
+
+/* A CPU list (or, without it, its mask form when mask_path is given) into s; noted when unknown. */
+static void read_cpuset(struct ns_root *root, const struct ns_machine *m, const char *path, const char *mask_path,
+			struct ns_cpuset *s, struct ns_notes *notes, const char *field, bool missing_is_empty,
+			bool *masked)
 {
 	char *txt;
-	int r = ns_read_str(root, path, &txt);
+	bool mask;
+	/* with masked, the caller notes the mask form once for all the files it read so */
+	int r = ns_machine_read_cpus_text(root, path, mask_path, &txt, &mask, masked ? NULL : notes, "machine", field);
+
+	if (masked)
+		*masked = mask && r == 0;
 
 	if (r == -ENODATA || (r == -ENOENT && missing_is_empty)) {
 		ns_cpuset_clear(s);
@@ -40,7 +65,7 @@ static void read_cpuset(struct ns_root *root, const struct ns_machine *m, const 
 		return;
 	}
 	if (r < 0) {
-		ns_note_read(notes, "machine", field, path, r, NULL);
+		ns_note_read(notes, "machine", field, mask ? mask_path : path, r, NULL);
 		return;
 	}
 	if (strcmp(txt, "(null)") == 0) { /* cpu/nohz_full without nohz_full= */
@@ -49,9 +74,9 @@ static void read_cpuset(struct ns_root *root, const struct ns_machine *m, const 
 		s->known = true;
 		return;
 	}
-	r = ns_machine_parse_cpus(m, s, txt, false);
+	r = ns_machine_parse_cpus(m, s, txt, mask);
 	if (r < 0)
-		ns_note_read(notes, "machine", field, path, r, txt);
+		ns_note_read(notes, "machine", field, mask ? mask_path : path, r, txt);
 	free(txt);
 }
 
@@ -233,8 +258,27 @@ static int parse_distances(const char *txt, int **out, size_t *nout)
 	return 0;
 }
 
+/* node/online, node/has_cpu: the kernel's node lists (a capture or kernel without them: unknown) */
+static void read_node_list(struct ns_root *root, const char *path, struct ns_cpuset *s, struct ns_notes *notes)
+{
+	char *txt;
+	int r = ns_read_str(root, path, &txt);
+
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		ns_note_read(notes, "machine", "multi_node", path, r, NULL);
+		return;
+	}
+	r = ns_cpuset_parse_list_max(s, txt, NS_NODE_MAX);
+	if (r < 0)
+		ns_note_read(notes, "machine", "multi_node", path, r, txt);
+	free(txt);
+}
+
 static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
 {
+	struct ns_cpuset masked_nodes = {0};
 	char **names;
 	size_t n;
 	int r = ns_list_dir(root, NODE_DIR, &names, &n);
@@ -257,7 +301,8 @@ static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_note
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct ns_node *node = &m->nodes[m->nnodes];
-		char path[256], *txt;
+		char path[256], mask[256], *txt;
+		bool masked;
 		uint64_t id;
 
 		/* node ids are below MAX_NUMNODES: node4294967297 is not node 1, and node1000000
@@ -267,7 +312,12 @@ static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_note
 		node->id = (int)id;
 		node->memory_bytes = -1;
 		snprintf(path, sizeof(path), NODE_DIR "/%s/cpulist", names[i]);
-		read_cpuset(root, m, path, &node->cpus, notes, "nodes.cpus", false);
+		snprintf(mask, sizeof(mask), NODE_DIR "/%s/cpumap", names[i]);
+		read_cpuset(root, m, path, mask, &node->cpus, notes, "nodes.cpus", false, &masked);
+		if (masked && ns_cpuset_set(&masked_nodes, (unsigned)id) < 0) {
+			ns_strv_free(names, n);
+			return -ENOMEM;
+		}
 		read_node_links(root, m, names[i], &node->present, notes);
 		snprintf(path, sizeof(path), NODE_DIR "/%s/meminfo", names[i]);
 		if ((r = ns_read_str(root, path, &txt)) == 0) {
@@ -297,6 +347,16 @@ static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_note
 		m->nnodes++;
 	}
 	ns_strv_free(names, n);
+	if (ns_cpuset_count(&masked_nodes)) {
+		char *ids = NULL;
+		ns_cpuset_format(&masked_nodes, &ids);
+		ns_note(notes, "machine", "nodes.cpus",
+			"/" NODE_DIR "/node*/cpulist is missing (an older kernel's sysfs): read its mask form cpumap "
+			"for nodes %s",
+			ids ? ids : "?");
+		free(ids);
+		ns_cpuset_clear(&masked_nodes);
+	}
 	return 0;
 }
 
@@ -347,7 +407,8 @@ static void check_distances(struct ns_machine *m, struct ns_notes *notes)
 
 static int build_cpu_node_map(struct ns_machine *m, struct ns_notes *notes)
 {
-	int max = -1;
+	int max = -1, first_cpu = -1, first_a = -1, first_b = -1;
+	bool all_known;
 
 	for (size_t i = 0; i < m->nnodes; i++) {
 		ns_cpuset_foreach (c, &m->nodes[i].cpus)
@@ -368,15 +429,42 @@ static int build_cpu_node_map(struct ns_machine *m, struct ns_notes *notes)
 		m->cpu_node[c] = -1;
 	for (size_t i = 0; i < m->nnodes; i++)
 		ns_cpuset_foreach (c, &m->nodes[i].cpus) {
-			if (m->cpu_node[c] >= 0 && m->cpu_node[c] != m->nodes[i].id) {
-				ns_note(notes, "machine", "nodes.cpus",
-					"CPU %d is on the cpulists of node %d and node %d: the CPU -> node map is "
-					"unknown",
-					c, m->cpu_node[c], m->nodes[i].id);
+			int was = m->cpu_node[c], r;
+			if (was >= 0 && was != m->nodes[i].id) {
+				/* a firmware bug (SRAT): both nodes' places in the map are unreliable */
+				if (first_cpu < 0) {
+					first_cpu = c;
+					first_a = was;
+					first_b = m->nodes[i].id;
+				}
+				if ((r = ns_cpuset_set(&m->overlapping_cpus, (unsigned)c)) < 0 ||
+				    (r = ns_cpuset_set(&m->overlapping_nodes, (unsigned)was)) < 0 ||
+				    (r = ns_cpuset_set(&m->overlapping_nodes, (unsigned)m->nodes[i].id)) < 0)
+					return r;
 				m->cpu_map_partial = true;
+				continue;
 			}
 			m->cpu_node[c] = m->nodes[i].id;
 		}
+	/* a CPU claimed by several nodes is on none of them for certain */
+	ns_cpuset_foreach (c, &m->overlapping_cpus)
+		m->cpu_node[c] = -1;
+	all_known = true;
+	for (size_t i = 0; i < m->nnodes; i++)
+		all_known &= m->nodes[i].cpus.known;
+	/* an overlap seen is certain; none seen is an answer only when every node's CPUs are known */
+	m->overlapping_nodes.known = m->overlapping_cpus.known = first_cpu >= 0 || all_known;
+	if (first_cpu >= 0) {
+		char *cpus = NULL, *nodes = NULL;
+		ns_cpuset_format(&m->overlapping_cpus, &cpus);
+		ns_cpuset_format(&m->overlapping_nodes, &nodes);
+		ns_note(notes, "machine", "nodes.cpus",
+			"CPU %d is on the cpulists of node %d and node %d (CPUs %s are each on more than one node's "
+			"cpulist, nodes %s): the CPU -> node map is unknown",
+			first_cpu, first_a, first_b, cpus ? cpus : "?", nodes ? nodes : "?");
+		free(cpus);
+		free(nodes);
+	}
 	/* every online CPU sits on a node: one on none means a node's cpulist is wrong (said
 	 * already when one did not parse); the node whose cpuN link holds it is the one */
 	if (m->online.known && m->nnodes && ns_machine_cpu_map_complete(m))
@@ -567,25 +655,27 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 			ns_note_read(notes, "machine", "kernel_max", CPU_DIR "/kernel_max", r, raw);
 		free(raw);
 	}
-	read_cpuset(root, m, CPU_DIR "/possible", &m->possible, notes, "possible_cpus", false);
+	read_cpuset(root, m, CPU_DIR "/possible", NULL, &m->possible, notes, "possible_cpus", false, NULL);
 	/* the kernel always has a CPU 0 possible and online: an empty list is not this machine's
 	 * (and must not make every other list fail as outside it) */
 	if (m->possible.known && ns_cpuset_count(&m->possible) == 0) {
 		ns_note(notes, "machine", "possible_cpus", "/" CPU_DIR "/possible is empty");
 		m->possible.known = false;
 	}
-	read_cpuset(root, m, CPU_DIR "/online", &m->online, notes, "online_cpus", false);
+	read_cpuset(root, m, CPU_DIR "/online", NULL, &m->online, notes, "online_cpus", false, NULL);
 	if (m->online.known && ns_cpuset_count(&m->online) == 0) {
 		ns_note(notes, "machine", "online_cpus", "/" CPU_DIR "/online is empty");
 		m->online.known = false;
 	}
 	if (!m->possible.known && m->online.known)
 		ns_cpuset_copy(&m->possible, &m->online);
-	read_cpuset(root, m, CPU_DIR "/isolated", &m->isolated, notes, "isolated_cpus", true);
-	read_cpuset(root, m, CPU_DIR "/nohz_full", &m->nohz_full, notes, "nohz_full_cpus", true);
+	read_cpuset(root, m, CPU_DIR "/isolated", NULL, &m->isolated, notes, "isolated_cpus", true, NULL);
+	read_cpuset(root, m, CPU_DIR "/nohz_full", NULL, &m->nohz_full, notes, "nohz_full_cpus", true, NULL);
 	r = record_unknown_exclusions(root, m);
 	if (r < 0)
 		return r;
+	read_node_list(root, NODE_DIR "/online", &m->online_nodes, notes);
+	read_node_list(root, NODE_DIR "/has_cpu", &m->cpu_nodes, notes);
 	r = read_nodes(root, m, notes);
 	if (r < 0)
 		return r;
@@ -611,6 +701,10 @@ void ns_machine_free(struct ns_machine *m)
 	ns_cpuset_clear(&m->possible);
 	ns_cpuset_clear(&m->isolated);
 	ns_cpuset_clear(&m->nohz_full);
+	ns_cpuset_clear(&m->online_nodes);
+	ns_cpuset_clear(&m->cpu_nodes);
+	ns_cpuset_clear(&m->overlapping_nodes);
+	ns_cpuset_clear(&m->overlapping_cpus);
 	free(m->cpu_node);
 	for (size_t i = 0; i < m->nunparsed; i++) {
 		free(m->unparsed[i].field);
@@ -664,11 +758,22 @@ int ns_machine_nodes_of(const struct ns_machine *m, const struct ns_cpuset *s, s
 
 bool ns_machine_multi_node(const struct ns_machine *m)
 {
-	size_t with_cpus = 0;
+	/* the kernel's node list (has_cpu, else online: a capture may lack has_cpu), with the nodes
+	 * whose CPU lists or cpuN links show CPUs (has_cpu leaves out a node whose CPUs are all
+	 * offline now); never only the nodes whose cpulist could be read */
+	const struct ns_cpuset *listed = m->cpu_nodes.known ? &m->cpu_nodes : &m->online_nodes;
+	struct ns_cpuset with_cpus = {0};
+	bool multi;
+
+	if (listed->known && ns_cpuset_copy(&with_cpus, listed) < 0)
+		return ns_cpuset_count(listed) > 1;
 	for (size_t i = 0; i < m->nnodes; i++)
 		if (ns_cpuset_count(&m->nodes[i].cpus) > 0 || ns_cpuset_count(&m->nodes[i].present) > 0)
-			with_cpus++;
-	return with_cpus > 1;
+			if (ns_cpuset_set(&with_cpus, (unsigned)m->nodes[i].id) < 0)
+				break;
+	multi = ns_cpuset_count(&with_cpus) > 1;
+	ns_cpuset_clear(&with_cpus);
+	return multi;
 }
 
 bool ns_machine_offline_elsewhere(const struct ns_machine *m, const struct ns_cpuset *nodes)
@@ -698,6 +803,11 @@ const struct ns_node *ns_machine_node(const struct ns_machine *m, int id)
 		if (m->nodes[i].id == id)
 			return &m->nodes[i];
 	return NULL;
+}
+
+bool ns_machine_node_overlaps(const struct ns_machine *m, int id)
+{
+	return id >= 0 && ns_cpuset_test(&m->overlapping_nodes, (unsigned)id);
 }
 
 bool ns_machine_kernel_at_least(const struct ns_machine *m, int major, int minor)

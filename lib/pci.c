@@ -106,8 +106,9 @@ static char *read_id(struct ns_root *root, const char *dir, const char *file, si
 static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const struct ns_pci *pci, int *online_node,
 			 struct ns_notes *notes)
 {
-	char p[4096], bus[64], *txt;
+	char p[4096], pm[4096], bus[64], *txt;
 	const char *syspath = pci->syspath;
+	bool mask;
 	const char *top = strstr(syspath, "/pci");
 	struct ns_cpuset cpus = {0}, nodes = {0};
 	int r, node = NS_NODE_UNREAD;
@@ -115,11 +116,12 @@ static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const
 	if (!top || sscanf(top + 4, "%63[0-9a-fA-F:]", bus) != 1)
 		return NS_NODE_UNREAD;
 	snprintf(p, sizeof(p), "%.*s/pci%s/pci_bus/%s/cpulistaffinity", (int)(top - syspath), syspath, bus, bus);
-	r = ns_read_str(root, p, &txt);
+	snprintf(pm, sizeof(pm), "%.*s/pci%s/pci_bus/%s/cpuaffinity", (int)(top - syspath), syspath, bus, bus);
+	r = ns_machine_read_cpus_text(root, p, pm, &txt, &mask, notes, pci->address, "pci.bus_node");
 	if (r == -ENODATA) {
 		txt = strdup("");
 	} else if (r < 0) {
-		ns_note_read(notes, pci->address, "pci.bus_node", p, r, NULL);
+		ns_note_read(notes, pci->address, "pci.bus_node", mask ? pm : p, r, NULL);
 		return NS_NODE_UNREAD;
 	}
 	/* a node whose CPUs are unknown leaves the CPU -> node map partial: no bus node from it */
@@ -127,8 +129,8 @@ static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const
 		free(txt);
 		return NS_NODE_UNREAD;
 	}
-	if (txt && (r = ns_machine_parse_cpus(m, &cpus, txt, false)) < 0)
-		ns_note_read(notes, pci->address, "pci.bus_node", p, r, txt);
+	if (txt && (r = ns_machine_parse_cpus(m, &cpus, txt, mask)) < 0)
+		ns_note_read(notes, pci->address, "pci.bus_node", mask ? pm : p, r, txt);
 	else if (txt && ns_machine_nodes_of(m, &cpus, &nodes) == 0) {
 		unsigned n = ns_cpuset_count(&nodes);
 		if (ns_cpuset_count(&cpus) == 0) {
@@ -268,6 +270,11 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
 		return;
 	}
 	if (bus == NS_NODE_UNREAD) {
+		/* nodes that claim the same CPUs leave the bus's node untold by its CPUs: a node
+		 * other than the first memory node (the one a forcing driver sets) was not forced,
+		 * and is reported, unreliable as its node (node-cpus-overlap) */
+		if (f->node_overlaps && f->first_memory_node >= 0 && f->numa_node != f->first_memory_node)
+			*forced = 0;
 		*evidence = ns_fmt("root bus %s's cpulistaffinity could not be read", f->bus ? f->bus : "?");
 		return;
 	}
@@ -410,6 +417,7 @@ static void detect_forced(struct ns_root *root, const struct ns_machine *m, stru
 	pci->facts.numa_node = pci->numa_node;
 	pci->facts.first_memory_node = m->first_memory_node;
 	pci->facts.multi_node = ns_machine_multi_node(m);
+	pci->facts.node_overlaps = ns_machine_node_overlaps(m, pci->numa_node);
 	pci->facts.tainted = m->tainted;
 	pci->facts.bus = NULL;
 	pci->facts.hyperv_vpci = strstr(pci->syspath, "/VMBUS:") != NULL;
@@ -534,7 +542,8 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 		struct ns_pci *pci, struct ns_notes *notes)
 {
 	const char *base = strrchr(syspath, '/');
-	char p[4096], *txt;
+	char p[4096], pm[4096], *txt;
+	bool mask;
 	int r;
 
 	memset(pci, 0, sizeof(*pci));
@@ -561,16 +570,17 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 		pci->numa_node = NS_NODE_UNREAD;
 	}
 	snprintf(p, sizeof(p), "%s/local_cpulist", syspath);
-	if ((r = ns_read_str(root, p, &txt)) == 0) {
-		if ((r = ns_machine_parse_cpus(m, &pci->local_cpus, txt, false)) < 0)
-			ns_note_read(notes, pci->address, "pci.local_cpus", p, r, txt);
+	snprintf(pm, sizeof(pm), "%s/local_cpus", syspath);
+	if ((r = ns_machine_read_cpus_text(root, p, pm, &txt, &mask, notes, pci->address, "pci.local_cpus")) == 0) {
+		if ((r = ns_machine_parse_cpus(m, &pci->local_cpus, txt, mask)) < 0)
+			ns_note_read(notes, pci->address, "pci.local_cpus", mask ? pm : p, r, txt);
 		free(txt);
 	} else if (r == -ENODATA) {
 		/* a function on a node without CPUs (cpumask_of_node is empty) */
 		ns_cpuset_clear(&pci->local_cpus);
 		pci->local_cpus.known = true;
 	} else {
-		ns_note_read(notes, pci->address, "pci.local_cpus", p, r, NULL);
+		ns_note_read(notes, pci->address, "pci.local_cpus", mask ? pm : p, r, NULL);
 	}
 	read_bridges(root, pci);
 	detect_forced(root, m, pci, notes);

@@ -29,6 +29,7 @@
 struct ns_node_facts {
 	int numa_node, first_memory_node;
 	bool multi_node;
+	bool node_overlaps;  /* numa_node is a node whose CPUs another node claims too */
 	int bus_node;	     /* -1 spans, >= 0, NS_NODE_UNREAD, NS_BUS_ONLINE_ONLY */
 	int bus_online_node; /* with NS_BUS_ONLINE_ONLY: the node of the online CPUs */
 	const int *bridge_nodes;

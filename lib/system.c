@@ -568,9 +568,13 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	}
 	if ((r = resolve_members(sys, &env)) < 0)
 		goto out;
-	for (size_t i = 0; i < sys->ndisks; i++)
-		if ((r = fill_reason(&sys->disks[i])) < 0)
+	for (size_t i = 0; i < sys->ndisks; i++) {
+		struct ns_disk *d = &sys->disks[i];
+		/* after the members: an md/dm's node is theirs */
+		d->node_reliable = d->node < 0 ? -1 : !ns_machine_node_overlaps(&sys->machine, d->node);
+		if ((r = fill_reason(d)) < 0)
 			goto out;
+	}
 	mark_placed(sys);
 	r = 0;
 out:

@@ -531,6 +531,13 @@ FIX_REFUSES = {
     "broken-inputs": "IRQBALANCE_BANNED_CPULIST in /etc/default/irqbalance is 'banana', which does not parse",
 }
 
+def facts_masks(doc, code):
+    """issue 17's mask-only and overlapping-node machines: tests/check-masks.py asserts them
+    against the tree itself; here, that each is multi-node and nothing on them is critical."""
+    assert doc["machine"]["multi_node"] is True, doc["machine"]["multi_node"]
+    assert not [f for f in doc["findings"] if f["severity"] == C], doc["findings"]
+
+
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
@@ -614,6 +621,9 @@ FACTS = {
     "nvme-rdma": facts_nonpci,
     "md-raid1-2nodes": facts_nonpci,
     "md-raid1-1node": facts_nonpci,
+    "kernel3-mask-only-17n": facts_masks,
+    "overlapping-nodes-firmware-bug": facts_masks,
+    "eight-nodes-distinct": facts_masks,
 }
 
 
@@ -703,6 +713,14 @@ PINNED = {
     "virtio-mmio-firecracker": (1, {("vector-serves-all-nodes", "vda", W)}),
     "md-raid1-2nodes": (1, {("stacked-cross-node", "md0", W)}),
     "md-raid1-1node": (0, set()),
+    # issue 17: a 3.x capture with only cpumap / local_cpus / cpuaffinity, each NVMe placed on its
+    # node: nothing (not single-node); eight nodes each claiming CPUs 0-7: the firmware bug, and no
+    # critical finding on the nodes it makes unreliable
+    "kernel3-mask-only-17n": (0, set()),
+    # nvme1n1's vectors all on node 6 while it sits on node 5: irq-confined, a warning on an unreliable node
+    "overlapping-nodes-firmware-bug": (1, {("node-cpus-overlap", None, W), ("irq-confined", "nvme1n1", W),
+                                           ("queue-affinity-mismatch", "nvme1n1", W)}),
+    "eight-nodes-distinct": (0, set()),
 }
 
 # The correctly placed twins: devices whose placement no rule may fault (no finding at all
@@ -726,12 +744,15 @@ CORRECT = {
     "nvme-tcp-1nic": ["nvme1n1"],
     "nvme-rdma": ["nvme1n1"],
     "md-raid1-1node": ["md0", "nvme1n1", "nvme2n1"],
+    "kernel3-mask-only-17n": ["nvme0n1", "nvme1n1", "nvme2n1"],
+    "eight-nodes-distinct": ["nvme0n1"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {
     "twin-612-2n-managed-mismatch": ["nvme1n1", "nvme2n1", "sda"],
     "twin-xen-2n-5nvme-confined": ["nvme1n1", "nvme3n1", "nvme4n1"],
     "twin-2n-hba-managed-unknown": ["sdb", "sdc", "sdd"],
+    "overlapping-nodes-firmware-bug": ["nvme0n1", "nvme1n1"],
 }
 
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -83,6 +84,23 @@ int main(void)
 	CHECK(ns_cpuset_parse_mask(&b, "ffffffff,ffffffff,ffffffff") == 0 && ns_cpuset_count(&b) == 96);
 	CHECK(ns_cpuset_parse_mask(&b, "80000000,00000000,00000001") == 0);
 	CHECK_STR(fmt(&b), "0,95");
+	/* any width (issue 17: 3.x cpumap / local_cpus / cpuaffinity): a first group only as wide
+	 * as nr_cpu_ids needs, leading zero groups, NR_CPUS-wide masks */
+	CHECK(ns_cpuset_parse_mask(&b, "ff,00000000,00000000,00000000,00000000") == 0);
+	CHECK_STR(fmt(&b), "128-135");
+	CHECK(ns_cpuset_parse_mask(&b, "00,00000000,00000000,00000000,0000ff00") == 0);
+	CHECK_STR(fmt(&b), "8-15");
+	CHECK(ns_cpuset_parse_mask(&b, "00000000,00000000,00000000,00000000,00000000,00000000,00000000,ff0000ff") == 0);
+	CHECK_STR(fmt(&b), "0-7,24-31");
+	{
+		/* 8192 bits (kernel_max 8191): 256 groups, CPU 8191 and CPU 0 */
+		static char wide[256 * 9];
+		for (int g = 0; g < 256; g++)
+			memcpy(wide + 9 * g, g == 0 ? "80000000," : g == 255 ? "00000001" : "00000000,", 9);
+		CHECK(ns_cpuset_parse_mask_max(&b, wide, 8192) == 0);
+		CHECK_STR(fmt(&b), "0,8191");
+		CHECK(ns_cpuset_parse_mask_max(&b, wide, 8191) == -ERANGE && !b.known);
+	}
 	/* ranges set word-wise, across word boundaries */
 	CHECK(ns_cpuset_parse_list(&b, "60-70,127,128-130") == 0);
 	CHECK_STR(fmt(&b), "60-70,127-130");

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "fakeroot.h"
 #include "machine.h"
@@ -99,6 +100,12 @@ int main(void)
 	CHECK(ns_machine_read(root, &m, &notes) == 0);
 	CHECK(!ns_machine_cpu_map_complete(&m));
 	CHECK(noted(&notes, "nodes.cpus", "CPU 2 is on the cpulists of node 0 and node 1"));
+	/* the CPUs both claim are on neither for certain; both nodes overlap (issue 17) */
+	CHECK(ns_machine_cpu_node(&m, 2) == -1 && ns_machine_cpu_node(&m, 3) == 1);
+	CHECK(ns_machine_cpu_node(&m, 1) == 0 && ns_machine_cpu_node(&m, 4) == 1);
+	CHECK(m.overlapping_nodes.known && ns_cpuset_count(&m.overlapping_nodes) == 2);
+	CHECK(ns_machine_node_overlaps(&m, 0) && ns_machine_node_overlaps(&m, 1) && !ns_machine_node_overlaps(&m, 2));
+	CHECK(ns_cpuset_count(&m.overlapping_cpus) == 1 && ns_cpuset_test(&m.overlapping_cpus, 2));
 	ns_machine_free(&m);
 	ns_notes_free(&notes);
 	/* a node whose cpulist does not parse: partial, its CPUs unknown */
@@ -114,6 +121,44 @@ int main(void)
 	CHECK(noted(&notes, "possible_cpus", "possible is empty"));
 	CHECK(m.possible.known && ns_cpuset_count(&m.possible) == 6 && m.online.known);
 	CHECK(m.nnodes == 2 && m.nodes[1].cpus.known && ns_machine_cpu_map_complete(&m));
+	CHECK(m.overlapping_nodes.known && ns_cpuset_count(&m.overlapping_nodes) == 0);
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	/* issue 17: a 3.x sysfs has only the mask form cpumap: read it, and say so */
+	fr_put("sys/devices/system/cpu/possible", "0-5\n");
+	snprintf(cmd, sizeof(cmd), "%s/sys/devices/system/node/node1/cpulist", fr_base);
+	CHECK(unlink(cmd) == 0);
+	fr_put("sys/devices/system/node/node1/cpumap", "00000000,00000038\n");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(m.nnodes == 2 && m.nodes[1].cpus.known && ns_cpuset_count(&m.nodes[1].cpus) == 3);
+	CHECK(ns_cpuset_test(&m.nodes[1].cpus, 3) && ns_cpuset_test(&m.nodes[1].cpus, 5));
+	CHECK(noted(&notes, "nodes.cpus", "read its mask form cpumap for nodes 1"));
+	CHECK(ns_machine_cpu_map_complete(&m) && ns_machine_multi_node(&m));
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	/* no CPU file for any node: no node lists, no multi-node; node/has_cpu (else online) says */
+	snprintf(cmd, sizeof(cmd), "%s/sys/devices/system/node/node1/cpumap", fr_base);
+	CHECK(unlink(cmd) == 0);
+	snprintf(cmd, sizeof(cmd), "%s/sys/devices/system/node/node0/cpulist", fr_base);
+	CHECK(unlink(cmd) == 0);
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(!m.nodes[0].cpus.known && !m.nodes[1].cpus.known && !ns_machine_multi_node(&m));
+	CHECK(!m.overlapping_nodes.known);
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	fr_put("sys/devices/system/node/online", "0-1\n");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(m.online_nodes.known && ns_machine_multi_node(&m));
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	fr_put("sys/devices/system/node/has_cpu", "1\n");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(m.cpu_nodes.known && !ns_machine_multi_node(&m)); /* node 0: memory only */
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	fr_put("sys/devices/system/node/has_cpu", "0-1\n");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(ns_machine_multi_node(&m));
 	ns_machine_free(&m);
 	ns_notes_free(&notes);
 	ns_root_free(root);
