@@ -619,6 +619,7 @@ FACTS = {
     "nvme-tcp-2nic": facts_nonpci,
     "nvme-tcp-1nic": facts_nonpci,
     "nvme-rdma": facts_nonpci,
+    "nvme-fc": facts_nonpci,
     "md-raid1-2nodes": facts_nonpci,
     "md-raid1-1node": facts_nonpci,
     "kernel3-mask-only-17n": facts_masks,
@@ -705,6 +706,7 @@ PINNED = {
     "nvme-tcp-2nic": (0, set()),
     "nvme-tcp-1nic": (0, set()),
     "nvme-rdma": (0, set()),
+    "nvme-fc": (0, set()),
     # pci-hyperv's node is the host's: no node-set for the Azure NVMe; storvsc under the stock
     # midlayer: the info every SCSI disk gets
     "azure-storvsc-nvme": (0, {("alloc-remote", "sda", I), ("alloc-remote", "sdb", I)}),
@@ -743,6 +745,7 @@ CORRECT = {
     "azure-storvsc-nvme": ["nvme0n1", "sda", "sdb"],
     "nvme-tcp-1nic": ["nvme1n1"],
     "nvme-rdma": ["nvme1n1"],
+    "nvme-fc": ["nvme1n1"],
     "md-raid1-1node": ["md0", "nvme1n1", "nvme2n1"],
     "kernel3-mask-only-17n": ["nvme0n1", "nvme1n1", "nvme2n1"],
     "eight-nodes-distinct": ["nvme0n1"],

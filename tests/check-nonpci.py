@@ -351,6 +351,22 @@ def fabric_expect(tree, ctrl):
     transport = tree.text(cdir + "/transport")
     a = parse_address(raw)
     netdev = basis = None
+    if transport == "fc":
+        # the FC host whose port_name is host_traddr's pn-, and the PCI function above it
+        pn = a["host_traddr"].split("pn-")[1]
+        hosts = [h for h in tree.ls("sys/class/fc_host")
+                 if (tree.text("sys/class/fc_host/%s/port_name" % h) or "").lower() == pn.lower()]
+        fn = None
+        if len(hosts) == 1:
+            d = tree.real("sys/class/fc_host/%s/device" % hosts[0])
+            while d and not BDF_RE.match(os.path.basename(d)):
+                d = os.path.dirname(d)
+            fn = d or None
+        want = {"transport": transport, "address": raw, "traddr": a.get("traddr"), "trsvcid": a.get("trsvcid"),
+                "host_traddr": a.get("host_traddr"), "src_addr": None, "host_iface": None,
+                "carrier": hosts[0] if len(hosts) == 1 else hosts, "carrier_kind": "fc-host",
+                "carrier_basis": "host_traddr", "reason": None}
+        return want, fn, set(hosts)
     if a.get("host_iface"):
         netdev, basis = a["host_iface"], "host_iface"
     elif a.get("src_addr"):
@@ -494,6 +510,7 @@ FACTS = {
     "nvme-tcp-2nic": fabrics("nvme1n1", disagree=True),
     "nvme-tcp-1nic": fabrics("nvme1n1", disagree=False),
     "nvme-rdma": fabrics("nvme1n1", disagree=False),
+    "nvme-fc": fabrics("nvme1n1", disagree=False),
     "md-raid1-2nodes": md(cross=True),
     "md-raid1-1node": md(cross=False),
 }
