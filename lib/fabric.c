@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/route.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,8 +14,6 @@
 
 #include "util.h"
 
-#define RTF_UP_FLAG 0x0001
-#define RTF_REJECT_FLAG 0x0200
 /* a bond over a VLAN over a NIC, at most */
 #define LOWER_DEPTH 4
 
@@ -83,7 +82,7 @@ static int route4(struct ns_root *root, const struct in_addr *a, bool connected,
 		if (sscanf(line, "%63s %x %x %x %d %d %lu %x", ifc, &dest, &gw, &flags, &refcnt, &use, &metric,
 			   &mask) != 8)
 			continue; /* the header */
-		if (!(flags & RTF_UP_FLAG) || (flags & RTF_REJECT_FLAG) || (connected && gw != 0))
+		if (!(flags & RTF_UP) || (flags & RTF_REJECT) || (connected && gw != 0))
 			continue;
 		if ((addr & mask) != (dest & mask))
 			continue;
@@ -150,7 +149,7 @@ static int route6(struct ns_root *root, const struct in6_addr *a, bool connected
 			continue;
 		if (strlen(dest) != 32 || strlen(nh) != 32 || plen > 128 || !hex128(dest, d) || !hex128(nh, n))
 			continue;
-		if (!(flags & RTF_UP_FLAG) || (flags & RTF_REJECT_FLAG) || strcmp(ifc, "lo") == 0)
+		if (!(flags & RTF_UP) || (flags & RTF_REJECT) || strcmp(ifc, "lo") == 0)
 			continue;
 		if (connected && memcmp(n, zero, 16) != 0)
 			continue;

@@ -289,17 +289,7 @@ static struct json_object *disk_json(const struct ns_disk *d)
 	add(o, "name", jstr(d->name));
 	add(o, "kind", jstr(ns_disk_kind_name(d->kind)));
 	add(o, "devnum", jstr(d->devnum));
-	add(o, "sysfs_path", NULL);
-	if (d->syspath) {
-		/* relative to the root inside numastor; absolute as the kernel names it */
-		char *p = malloc(strlen(d->syspath) + 2);
-		if (p) {
-			p[0] = '/';
-			strcpy(p + 1, d->syspath);
-			add(o, "sysfs_path", jstr(p));
-			free(p);
-		}
-	}
+	add(o, "sysfs_path", jsyspath(d->syspath));
 	add(o, "size_bytes", d->size_bytes >= 0 ? json_object_new_int64(d->size_bytes) : NULL);
 	add(o, "partitions", jstrv(d->partitions, d->npartitions));
 	add(o, "slaves", jstrv(d->slaves, d->nslaves));

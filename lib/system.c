@@ -85,11 +85,9 @@ static void resolve_node(struct ns_disk *d)
 		d->node_source = NS_NODE_SRC_NONE;
 		return; /* md/dm (their members: resolve_members), loop, zram */
 	}
-	if (!d->paths[0].pci) {
-		if (d->npaths == 1 || !d->paths[0].fabric) {
-			d->node = path_device_node(d, &d->paths[0]);
-			return;
-		}
+	if (!d->paths[0].pci && (d->npaths == 1 || !d->paths[0].fabric)) {
+		d->node = path_device_node(d, &d->paths[0]);
+		return;
 	}
 	for (size_t i = 0; i < d->npaths; i++) {
 		const struct ns_pci *pci = d->paths[i].pci;

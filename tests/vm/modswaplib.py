@@ -36,6 +36,14 @@ def facts(ctx):
     return ctx._facts
 
 
+def devices_rel(path):
+    """A sysfs path from its devices/ component on (so /sys/devices/... and relative forms compare)."""
+    if path is None:
+        return None
+    i = path.find("devices/")
+    return path[i:] if i >= 0 else path
+
+
 def fact(ctx, key, default=None):
     return facts(ctx).get(key, default)
 

@@ -29,12 +29,7 @@ MIB32 = 32 * 1024 * 1024
 EXIT_CODES = {0, 1, 2}
 
 
-def rel(path):
-    """A sysfs path from its devices/ component on (so /sys/devices/... and relative forms compare)."""
-    if path is None:
-        return None
-    i = path.find("devices/")
-    return path[i:] if i >= 0 else path
+rel = ms.devices_rel
 
 
 def address_fields(address):

@@ -15,11 +15,7 @@ import modswaplib as ms
 EXIT_CODES = {0, 1, 2}
 
 
-def rel(path):
-    if path is None:
-        return None
-    i = path.find("devices/")
-    return path[i:] if i >= 0 else path
+rel = ms.devices_rel
 
 
 def check(ctx):
