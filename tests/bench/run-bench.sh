@@ -47,6 +47,8 @@
 #   BENCH_CPU_DISKS   the disk count of the CPU-growth trees (default 64)
 #   BENCH_LIVE        0 skips the live machine (default 1)
 #   BENCH_SNAPCHECK   0 skips the snapshot cross-check (default 1; ~15 s on 64 disks)
+#   BENCH_GEN         the generator (default tests/fixtures/gen-fixtures.py of this tree; e.g.
+#                     another branch's, to bench sizes this one cannot make yet)
 #   BENCH_TMPDIR      where trees go (default /dev/shm when writable, else $TMPDIR or /tmp;
 #                     a disk-backed directory adds its own noise)
 #   BENCH_KEEP        1 keeps the work directory (logs, lists, raw results)
@@ -70,6 +72,7 @@ cc=${CC:-cc}
 disks_list=${BENCH_DISKS:-16 64 256}
 cpus_list=${BENCH_CPUS:-448 1024}
 cpu_disks=${BENCH_CPU_DISKS:-64}
+gen_py=${BENCH_GEN:-$here/../fixtures/gen-fixtures.py}
 py() { python3 "$here/accesses.py" "$@"; }
 
 if [ ! -x "$numastor" ]; then
@@ -101,7 +104,7 @@ mib() { awk -v k="$1" 'BEGIN { if (k == "nan" || k == "") print "n/a"; else prin
 declare -A TREE WHY
 gen() { # NAME: TREE[NAME] or WHY[NAME]
 	local name=$1
-	if python3 "$here/../fixtures/gen-fixtures.py" --manifest "$work" "$name" >"$work/gen-$name.log" 2>&1 &&
+	if python3 "$gen_py" --manifest "$work" "$name" >"$work/gen-$name.log" 2>&1 &&
 		[ -d "$work/$name" ]; then
 		TREE[$name]=$work/$name
 	else
@@ -198,7 +201,9 @@ t3=$(date +%s.%N)
 NUMASTOR_THREADS=1 "$numastor" check --sysroot "$big" --json >"$work/main1.json" 2>/dev/null || true
 NUMASTOR_THREADS=2 "$numastor" check --sysroot "$big" --json >"$work/main2.json" 2>/dev/null || true
 found=$(py found "$work/main1.json")
-same2=$(cmp -s "$work/main1.json" "$work/main2.json" && echo "byte-identical" || echo "DIFFERENT")
+# the documents carry their generation time: compare without that line
+same2=$(cmp -s <(grep -v '"generated_at"' "$work/main1.json") <(grep -v '"generated_at"' "$work/main2.json") &&
+	echo "byte-identical but generated_at" || echo "DIFFERENT")
 threads_started=n/a
 if command -v strace >/dev/null 2>&1; then
 	NUMASTOR_THREADS=2 strace -f -qq -e trace=clone,clone3 -o "$work/clone.trace" \
@@ -334,12 +339,18 @@ for n in $disks_list; do
 	gkeys+=("d$n.json1" "d$n.floor")
 	gdisks+=("$n")
 done
+declare -A CKEY
 for c in $cpus_list; do
 	name=large-8n${c}c-${cpu_disks}nvme
 	[ -n "${TREE[$name]:-}" ] || continue
+	gcpus+=("$c")
+	if [ "$c" = 448 ] && [[ " ${gdisks[*]} " == *" $cpu_disks "* ]]; then
+		CKEY[$c]=d$cpu_disks.json1 # the same tree as a disk-growth one: measured there
+		continue
+	fi
 	setup_tree "c$c" "${TREE[$name]}" --sysroot "${TREE[$name]}"
 	gkeys+=("c$c.json1")
-	gcpus+=("$c")
+	CKEY[$c]=c$c.json1
 done
 per_disk=n/a
 echo "growth (check --json, 1 thread; interleaved across sizes)"
@@ -364,7 +375,8 @@ if [ ${#gdisks[@]} -ge 2 ]; then
 	sort -n "$work/growth.disks" | awk -v pd="$per_disk" '{ n[NR] = $1; t[NR] = $2; k[NR] = $3 }
 	END {
 		printf "  per disk: %s ms (slope %d->%d), %.1f KiB peak RSS\n", pd, n[1], n[NR], (k[NR] - k[1]) / (n[NR] - n[1])
-		for (i = 2; i < NR; i++) {
+		last = NR # (mawk: NR in a loop condition inside END misbehaves)
+		for (i = 2; i < last; i++) {
 			m1 = (t[i] - t[i - 1]) / (n[i] - n[i - 1]); m2 = (t[i + 1] - t[i]) / (n[i + 1] - n[i])
 			printf "  marginal ms/disk %d->%d %.2f, %d->%d %.2f: ratio %.2f (1.0 = linear, >1 grows faster)\n", n[i - 1], n[i], m1 * 1000, n[i], n[i + 1], m2 * 1000, m1 > 0 ? m2 / m1 : 0
 		}
@@ -377,7 +389,7 @@ for c in $cpus_list; do
 		printf "  %-26s not generated: %s\n" "$name" "${WHY[$name]}"
 		continue
 	fi
-	read -r -a s <<<"$(stat_of "c$c.json1")"
+	read -r -a s <<<"$(stat_of "${CKEY[$c]}")"
 	printf "  %-26s %10s %10s %9s %10s\n" "$name" "$(ms "${s[0]}")" "" "" "$(mib "${s[2]}")"
 	echo "$c ${s[0]} ${s[2]}" >>"$work/growth.cpus"
 done
