@@ -98,15 +98,21 @@ def cmd_snapcheck(archive, root, log):
                 dirs.add(name)
             elif m.issym():
                 links.add(name)
+
     # a live root's proc/PID files belong to whichever processes ran during each of the two
     # runs, and the snapshot keeps etc/machine-id only as numastor's id for the machine
     def volatile(p):
         w = p.split("/")
         return p == "etc/machine-id" or (len(w) > 2 and w[0] == "proc" and w[1].isdigit())
 
+    logged = {p for _, _, p in read_log(log)}
     files = {p for p in files if not volatile(p)}
+    # run/udev/data/b*: `numastor snapshot` writes what libudev told it, not a file it read
+    files = {p for p in files if not (p.startswith("run/udev/data/") and p not in logged)}
     empty = {p for p in empty if not volatile(p)}
-    entries = [e for e in read_log(log) if not e[1] and not volatile(e[2])]
+    # .numastor/ in a captured tree (modinfo, facts) is read, but the snapshot writes its own
+    entries = [e for e in read_log(log)
+               if not e[1] and not volatile(e[2]) and not e[2].startswith(".numastor/")]
     reads = {canon(root, p) for op, _, p in entries if op == "r"}
     lists = {canon(root, p) for op, _, p in entries if op == "d"}
     a_files = {canon(root, p) for p in files}

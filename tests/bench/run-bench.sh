@@ -27,6 +27,7 @@
 #      and in-root floors, lstopo), the live machine's /sys and /proc (the same, lstopo
 #      without FSROOT), and growth (check --json and its floor at each disk count and CPU
 #      count).
+#   (awk: a ternary among printf's arguments is parenthesised, or its ">" redirects.)
 #   5. lstopo runs as a pure replay: HWLOC_FSROOT=TREE HWLOC_COMPONENTS=linux,stop (no x86
 #      cpuid, no uname: with only "-x86" hwloc still puts the host's OSName/HostName in the
 #      XML). strace shows it then opens nothing outside the tree but its libraries, locale and
@@ -284,9 +285,9 @@ else
 	awk -v t1="${s1[0]}" -v t2="${s2[0]}" -v f="${sf[0]}" -v started="$threads_started" 'BEGIN {
 		printf "  NUMASTOR_THREADS=2 started %s thread(s); median 1 thread %.1f ms, 2 threads %.1f ms\n", started, t1 * 1000, t2 * 1000
 		p = 2 * (t1 - t2); if (p < 0) p = 0; if (p > t1) p = t1; s = t1 - p
-		printf "  Amdahl fit: t(n) = s + p/n with t(1) = s + p, t(2) = s + p/2  ->  serial %.1f ms, parallel %.1f ms (%.0f%%)\n", s * 1000, p * 1000, t1 > 0 ? 100 * p / t1 : 0
+		printf "  Amdahl fit: t(n) = s + p/n with t(1) = s + p, t(2) = s + p/2  ->  serial %.1f ms, parallel %.1f ms (%.0f%%)\n", s * 1000, p * 1000, (t1 > 0 ? 100 * p / t1 : 0)
 		t16 = s + p / 16
-		printf "  model, 16 threads: %.1f ms = %.2fx the single-threaded plain floor\n", t16 * 1000, f > 0 ? t16 / f : 0
+		printf "  model, 16 threads: %.1f ms = %.2fx the single-threaded plain floor\n", t16 * 1000, (f > 0 ? t16 / f : 0)
 		print  "  assumptions: 2 idle cores here (not true under load: the fit then understates p), the"
 		print  "  parallel part (read/parse of per-IRQ and per-queue items) scales linearly to 16 with no"
 		print  "  kernel lock contention, and the serial part (start-up, listing, findings, output) stays fixed."
@@ -375,10 +376,9 @@ if [ ${#gdisks[@]} -ge 2 ]; then
 	sort -n "$work/growth.disks" | awk -v pd="$per_disk" '{ n[NR] = $1; t[NR] = $2; k[NR] = $3 }
 	END {
 		printf "  per disk: %s ms (slope %d->%d), %.1f KiB peak RSS\n", pd, n[1], n[NR], (k[NR] - k[1]) / (n[NR] - n[1])
-		last = NR # (mawk: NR in a loop condition inside END misbehaves)
-		for (i = 2; i < last; i++) {
+		for (i = 2; i < NR; i++) {
 			m1 = (t[i] - t[i - 1]) / (n[i] - n[i - 1]); m2 = (t[i + 1] - t[i]) / (n[i + 1] - n[i])
-			printf "  marginal ms/disk %d->%d %.2f, %d->%d %.2f: ratio %.2f (1.0 = linear, >1 grows faster)\n", n[i - 1], n[i], m1 * 1000, n[i], n[i + 1], m2 * 1000, m1 > 0 ? m2 / m1 : 0
+			printf "  marginal ms/disk %d->%d %.2f, %d->%d %.2f: ratio %.2f (1.0 = linear, >1 grows faster)\n", n[i - 1], n[i], m1 * 1000, n[i], n[i + 1], m2 * 1000, (m1 > 0 ? m2 / m1 : 0)
 		}
 	}'
 fi
@@ -395,7 +395,7 @@ for c in $cpus_list; do
 done
 if [ ${#gcpus[@]} -ge 2 ]; then
 	sort -n "$work/growth.cpus" | awk 'NR == 1 { c0 = $1; t0 = $2; k0 = $3 } { c1 = $1; t1 = $2; k1 = $3 }
-	END { printf "  per CPU: %.3f ms, %.1f KiB peak RSS (%d->%d CPUs, %d disks); time x%.2f for CPUs x%.2f\n", (t1 - t0) * 1000 / (c1 - c0), (k1 - k0) / (c1 - c0), c0, c1, '"$cpu_disks"', t0 > 0 ? t1 / t0 : 0, c1 / c0 }'
+	END { printf "  per CPU: %.3f ms, %.1f KiB peak RSS (%d->%d CPUs, %d disks); time x%.2f for CPUs x%.2f\n", (t1 - t0) * 1000 / (c1 - c0), (k1 - k0) / (c1 - c0), c0, c1, '"$cpu_disks"', (t0 > 0 ? t1 / t0 : 0), c1 / c0 }'
 fi
 echo "  (figures are noisy while other work shares the cores: load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
