@@ -16,6 +16,7 @@
 #      included. `check --json` (NUMASTOR_THREADS=1) and `check` (text) each get their own.
 #      The headline tree and the live machine also cross-check the log with
 #      `numastor snapshot`: the files read must be the same set.
+#      numastor is recorded with NUMASTOR_THREADS=1 (one thread: the log keeps its order).
 #   3. Replays the list with floor.c two ways: "plain" (openat/read/close, what any tool must
 #      at least do) and "in-root" (FLOOR_SAFE=1: openat2 RESOLVE_IN_ROOT + fstat, what opening
 #      a captured tree safely costs).
@@ -221,10 +222,10 @@ echo "  floor list (numastor's own accesses, check --json): $(cat "$work/main.js
 echo "  floor list (check, text): $(sed 's/^.*; //' "$work/main.text.summary")$([ "${TEXTFLOOR[main]}" = main.floor ] && echo " (the same list)")"
 echo "  $(py manifest "$big/../$main_name.reads" "$work/main.json.log")"
 if [ "${BENCH_SNAPCHECK:-1}" = 1 ]; then
-	if "$numastor" snapshot --sysroot "$big" -o "$work/main.snap.tar.gz" >/dev/null 2>&1; then
+	if "$numastor" snapshot --sysroot "$big" -o "$work/main.snap.tar.gz" >/dev/null 2>"$work/main.snap.err"; then
 		py snapcheck "$work/main.snap.tar.gz" "$big" "$work/main.json.log" | sed 's/^/  /'
 	else
-		echo "  snapshot cross-check: numastor snapshot failed"
+		echo "  snapshot cross-check: numastor snapshot failed: $(tail -n1 "$work/main.snap.err" | cut -c1-160)"
 	fi
 fi
 echo "  $rounds interleaved rounds (order rotating) after one warm-up each, in $(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.0f", b - a }') s; load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
@@ -310,10 +311,10 @@ if [ "${BENCH_LIVE:-1}" = 1 ]; then
 	echo "live machine (/sys and /proc of this host; lstopo with its default components)"
 	echo "  floor list: $(cat "$work/live.json.summary")"
 	if [ "${BENCH_SNAPCHECK:-1}" = 1 ]; then
-		if "$numastor" snapshot -o "$work/live.snap.tar.gz" >/dev/null 2>&1; then
+		if "$numastor" snapshot -o "$work/live.snap.tar.gz" >/dev/null 2>"$work/live.snap.err"; then
 			py snapcheck "$work/live.snap.tar.gz" / "$work/live.json.log" | sed 's/^/  /'
 		else
-			echo "  snapshot cross-check: numastor snapshot failed"
+			echo "  snapshot cross-check: numastor snapshot failed: $(tail -n1 "$work/live.snap.err" | cut -c1-160)"
 		fi
 	fi
 	printf "  %-40s %9s %9s %8s\n" "" "median ms" "min ms" "RSS MiB"
