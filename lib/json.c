@@ -280,10 +280,7 @@ static void w_module(struct ns_jsonw *w, const struct ns_module *m)
 	}
 	ns_jsonw_begin_object(w);
 	w_str(w, "name", m->name);
-	w_str(w, "state",
-	      m->state == NS_MODULE_LIVE      ? "live"
-	      : m->state == NS_MODULE_BUILTIN ? "builtin"
-					      : "unknown");
+	w_str(w, "state", m->state == NS_MODULE_LIVE ? "live" : m->state == NS_MODULE_BUILTIN ? "builtin" : "unknown");
 	w_tri(w, "patched", m->patched);
 	w_strv(w, "patches", m->patches, m->npatches);
 	w_str(w, "srcversion", m->srcversion);

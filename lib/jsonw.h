@@ -42,7 +42,7 @@ struct ns_jsonw {
 	size_t n, max; /* bytes taken so far, and the budget */
 	int err;
 	unsigned depth;
-	uint64_t had; /* bit d: the container at depth d has a member already */
+	uint64_t had;	  /* bit d: the container at depth d has a member already */
 	bool key_pending; /* a key was written; its value comes next */
 };
 
