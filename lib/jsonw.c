@@ -67,19 +67,10 @@ static int room(struct ns_jsonw *w, size_t len)
 	return 0;
 }
 
-/* Every byte of the document passes here: the budget, then the sink. */
-static void emit(struct ns_jsonw *w, const char *p, size_t len)
+/* The bytes past the staging or the buffer's end: the stream written, the buffer grown. */
+static void spill(struct ns_jsonw *w, const char *p, size_t len)
 {
-	if (w->err)
-		return;
-	if (len > w->max - w->n) {
-		w->err = -EFBIG;
-		return;
-	}
-	w->n += len;
-	if (w->sink == NS_JSONW_COUNT)
-		return;
-	if (w->cap - w->len <= len && room(w, len) < 0)
+	if (room(w, len) < 0)
 		return;
 	if (w->sink == NS_JSONW_FILE && len >= w->cap) {
 		if (fwrite(p, 1, len, w->f) != len)
@@ -90,16 +81,34 @@ static void emit(struct ns_jsonw *w, const char *p, size_t len)
 	w->len += len;
 }
 
+/* Every byte of the document passes here: the budget, then the sink. */
+static inline void emit(struct ns_jsonw *w, const char *p, size_t len)
+{
+	if (w->err)
+		return;
+	if (len > w->max - w->n) {
+		w->err = -EFBIG;
+		return;
+	}
+	w->n += len;
+	if (w->sink == NS_JSONW_COUNT)
+		return;
+	if (len < w->cap - w->len) {
+		memcpy(w->buf + w->len, p, len);
+		w->len += len;
+		return;
+	}
+	spill(w, p, len);
+}
+
+/* ",\n" and the indentation of NS_JSONW_DEPTH_MAX levels, two spaces each */
+static const char prelude[2 + 2 * NS_JSONW_DEPTH_MAX + 1] =
+	",\n                                                                "
+	"                                                                ";
+
 static void indent(struct ns_jsonw *w, unsigned level)
 {
-	static const char spaces[] = "                                ";
-	size_t n = (size_t)level * 2;
-
-	while (n) {
-		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
-		emit(w, spaces, k);
-		n -= k;
-	}
+	emit(w, prelude + 2, (size_t)level * 2);
 }
 
 /* json-c's member / element prelude: ",\n" after a sibling, then the indentation. */
@@ -108,9 +117,10 @@ static void member(struct ns_jsonw *w)
 	uint64_t bit = 1ull << (w->depth - 1);
 
 	if (w->had & bit)
-		emit(w, ",\n", 2);
+		emit(w, prelude, 2 + (size_t)w->depth * 2);
+	else
+		indent(w, w->depth);
 	w->had |= bit;
-	indent(w, w->depth);
 }
 
 /* Where a value goes: after its key, as an array's next element, or at the top. */
@@ -167,6 +177,15 @@ void ns_jsonw_end_array(struct ns_jsonw *w)
 	end(w, ']');
 }
 
+/* What a byte needs in a JSON string: 0 nothing, 1 an escape (json-c's: control characters,
+ * '"', '\\'), 2 a look at the UTF-8 sequence it starts. */
+static const unsigned char byte_class[256] = {
+	[0x00 ... 0x1f] = 1,
+	['"'] = 1,
+	['\\'] = 1,
+	[0x80 ... 0xff] = 2,
+};
+
 /*
  * The string's bytes between quotes: json-c's json_escape_str under NOSLASHESCAPE, over the
  * string made valid UTF-8 (ns_escape_json's U+FFFD for each maximal invalid subpart).
@@ -183,11 +202,11 @@ static void escaped(struct ns_jsonw *w, const char *str, size_t len)
 		size_t elen = 2;
 		int n;
 
-		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+		if (byte_class[c] == 0) {
 			i++;
 			continue;
 		}
-		if (c >= 0x80) {
+		if (byte_class[c] == 2) {
 			uint32_t cp;
 			n = ns_utf8_next(s + i, len - i, &cp);
 			if (n > 0) {
@@ -236,13 +255,47 @@ static void escaped(struct ns_jsonw *w, const char *str, size_t len)
 
 void ns_jsonw_key(struct ns_jsonw *w, const char *key)
 {
-	if (w->err)
+	size_t len = strlen(key), k = 0, pre = 2 + (size_t)w->depth * 2;
+	char line[2 + 2 * NS_JSONW_DEPTH_MAX + 1 + 64 + 3];
+
+	if (w->err || w->depth == 0)
 		return;
-	member(w);
-	emit(w, "\"", 1);
-	escaped(w, key, strlen(key));
-	emit(w, "\": ", 3);
+	while (k < len && byte_class[(unsigned char)key[k]] == 0)
+		k++;
 	w->key_pending = true;
+	if (k < len || len > 64) { /* one to escape, or long: in pieces */
+		member(w);
+		emit(w, "\"", 1);
+		escaped(w, key, len);
+		emit(w, "\": ", 3);
+		return;
+	}
+	/* the common case, numastor's own keys: the prelude, the key and ": " at once, straight
+	 * into the buffer when it has room (emit's budget checked here as there) */
+	bool had = w->had & (1ull << (w->depth - 1));
+	size_t total;
+	char *d = line;
+
+	w->had |= 1ull << (w->depth - 1);
+	if (!had)
+		pre -= 2;
+	total = pre + 1 + len + 3;
+	if (w->sink == NS_JSONW_COUNT) {
+		emit(w, line, total); /* counted, never read */
+		return;
+	}
+	if (total < w->cap - w->len && total <= w->max - w->n)
+		d = w->buf + w->len;
+	memcpy(d, had ? prelude : prelude + 2, pre);
+	d[pre] = '"';
+	memcpy(d + pre + 1, key, len);
+	memcpy(d + pre + 1 + len, "\": ", 3);
+	if (d == line) {
+		emit(w, line, total);
+	} else {
+		w->len += total;
+		w->n += total;
+	}
 }
 
 void ns_jsonw_raw(struct ns_jsonw *w, const char *p, size_t len)
