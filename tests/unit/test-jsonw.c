@@ -149,9 +149,9 @@ static void shapes(void)
 	}
 	same(o, "many keys");
 	o = json_object_new_string("leaf");
-	for (int i = 0; i < 40; i++)
+	for (int i = 0; i < NS_JSONW_DEPTH_MAX; i++) /* as deep as the writer goes: 128 spaces */
 		o = i % 2 ? arr(o) : obj("x", o);
-	same(o, "40 levels");
+	same(o, "NS_JSONW_DEPTH_MAX levels");
 	a = json_object_new_array();
 	for (int i = 0; i < 5; i++)
 		json_object_array_add(a, i % 2 ? NULL : obj("n", json_object_new_int(i)));
