@@ -21,108 +21,6 @@
 #include "snapshot.h"
 #include "testhook.h"
 
-#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
-
-/*
- * Where the streamed document goes, and what it has cost: the JSON report's budget
- * (NS_SNAPSHOT_MAX_JSON, numastor-snapshot(8)) is checked on a counting pass (f NULL) that
- * writes nothing, before the pass that writes.
- */
-struct sink {
-	FILE *f;
-	size_t n, max;
-};
-
-static int put(struct sink *s, const char *p, size_t len)
-{
-	if (len > s->max - s->n)
-		return -EFBIG;
-	s->n += len;
-	if (s->f)
-		fwrite(p, 1, len, s->f);
-	return 0;
-}
-
-static int puts_sink(struct sink *s, const char *p)
-{
-	return put(s, p, strlen(p));
-}
-
-/* A value printed at an indentation level inside the streamed document. */
-static int print_value(struct sink *out, struct json_object *v, int indent)
-{
-	static const char spaces[] = "        ";
-	const char *s = json_object_to_json_string_ext(v, JSON_FLAGS), *nl;
-	int r = 0;
-
-	while (r == 0 && (nl = strchr(s, '\n'))) {
-		r = put(out, s, (size_t)(nl - s + 1));
-		if (r == 0)
-			r = put(out, spaces, (size_t)indent < sizeof(spaces) - 1 ? (size_t)indent : sizeof(spaces) - 1);
-		s = nl + 1;
-	}
-	return r ? r : puts_sink(out, s);
-}
-
-/*
- * The JSON document, streamed: only one device's objects exist at a time, so memory stays
- * flat on machines with hundreds of disks and thousands of vectors. -EFBIG beyond out->max.
- */
-static int json_stream(struct sink *out, const struct ns_system *sys, const struct ns_findings *findings)
-{
-	struct json_object *head = ns_json_head(sys, NUMASTOR_VERSION), *part;
-	bool first = true;
-	char key_line[256];
-	int r;
-
-	if (!head)
-		return -ENOMEM;
-	r = puts_sink(out, "{");
-	json_object_object_foreach(head, key, val)
-	{
-		snprintf(key_line, sizeof(key_line), "%s\n  \"%s\": ", first ? "" : ",", key);
-		if (r == 0)
-			r = puts_sink(out, key_line);
-		if (r == 0)
-			r = print_value(out, val, 2);
-		first = false;
-	}
-	json_object_put(head);
-	if (r == 0)
-		r = puts_sink(out, ",\n  \"devices\": [");
-	for (size_t i = 0; r == 0 && i < sys->ndisks; i++) {
-		part = ns_json_device(&sys->disks[i]);
-		if (!part)
-			return -ENOMEM;
-		r = puts_sink(out, i ? ",\n    " : "\n    ");
-		if (r == 0)
-			r = print_value(out, part, 4);
-		json_object_put(part);
-	}
-	if (r == 0)
-		r = puts_sink(out, sys->ndisks ? "\n  ],\n  \"findings\": " : "],\n  \"findings\": ");
-	if (r == 0) {
-		part = ns_json_findings(findings);
-		r = print_value(out, part, 2);
-		json_object_put(part);
-	}
-	if (r == 0)
-		r = puts_sink(out, ",\n  \"summary\": ");
-	if (r == 0) {
-		part = ns_json_summary(sys, findings);
-		r = print_value(out, part, 2);
-		json_object_put(part);
-	}
-	if (r == 0)
-		r = puts_sink(out, ",\n  \"notes\": ");
-	if (r == 0) {
-		part = ns_json_notes(sys);
-		r = print_value(out, part, 2);
-		json_object_put(part);
-	}
-	return r ? r : puts_sink(out, "\n}\n");
-}
-
 /* The budget of the JSON report; test builds may lower it (NUMASTOR_TEST_JSON_MAX). */
 static size_t json_budget(void)
 {
@@ -130,13 +28,28 @@ static size_t json_budget(void)
 	return hook ? (size_t)strtoull(hook, NULL, 10) : NS_SNAPSHOT_MAX_JSON;
 }
 
-/* The document, once counted against its budget, then written: beyond the budget nothing is. */
+/*
+ * The JSON document, streamed by lib/jsonw (no object tree: memory stays flat on machines
+ * with hundreds of disks and thousands of vectors). Its budget (NS_SNAPSHOT_MAX_JSON,
+ * numastor-snapshot(8)) is checked on a counting pass that keeps nothing, before the pass
+ * that writes: beyond the budget nothing is written (-EFBIG). One pass into a buffer would
+ * hold the whole document (8 MiB at 64 disks) in memory; counting costs less.
+ */
 static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const struct ns_findings *findings)
 {
-	struct sink count = {.max = json_budget()}, write = {.f = out, .max = SIZE_MAX};
-	int r = json_stream(&count, sys, findings);
+	struct ns_jsonw w;
+	int r;
 
-	return r ? r : json_stream(&write, sys, findings);
+	ns_jsonw_init_count(&w, json_budget());
+	r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, true);
+	if (r == 0)
+		r = ns_jsonw_init_file(&w, out, SIZE_MAX);
+	if (r == 0)
+		r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, true);
+	if (r == 0)
+		r = ns_jsonw_finish(&w);
+	ns_jsonw_free(&w);
+	return r;
 }
 
 /*

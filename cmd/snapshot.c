@@ -114,7 +114,9 @@ int cmd_snapshot(int argc, char **argv)
 	struct ns_capture *cap = NULL;
 	struct ns_system sys;
 	struct ns_findings findings = {0};
-	struct json_object *doc = NULL;
+	char *doc = NULL;
+	size_t doclen = 0;
+	struct ns_jsonw w;
 	time_t now = time(NULL);
 	struct tm tm;
 	int c, r, code = NS_EXIT_OK;
@@ -177,15 +179,17 @@ int cmd_snapshot(int argc, char **argv)
 		 when, sys.privileged);
 	/* the document's host (hostname, boot_id, machine-id) is read still recording, so that a
 	 * replay of the capture says the same */
-	doc = ns_json_document(&sys, &findings, NUMASTOR_VERSION);
+	ns_jsonw_init_buffer(&w, SIZE_MAX); /* its budget is the capture's to check */
+	r = ns_json_write_check(&w, &sys, &findings, NUMASTOR_VERSION, false);
+	doc = r == 0 ? ns_jsonw_buffer(&w, &doclen) : NULL;
+	ns_jsonw_free(&w);
 	ns_capture_detach(root);
-	r = doc ? 0 : -ENOMEM;
+	if (r == 0 && !doc)
+		r = -ENOMEM;
 	if (r == 0)
 		r = add_text(cap, ".numastor/facts", facts);
 	if (r == 0)
-		r = add_text(cap, ".numastor/check.json",
-			     json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-									 JSON_C_TO_STRING_NOSLASHESCAPE));
+		r = add_text(cap, ".numastor/check.json", doc);
 	if (r == 0 && ns_root_is_live(root))
 		r = add_modinfo(cap, &sys);
 	if (r == 0 && sys.udev)
@@ -204,7 +208,7 @@ int cmd_snapshot(int argc, char **argv)
 	       ns_capture_count(cap), sys.ndisks, output);
 out:
 	free(why);
-	json_object_put(doc);
+	free(doc);
 	ns_findings_free(&findings);
 	ns_system_free(&sys);
 	ns_capture_free(cap);

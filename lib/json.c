@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "json.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,329 +35,566 @@ static struct json_object *jstr(const char *s)
 	return o;
 }
 
-static struct json_object *jnode(int node) /* null for < 0 */
-{
-	return node >= 0 ? json_object_new_int(node) : NULL;
-}
-
-static struct json_object *jtri(int v) /* 1 / 0 / -1 = null */
-{
-	return v < 0 ? NULL : json_object_new_boolean(v);
-}
-
-static struct json_object *jstrv(char **v, size_t n)
-{
-	struct json_object *a = json_object_new_array();
-	for (size_t i = 0; i < n; i++)
-		json_object_array_add(a, jstr(v[i]));
-	return a;
-}
-
-static struct json_object *jnodes(const struct ns_cpuset *nodes)
-{
-	struct json_object *a = json_object_new_array();
-	ns_cpuset_foreach (n, nodes)
-		json_object_array_add(a, json_object_new_int(n));
-	return a;
-}
-
 #define add(o, k, v) json_object_object_add(o, k, v)
 
-static struct json_object *machine_json(const struct ns_machine *m)
-{
-	struct json_object *o = json_object_new_object(), *nodes = json_object_new_array(), *ib;
+/*
+ * check's document, written through a streaming writer (lib/jsonw.h): no object tree, the
+ * bytes json-c gave for the same values. Every string goes through ns_jsonw_string, which
+ * makes what the machine said valid UTF-8 (lib/escape.h) as it writes.
+ */
+#define K(k) ns_jsonw_key(w, k)
 
-	add(o, "kernel_release", jstr(m->kernel_release));
-	add(o, "tainted", m->tainted >= 0 ? json_object_new_int64(m->tainted) : NULL);
-	add(o, "multi_node", json_object_new_boolean(ns_machine_multi_node(m)));
-	add(o, "online_cpus", ns_cpuset_json(&m->online));
-	add(o, "possible_cpus", ns_cpuset_json(&m->possible));
-	add(o, "isolated_cpus", ns_cpuset_json(&m->isolated));
-	add(o, "nohz_full_cpus", ns_cpuset_json(&m->nohz_full));
+static void w_str(struct ns_jsonw *w, const char *k, const char *s)
+{
+	K(k);
+	ns_jsonw_string(w, s);
+}
+
+static void w_int(struct ns_jsonw *w, const char *k, int64_t v)
+{
+	K(k);
+	ns_jsonw_int64(w, v);
+}
+
+/* an int64 when known (v >= min), else null */
+static void w_int_min(struct ns_jsonw *w, const char *k, int64_t v, int64_t min)
+{
+	K(k);
+	if (v >= min)
+		ns_jsonw_int64(w, v);
+	else
+		ns_jsonw_null(w);
+}
+
+static void w_node(struct ns_jsonw *w, const char *k, int node) /* null for < 0 */
+{
+	w_int_min(w, k, node, 0);
+}
+
+static void w_tri(struct ns_jsonw *w, const char *k, int v) /* 1 / 0 / -1 = null */
+{
+	K(k);
+	if (v < 0)
+		ns_jsonw_null(w);
+	else
+		ns_jsonw_bool(w, v);
+}
+
+static void w_bool(struct ns_jsonw *w, const char *k, bool v)
+{
+	K(k);
+	ns_jsonw_bool(w, v);
+}
+
+static void w_null(struct ns_jsonw *w, const char *k)
+{
+	K(k);
+	ns_jsonw_null(w);
+}
+
+static void w_strv(struct ns_jsonw *w, const char *k, char **v, size_t n)
+{
+	K(k);
+	ns_jsonw_begin_array(w);
+	for (size_t i = 0; i < n; i++)
+		ns_jsonw_string(w, v[i]);
+	ns_jsonw_end_array(w);
+}
+
+static void w_nodes(struct ns_jsonw *w, const struct ns_cpuset *nodes)
+{
+	ns_jsonw_begin_array(w);
+	ns_cpuset_foreach (n, nodes)
+		ns_jsonw_int(w, n);
+	ns_jsonw_end_array(w);
+}
+
+/* a node set when known, else null */
+static void w_nodes_known(struct ns_jsonw *w, const char *k, const struct ns_cpuset *nodes)
+{
+	K(k);
+	if (nodes->known)
+		w_nodes(w, nodes);
+	else
+		ns_jsonw_null(w);
+}
+
+/* A CPU set as its list ("0-3,8"), ns_cpuset_format's form, written without a copy; null
+ * when unknown. */
+static void w_cpuset(struct ns_jsonw *w, const char *k, const struct ns_cpuset *s)
+{
+	int cpu;
+
+	K(k);
+	if (!s->known) {
+		ns_jsonw_null(w);
+		return;
+	}
+	ns_jsonw_begin_string(w);
+	cpu = ns_cpuset_first(s);
+	for (bool first = true; cpu >= 0; first = false) {
+		int last = cpu, next;
+		while ((next = ns_cpuset_next(s, last)) == last + 1)
+			last = next;
+		if (!first)
+			ns_jsonw_raw(w, ",", 1);
+		ns_jsonw_raw_uint(w, (uint64_t)cpu);
+		if (last != cpu) {
+			ns_jsonw_raw(w, "-", 1);
+			ns_jsonw_raw_uint(w, (uint64_t)last);
+		}
+		cpu = next;
+	}
+	ns_jsonw_end_string(w);
+}
+
+/* A number to the millisecond, as "%.3f" prints it (rates, the interval). */
+static void w_millis(struct ns_jsonw *w, const char *k, double v)
+{
+	char txt[32];
+
+	K(k);
+	snprintf(txt, sizeof(txt), "%.3f", v);
+	ns_jsonw_number_text(w, txt);
+}
+
+static void w_machine(struct ns_jsonw *w, const struct ns_system *sys)
+{
+	const struct ns_machine *m = &sys->machine;
+
+	ns_jsonw_begin_object(w);
+	w_str(w, "kernel_release", m->kernel_release);
+	w_int_min(w, "tainted", m->tainted, 0);
+	w_bool(w, "multi_node", ns_machine_multi_node(m));
+	w_cpuset(w, "online_cpus", &m->online);
+	w_cpuset(w, "possible_cpus", &m->possible);
+	w_cpuset(w, "isolated_cpus", &m->isolated);
+	w_cpuset(w, "nohz_full_cpus", &m->nohz_full);
+	K("nodes");
+	ns_jsonw_begin_array(w);
 	for (size_t i = 0; i < m->nnodes; i++) {
 		const struct ns_node *n = &m->nodes[i];
-		struct json_object *no = json_object_new_object(), *d = NULL;
-		add(no, "node", json_object_new_int(n->id));
-		add(no, "cpus", ns_cpuset_json(&n->cpus));
-		add(no, "cpu_count", n->cpus.known ? json_object_new_int((int)ns_cpuset_count(&n->cpus)) : NULL);
-		add(no, "memory_bytes", n->memory_bytes >= 0 ? json_object_new_int64(n->memory_bytes) : NULL);
+		ns_jsonw_begin_object(w);
+		w_int(w, "node", n->id);
+		w_cpuset(w, "cpus", &n->cpus);
+		w_int_min(w, "cpu_count", n->cpus.known ? (int64_t)ns_cpuset_count(&n->cpus) : -1, 0);
+		w_int_min(w, "memory_bytes", n->memory_bytes, 0);
+		K("distances");
 		if (n->distances) {
-			d = json_object_new_array();
+			ns_jsonw_begin_array(w);
 			for (size_t k = 0; k < n->ndistances; k++)
-				json_object_array_add(d, json_object_new_int(n->distances[k]));
+				ns_jsonw_int(w, n->distances[k]);
+			ns_jsonw_end_array(w);
+		} else {
+			ns_jsonw_null(w);
 		}
-		add(no, "distances", d);
-		json_object_array_add(nodes, no);
+		ns_jsonw_end_object(w);
 	}
-	add(o, "nodes", nodes);
-	add(o, "overlapping_nodes", m->overlapping_nodes.known ? jnodes(&m->overlapping_nodes) : NULL);
-	ib = json_object_new_object();
-	add(ib, "running", jtri(m->irqbalance.running));
-	add(ib, "pid", m->irqbalance.pid >= 0 ? json_object_new_int64(m->irqbalance.pid) : NULL);
-	add(ib, "policyscript", jstr(m->irqbalance.policyscript));
-	add(ib, "banned_cpus", ns_cpuset_json(&m->irqbalance.banned_cpus));
-	add(o, "irqbalance", ib);
-	return o;
+	ns_jsonw_end_array(w);
+	w_nodes_known(w, "overlapping_nodes", &m->overlapping_nodes);
+	K("irqbalance");
+	ns_jsonw_begin_object(w);
+	w_tri(w, "running", m->irqbalance.running);
+	w_int_min(w, "pid", m->irqbalance.pid, 0);
+	w_str(w, "policyscript", m->irqbalance.policyscript);
+	w_cpuset(w, "banned_cpus", &m->irqbalance.banned_cpus);
+	ns_jsonw_end_object(w);
+	K("kernel_fixes");
+	ns_jsonw_begin_array(w);
+	for (int i = 0; i < 2; i++) {
+		if (!sys->fixes[i].series)
+			continue;
+		ns_jsonw_begin_object(w);
+		w_str(w, "series", sys->fixes[i].series);
+		w_tri(w, "in_kernel", sys->fixes[i].in_kernel);
+		w_str(w, "basis", sys->fixes[i].basis);
+		ns_jsonw_end_object(w);
+	}
+	ns_jsonw_end_array(w);
+	ns_jsonw_end_object(w);
 }
 
-/* [{"node": N, "count": C}, ...], the shape of counts_by_node */
-static struct json_object *counts_json(const struct ns_irq *irq, const unsigned long long *v)
+/* [{"node": N, "count": C}, ...], the shape of counts_by_node; with the rate (per second)
+ * over the interval when interval > 0 */
+static void w_counts(struct ns_jsonw *w, const char *k, const struct ns_irq *irq, const unsigned long long *v,
+		     double interval)
 {
-	struct json_object *a = json_object_new_array();
+	K(k);
+	ns_jsonw_begin_array(w);
 	for (size_t n = 0; n < irq->nper_node; n++) {
-		struct json_object *c = json_object_new_object();
-		add(c, "node", json_object_new_int((int)n));
-		add(c, "count", json_object_new_int64((int64_t)v[n]));
-		json_object_array_add(a, c);
+		ns_jsonw_begin_object(w);
+		w_int(w, "node", (int)n);
+		w_int(w, "count", (int64_t)v[n]);
+		if (interval > 0)
+			w_millis(w, "rate", (double)v[n] / interval);
+		ns_jsonw_end_object(w);
 	}
-	return a;
+	ns_jsonw_end_array(w);
 }
 
-/* counts_by_node's shape, over the interval: the count in it and the rate (per second) */
-static struct json_object *rates_json(const struct ns_irq *irq)
+static void w_irq(struct ns_jsonw *w, const struct ns_irq *irq)
 {
-	struct json_object *a = counts_json(irq, irq->in_interval);
-	for (size_t n = 0; n < irq->nper_node; n++) {
-		char txt[32];
-		double rate = (double)irq->in_interval[n] / irq->interval;
-		snprintf(txt, sizeof(txt), "%.3f", rate);
-		add(json_object_array_get_idx(a, n), "rate", json_object_new_double_s(strtod(txt, NULL), txt));
+	ns_jsonw_begin_object(w);
+	w_int(w, "irq", irq->irq);
+	w_str(w, "name", irq->name);
+	w_str(w, "actions", irq->actions);
+	w_str(w, "chip", irq->chip);
+	w_str(w, "type", irq->msi ? "msi" : "intx");
+	w_cpuset(w, "affinity", &irq->affinity);
+	w_cpuset(w, "effective_affinity", &irq->effective);
+	w_cpuset(w, "affinity_hint", &irq->hint);
+	w_int_min(w, "node", irq->node, -1);
+	w_tri(w, "managed", irq->managed);
+	w_str(w, "managed_source", ns_managed_source_name(irq->managed_source));
+	w_tri(w, "user_settable", irq->user_settable);
+	w_str(w, "user_settable_source", ns_settable_source_name(irq->user_settable_source));
+	w_bool(w, "placed_by_numastor", irq->placed);
+	w_int_min(w, "hw_queue", irq->hw_queue, 0);
+	K("total_count");
+	if (irq->counts_known)
+		ns_jsonw_int64(w, (int64_t)irq->total);
+	else
+		ns_jsonw_null(w);
+	if (irq->per_node)
+		w_counts(w, "counts_by_node", irq, irq->per_node, 0);
+	else
+		w_null(w, "counts_by_node");
+	w_str(w, "count_basis", ns_count_basis_name(ns_irq_count_basis(irq)));
+	if (irq->since_fix)
+		w_counts(w, "counts_since_fix_by_node", irq, irq->since_fix, 0);
+	else
+		w_null(w, "counts_since_fix_by_node");
+	if (irq->interval > 0 && irq->in_interval)
+		w_counts(w, "rates_by_node", irq, irq->in_interval, irq->interval);
+	else
+		w_null(w, "rates_by_node");
+	ns_jsonw_end_object(w);
+}
+
+static void w_module(struct ns_jsonw *w, const struct ns_module *m)
+{
+	K("module");
+	if (!m) {
+		ns_jsonw_null(w);
+		return;
 	}
-	return a;
+	ns_jsonw_begin_object(w);
+	w_str(w, "name", m->name);
+	w_str(w, "state", m->state == NS_MODULE_LIVE ? "live" : m->state == NS_MODULE_BUILTIN ? "builtin" : "unknown");
+	w_tri(w, "patched", m->patched);
+	w_strv(w, "patches", m->patches, m->npatches);
+	w_str(w, "srcversion", m->srcversion);
+	w_tri(w, "out_of_tree", m->out_of_tree);
+	ns_jsonw_end_object(w);
 }
 
-static struct json_object *irq_json(const struct ns_irq *irq)
+static void w_pci(struct ns_jsonw *w, const struct ns_pci *pci)
 {
-	struct json_object *o = json_object_new_object(), *counts = NULL;
-
-	add(o, "irq", json_object_new_int(irq->irq));
-	add(o, "name", jstr(irq->name));
-	add(o, "actions", jstr(irq->actions));
-	add(o, "chip", jstr(irq->chip));
-	add(o, "type", jstr(irq->msi ? "msi" : "intx"));
-	add(o, "affinity", ns_cpuset_json(&irq->affinity));
-	add(o, "effective_affinity", ns_cpuset_json(&irq->effective));
-	add(o, "affinity_hint", ns_cpuset_json(&irq->hint));
-	add(o, "node", irq->node >= -1 ? json_object_new_int(irq->node) : NULL);
-	add(o, "managed", jtri(irq->managed));
-	add(o, "managed_source", jstr(ns_managed_source_name(irq->managed_source)));
-	add(o, "user_settable", jtri(irq->user_settable));
-	add(o, "user_settable_source", jstr(ns_settable_source_name(irq->user_settable_source)));
-	add(o, "placed_by_numastor", json_object_new_boolean(irq->placed));
-	add(o, "hw_queue", irq->hw_queue >= 0 ? json_object_new_int(irq->hw_queue) : NULL);
-	add(o, "total_count", irq->counts_known ? json_object_new_int64((int64_t)irq->total) : NULL);
-	if (irq->per_node) {
-		counts = json_object_new_array();
-		for (size_t n = 0; n < irq->nper_node; n++) {
-			struct json_object *c = json_object_new_object();
-			add(c, "node", json_object_new_int((int)n));
-			add(c, "count", json_object_new_int64((int64_t)irq->per_node[n]));
-			json_object_array_add(counts, c);
-		}
+	K("pci");
+	if (!pci) {
+		ns_jsonw_null(w);
+		return;
 	}
-	add(o, "counts_by_node", counts);
-	add(o, "count_basis", jstr(ns_count_basis_name(ns_irq_count_basis(irq))));
-	add(o, "counts_since_fix_by_node", irq->since_fix ? counts_json(irq, irq->since_fix) : NULL);
-	add(o, "rates_by_node", irq->interval > 0 && irq->in_interval ? rates_json(irq) : NULL);
-	return o;
-}
-
-static struct json_object *module_json(const struct ns_module *m)
-{
-	struct json_object *o;
-	if (!m)
-		return NULL;
-	o = json_object_new_object();
-	add(o, "name", jstr(m->name));
-	add(o, "state",
-	    jstr(m->state == NS_MODULE_LIVE	 ? "live"
-		 : m->state == NS_MODULE_BUILTIN ? "builtin"
-						 : "unknown"));
-	add(o, "patched", jtri(m->patched));
-	add(o, "patches", jstrv(m->patches, m->npatches));
-	add(o, "srcversion", jstr(m->srcversion));
-	add(o, "out_of_tree", jtri(m->out_of_tree));
-	return o;
-}
-
-static struct json_object *pci_json(const struct ns_pci *pci)
-{
-	struct json_object *o, *bridges, *irqs;
-	if (!pci)
-		return NULL;
-	o = json_object_new_object();
-	add(o, "address", jstr(pci->address));
-	add(o, "vendor", jstr(pci->vendor));
-	add(o, "device", jstr(pci->device));
-	add(o, "class", jstr(pci->class_code));
-	add(o, "driver", jstr(pci->driver));
-	add(o, "module", module_json(pci->module));
-	add(o, "numa_node", pci->numa_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->numa_node));
-	add(o, "node_forced", jtri(pci->forced));
-	add(o, "forced_evidence", jstr(pci->forced_evidence));
-	add(o, "node_set", jtri(pci->node_set));
-	add(o, "node_set_evidence", jstr(pci->node_set_evidence));
-	add(o, "local_cpus", ns_cpuset_json(&pci->local_cpus));
-	add(o, "bus_node", pci->bus_node == NS_NODE_UNREAD ? NULL : json_object_new_int(pci->bus_node));
-	bridges = json_object_new_array();
-	for (size_t i = 0; i < pci->nbridges; i++)
-		json_object_array_add(bridges, pci->bridge_nodes[i] == NS_NODE_UNREAD
-						       ? NULL
-						       : json_object_new_int(pci->bridge_nodes[i]));
-	add(o, "bridge_nodes", bridges);
-	irqs = json_object_new_array();
+	ns_jsonw_begin_object(w);
+	w_str(w, "address", pci->address);
+	w_str(w, "vendor", pci->vendor);
+	w_str(w, "device", pci->device);
+	w_str(w, "class", pci->class_code);
+	w_str(w, "driver", pci->driver);
+	w_module(w, pci->module);
+	K("numa_node");
+	if (pci->numa_node == NS_NODE_UNREAD)
+		ns_jsonw_null(w);
+	else
+		ns_jsonw_int(w, pci->numa_node);
+	w_tri(w, "node_forced", pci->forced);
+	w_str(w, "forced_evidence", pci->forced_evidence);
+	w_tri(w, "node_set", pci->node_set);
+	w_str(w, "node_set_evidence", pci->node_set_evidence);
+	w_cpuset(w, "local_cpus", &pci->local_cpus);
+	K("bus_node");
+	if (pci->bus_node == NS_NODE_UNREAD)
+		ns_jsonw_null(w);
+	else
+		ns_jsonw_int(w, pci->bus_node);
+	K("bridge_nodes");
+	ns_jsonw_begin_array(w);
+	for (size_t i = 0; i < pci->nbridges; i++) {
+		if (pci->bridge_nodes[i] == NS_NODE_UNREAD)
+			ns_jsonw_null(w);
+		else
+			ns_jsonw_int(w, pci->bridge_nodes[i]);
+	}
+	ns_jsonw_end_array(w);
+	K("irqs");
+	ns_jsonw_begin_array(w);
 	for (size_t i = 0; i < pci->nirqs; i++)
-		json_object_array_add(irqs, irq_json(&pci->irqs[i]));
-	add(o, "irqs", irqs);
-	return o;
+		w_irq(w, &pci->irqs[i]);
+	ns_jsonw_end_array(w);
+	ns_jsonw_end_object(w);
 }
 
 /* A root-relative sysfs path as the kernel names it: absolute. */
-static struct json_object *jsyspath(const char *rel)
+static void w_syspath(struct ns_jsonw *w, const char *k, const char *rel)
 {
-	struct json_object *o;
 	char *p;
 
-	if (!rel || !(p = ns_fmt("/%s", rel)))
-		return NULL;
-	o = jstr(p);
+	K(k);
+	if (!rel || !(p = ns_fmt("/%s", rel))) {
+		ns_jsonw_null(w);
+		return;
+	}
+	ns_jsonw_string(w, p);
 	free(p);
-	return o;
 }
 
-static struct json_object *member_nodes_json(const struct ns_disk *d)
+static void w_member_nodes(struct ns_jsonw *w, const struct ns_disk *d)
 {
 	struct ns_cpuset nodes = {0};
-	struct json_object *o;
 
+	K("member_nodes");
+	if (!d->members_read) {
+		ns_jsonw_null(w);
+		return;
+	}
 	nodes.known = true;
 	for (size_t i = 0; i < d->nmembers; i++)
 		if (d->members[i].node >= 0)
 			ns_cpuset_set(&nodes, (unsigned)d->members[i].node);
-	o = jnodes(&nodes);
+	w_nodes(w, &nodes);
 	ns_cpuset_clear(&nodes);
-	return o;
 }
 
-static struct json_object *fabric_json(const struct ns_fabric *f)
+static void w_fabric(struct ns_jsonw *w, const struct ns_fabric *f)
 {
-	struct json_object *o;
-
-	if (!f)
-		return NULL;
-	o = json_object_new_object();
-	add(o, "transport", jstr(f->transport));
-	add(o, "address", jstr(f->address));
-	add(o, "traddr", jstr(f->traddr));
-	add(o, "trsvcid", jstr(f->trsvcid));
-	add(o, "host_traddr", jstr(f->host_traddr));
-	add(o, "src_addr", jstr(f->src_addr));
-	add(o, "host_iface", jstr(f->host_iface));
-	add(o, "carrier", jstr(f->carrier));
-	add(o, "carrier_kind", jstr(f->carrier_kind));
-	add(o, "carrier_basis", jstr(f->carrier_basis));
-	add(o, "reason", jstr(f->reason));
-	return o;
+	K("fabric");
+	if (!f) {
+		ns_jsonw_null(w);
+		return;
+	}
+	ns_jsonw_begin_object(w);
+	w_str(w, "transport", f->transport);
+	w_str(w, "address", f->address);
+	w_str(w, "traddr", f->traddr);
+	w_str(w, "trsvcid", f->trsvcid);
+	w_str(w, "host_traddr", f->host_traddr);
+	w_str(w, "src_addr", f->src_addr);
+	w_str(w, "host_iface", f->host_iface);
+	w_str(w, "carrier", f->carrier);
+	w_str(w, "carrier_kind", f->carrier_kind);
+	w_str(w, "carrier_basis", f->carrier_basis);
+	w_str(w, "reason", f->reason);
+	ns_jsonw_end_object(w);
 }
 
-static struct json_object *vmbus_json(const struct ns_vmbus *vb)
+static void w_vmbus(struct ns_jsonw *w, const struct ns_vmbus *vb)
 {
-	struct json_object *o, *chs;
-
-	if (!vb)
-		return NULL;
-	o = json_object_new_object();
-	add(o, "device_id", jstr(vb->device_id));
-	add(o, "numa_node", jnode(vb->numa_node));
-	chs = json_object_new_array();
+	K("vmbus");
+	if (!vb) {
+		ns_jsonw_null(w);
+		return;
+	}
+	ns_jsonw_begin_object(w);
+	w_str(w, "device_id", vb->device_id);
+	w_node(w, "numa_node", vb->numa_node);
+	K("channels");
+	ns_jsonw_begin_array(w);
 	for (size_t i = 0; i < vb->nchannels; i++) {
-		struct json_object *c = json_object_new_object();
-		add(c, "id", json_object_new_int(vb->channels[i].id));
-		add(c, "target_cpu",
-		    vb->channels[i].target_cpu >= 0 ? json_object_new_int(vb->channels[i].target_cpu) : NULL);
-		add(c, "node", jnode(vb->channels[i].node));
-		json_object_array_add(chs, c);
+		ns_jsonw_begin_object(w);
+		w_int(w, "id", vb->channels[i].id);
+		w_int_min(w, "target_cpu", vb->channels[i].target_cpu, 0);
+		w_node(w, "node", vb->channels[i].node);
+		ns_jsonw_end_object(w);
 	}
-	add(o, "channels", chs);
-	add(o, "channel_nodes", jnodes(&vb->channel_nodes));
-	return o;
+	ns_jsonw_end_array(w);
+	K("channel_nodes");
+	w_nodes(w, &vb->channel_nodes);
+	ns_jsonw_end_object(w);
 }
 
-static struct json_object *disk_json(const struct ns_disk *d)
+static void w_disk(struct ns_jsonw *w, const struct ns_disk *d)
 {
-	struct json_object *o = json_object_new_object(), *id, *paths, *q, *hq, *al;
-
-	add(o, "name", jstr(d->name));
-	add(o, "kind", jstr(ns_disk_kind_name(d->kind)));
-	add(o, "devnum", jstr(d->devnum));
-	add(o, "sysfs_path", jsyspath(d->syspath));
-	add(o, "size_bytes", d->size_bytes >= 0 ? json_object_new_int64(d->size_bytes) : NULL);
-	add(o, "partitions", jstrv(d->partitions, d->npartitions));
-	add(o, "slaves", jstrv(d->slaves, d->nslaves));
-	add(o, "holders", jstrv(d->holders, d->nholders));
-	add(o, "backing_file", jstr(d->backing_file));
-	add(o, "iopolicy", jstr(d->iopolicy));
-	id = json_object_new_object();
-	add(id, "model", jstr(d->identity.model));
-	add(id, "serial", jstr(d->identity.serial));
-	add(id, "wwn", jstr(d->identity.wwn));
-	add(id, "by_id", jstr(d->identity.by_id));
-	add(o, "identity", id);
-	add(o, "node", jnode(d->node));
-	add(o, "node_source", jstr(ns_node_source_name(d->node_source)));
-	add(o, "node_device", jsyspath(d->node_device));
-	add(o, "node_reason", d->node < 0 ? jstr(d->node_reason) : NULL);
-	add(o, "member_nodes", d->members_read ? member_nodes_json(d) : NULL);
-	add(o, "member_nodes_complete", d->members_read ? json_object_new_boolean(d->members_complete) : NULL);
-	add(o, "node_reliable", jtri(d->node_reliable));
-	add(o, "local_cpus", ns_cpuset_json(&d->local_cpus));
-	paths = json_object_new_array();
+	ns_jsonw_begin_object(w);
+	w_str(w, "name", d->name);
+	w_str(w, "kind", ns_disk_kind_name(d->kind));
+	w_str(w, "devnum", d->devnum);
+	w_syspath(w, "sysfs_path", d->syspath);
+	w_int_min(w, "size_bytes", d->size_bytes, 0);
+	w_strv(w, "partitions", d->partitions, d->npartitions);
+	w_strv(w, "slaves", d->slaves, d->nslaves);
+	w_strv(w, "holders", d->holders, d->nholders);
+	w_str(w, "backing_file", d->backing_file);
+	w_str(w, "iopolicy", d->iopolicy);
+	K("identity");
+	ns_jsonw_begin_object(w);
+	w_str(w, "model", d->identity.model);
+	w_str(w, "serial", d->identity.serial);
+	w_str(w, "wwn", d->identity.wwn);
+	w_str(w, "by_id", d->identity.by_id);
+	ns_jsonw_end_object(w);
+	w_node(w, "node", d->node);
+	w_str(w, "node_source", ns_node_source_name(d->node_source));
+	w_syspath(w, "node_device", d->node_device);
+	w_str(w, "node_reason", d->node < 0 ? d->node_reason : NULL);
+	w_member_nodes(w, d);
+	if (d->members_read)
+		w_bool(w, "member_nodes_complete", d->members_complete);
+	else
+		w_null(w, "member_nodes_complete");
+	w_tri(w, "node_reliable", d->node_reliable);
+	w_cpuset(w, "local_cpus", &d->local_cpus);
+	K("paths");
+	ns_jsonw_begin_array(w);
 	for (size_t i = 0; i < d->npaths; i++) {
-		struct json_object *p = json_object_new_object();
-		add(p, "transport", jstr(ns_transport_name(d->paths[i].transport)));
-		add(p, "controller", jstr(d->paths[i].controller));
-		add(p, "pci", pci_json(d->paths[i].pci));
-		add(p, "fabric", fabric_json(d->paths[i].fabric));
-		add(p, "vmbus", vmbus_json(d->paths[i].vmbus));
-		json_object_array_add(paths, p);
+		ns_jsonw_begin_object(w);
+		w_str(w, "transport", ns_transport_name(d->paths[i].transport));
+		w_str(w, "controller", d->paths[i].controller);
+		w_pci(w, d->paths[i].pci);
+		w_fabric(w, d->paths[i].fabric);
+		w_vmbus(w, d->paths[i].vmbus);
+		ns_jsonw_end_object(w);
 	}
-	add(o, "paths", paths);
-	q = json_object_new_object();
-	add(q, "rq_affinity", d->rq_affinity >= 0 ? json_object_new_int(d->rq_affinity) : NULL);
-	add(q, "scheduler", jstr(d->scheduler));
-	add(q, "nr_requests", d->nr_requests >= 0 ? json_object_new_int64(d->nr_requests) : NULL);
-	add(o, "queue", q);
-	hq = json_object_new_array();
+	ns_jsonw_end_array(w);
+	K("queue");
+	ns_jsonw_begin_object(w);
+	w_int_min(w, "rq_affinity", d->rq_affinity, 0);
+	w_str(w, "scheduler", d->scheduler);
+	w_int_min(w, "nr_requests", d->nr_requests, 0);
+	ns_jsonw_end_object(w);
+	K("hw_queues");
+	ns_jsonw_begin_array(w);
 	for (size_t i = 0; i < d->nhctx; i++) {
 		const struct ns_hctx *h = &d->hctx[i];
-		struct json_object *e = json_object_new_object();
-		add(e, "index", json_object_new_int(h->index));
-		add(e, "controller", jstr(h->controller));
-		add(e, "cpus", ns_cpuset_json(&h->cpus));
-		add(e, "isolated_cpus", h->isolated.known ? ns_cpuset_json(&h->isolated) : NULL);
-		add(e, "nodes", h->nodes.known ? jnodes(&h->nodes) : NULL);
-		add(e, "nr_tags", h->nr_tags >= 0 ? json_object_new_int64(h->nr_tags) : NULL);
-		add(e, "memory_node", jnode(h->memory_node));
-		add(e, "irq", h->irq ? json_object_new_int(h->irq->irq) : NULL);
-		add(e, "irq_pairing", jstr(ns_pairing_name(h->pairing)));
-		json_object_array_add(hq, e);
+		ns_jsonw_begin_object(w);
+		w_int(w, "index", h->index);
+		w_str(w, "controller", h->controller);
+		w_cpuset(w, "cpus", &h->cpus);
+		w_cpuset(w, "isolated_cpus", &h->isolated); /* null when unknown */
+		w_nodes_known(w, "nodes", &h->nodes);
+		w_int_min(w, "nr_tags", h->nr_tags, 0);
+		w_node(w, "memory_node", h->memory_node);
+		if (h->irq)
+			w_int(w, "irq", h->irq->irq);
+		else
+			w_null(w, "irq");
+		w_str(w, "irq_pairing", ns_pairing_name(h->pairing));
+		ns_jsonw_end_object(w);
 	}
-	add(o, "hw_queues", hq);
-	al = json_object_new_object();
-	add(al, "device_node", jnode(d->alloc.device_node));
-	add(al, "device_basis", jstr(d->alloc.device_basis ? d->alloc.device_basis : ""));
-	add(al, "midlayer_node", jnode(d->alloc.midlayer_node));
-	add(al, "midlayer_basis", jstr(d->alloc.midlayer_basis));
-	add(al, "host_alloc_node", jnode(d->alloc.host_alloc_node));
-	add(al, "host_alloc_basis", jstr(d->alloc.host_alloc_basis));
-	add(al, "host_alloc_module", jstr(d->alloc.host_alloc_module));
-	add(al, "hw_queue_nodes", d->alloc.hw_queue_nodes.known ? jnodes(&d->alloc.hw_queue_nodes) : NULL);
-	add(al, "shared_tags", jtri(d->alloc.shared_tags));
-	add(al, "shared_tags_source", jstr(d->alloc.shared_tags_source ? d->alloc.shared_tags_source : "unknown"));
-	add(al, "tags_nodes", d->alloc.tags_nodes.known ? jnodes(&d->alloc.tags_nodes) : NULL);
-	add(al, "tags_basis", jstr(d->alloc.tags_basis ? d->alloc.tags_basis : ""));
-	add(o, "allocations", al);
-	return o;
+	ns_jsonw_end_array(w);
+	K("allocations");
+	ns_jsonw_begin_object(w);
+	w_node(w, "device_node", d->alloc.device_node);
+	w_str(w, "device_basis", d->alloc.device_basis ? d->alloc.device_basis : "");
+	w_node(w, "midlayer_node", d->alloc.midlayer_node);
+	w_str(w, "midlayer_basis", d->alloc.midlayer_basis);
+	w_node(w, "host_alloc_node", d->alloc.host_alloc_node);
+	w_str(w, "host_alloc_basis", d->alloc.host_alloc_basis);
+	w_str(w, "host_alloc_module", d->alloc.host_alloc_module);
+	w_nodes_known(w, "hw_queue_nodes", &d->alloc.hw_queue_nodes);
+	w_tri(w, "shared_tags", d->alloc.shared_tags);
+	w_str(w, "shared_tags_source", d->alloc.shared_tags_source ? d->alloc.shared_tags_source : "unknown");
+	w_nodes_known(w, "tags_nodes", &d->alloc.tags_nodes);
+	w_str(w, "tags_basis", d->alloc.tags_basis ? d->alloc.tags_basis : "");
+	ns_jsonw_end_object(w);
+	ns_jsonw_end_object(w);
+}
+
+static void w_findings(struct ns_jsonw *w, const struct ns_findings *findings)
+{
+	K("findings");
+	ns_jsonw_begin_array(w);
+	for (size_t i = 0; i < findings->n; i++) {
+		const struct ns_finding *f = &findings->v[i];
+		ns_jsonw_begin_object(w);
+		w_str(w, "id", f->id);
+		w_str(w, "severity", ns_severity_name(f->severity));
+		w_str(w, "device", f->device);
+		w_str(w, "message", f->message);
+		K("evidence");
+		ns_jsonw_json(w, f->evidence); /* its strings sanitized on the way */
+		K("remedy");
+		ns_jsonw_begin_object(w);
+		w_str(w, "action", f->remedy_action);
+		w_str(w, "text", f->remedy_text);
+		ns_jsonw_end_object(w);
+		ns_jsonw_end_object(w);
+	}
+	ns_jsonw_end_array(w);
+}
+
+static void w_summary(struct ns_jsonw *w, const struct ns_system *sys, const struct ns_findings *findings)
+{
+	int code = ns_findings_exit_code(findings);
+
+	K("summary");
+	ns_jsonw_begin_object(w);
+	w_str(w, "status", code == 2 ? "critical" : code == 1 ? "warning" : "ok");
+	w_int(w, "exit_code", code);
+	w_int(w, "devices", (int)sys->ndisks);
+	w_int(w, "critical", (int)ns_findings_count(findings, NS_SEV_CRITICAL));
+	w_int(w, "warning", (int)ns_findings_count(findings, NS_SEV_WARNING));
+	w_int(w, "info", (int)ns_findings_count(findings, NS_SEV_INFO));
+	ns_jsonw_end_object(w);
+}
+
+static void w_notes(struct ns_jsonw *w, const struct ns_system *sys)
+{
+	K("notes");
+	ns_jsonw_begin_array(w);
+	for (size_t i = 0; i < sys->notes.n; i++) {
+		ns_jsonw_begin_object(w);
+		w_str(w, "subject", sys->notes.v[i].subject);
+		w_str(w, "field", sys->notes.v[i].field);
+		w_str(w, "message", sys->notes.v[i].message);
+		ns_jsonw_end_object(w);
+	}
+	ns_jsonw_end_array(w);
+}
+
+int ns_json_write_check(struct ns_jsonw *w, const struct ns_system *sys, const struct ns_findings *findings,
+			const char *version, bool streamed)
+{
+	struct json_object *env = ns_json_envelope(sys->root, NS_SCHEMA_VERSION);
+
+	if (!env)
+		return -ENOMEM;
+	ns_jsonw_begin_object(w);
+	/* the envelope's members, built once for every command's document */
+	json_object_object_foreach(env, key, val)
+	{
+		K(key);
+		ns_jsonw_json(w, val);
+	}
+	json_object_put(env);
+	K("tool");
+	ns_jsonw_begin_object(w);
+	w_str(w, "name", "numastor");
+	w_str(w, "version", version);
+	ns_jsonw_end_object(w);
+	w_str(w, "root", ns_root_dir(sys->root));
+	w_bool(w, "privileged", sys->privileged);
+	if (sys->interval_seconds > 0)
+		w_millis(w, "interval_seconds", sys->interval_seconds);
+	else
+		w_null(w, "interval_seconds");
+	K("machine");
+	w_machine(w, sys);
+	K("devices");
+	if (streamed && sys->ndisks == 0) {
+		ns_jsonw_number_text(w, "[]"); /* what check --json has always printed for none */
+	} else {
+		ns_jsonw_begin_array(w);
+		for (size_t i = 0; i < sys->ndisks && !w->err; i++)
+			w_disk(w, &sys->disks[i]);
+		ns_jsonw_end_array(w);
+	}
+	w_findings(w, findings);
+	w_summary(w, sys, findings);
+	w_notes(w, sys);
+	ns_jsonw_end_object(w);
+	if (streamed)
+		ns_jsonw_raw(w, "\n", 1);
+	return w->err;
 }
 
 void ns_json_sanitize(struct json_object *o)
@@ -405,81 +643,6 @@ struct json_object *ns_json_sanitized(struct json_object *o)
 	return copy;
 }
 
-struct json_object *ns_json_head(const struct ns_system *sys, const char *version)
-{
-	struct json_object *doc = ns_json_envelope(sys->root, NS_SCHEMA_VERSION), *tool, *machine, *fixes;
-
-	if (!doc)
-		return NULL;
-	tool = json_object_new_object();
-	add(tool, "name", jstr("numastor"));
-	add(tool, "version", jstr(version));
-	add(doc, "tool", tool);
-	add(doc, "root", jstr(ns_root_dir(sys->root)));
-	add(doc, "privileged", json_object_new_boolean(sys->privileged));
-	if (sys->interval_seconds > 0) {
-		char txt[32];
-		snprintf(txt, sizeof(txt), "%.3f", sys->interval_seconds);
-		add(doc, "interval_seconds", json_object_new_double_s(strtod(txt, NULL), txt));
-	} else {
-		add(doc, "interval_seconds", NULL);
-	}
-	machine = machine_json(&sys->machine);
-	fixes = json_object_new_array();
-	for (int i = 0; i < 2; i++) {
-		struct json_object *f;
-		if (!sys->fixes[i].series)
-			continue;
-		f = json_object_new_object();
-		add(f, "series", jstr(sys->fixes[i].series));
-		add(f, "in_kernel", jtri(sys->fixes[i].in_kernel));
-		add(f, "basis", jstr(sys->fixes[i].basis));
-		json_object_array_add(fixes, f);
-	}
-	add(machine, "kernel_fixes", fixes);
-	add(doc, "machine", machine);
-	return doc;
-}
-
-struct json_object *ns_json_device(const struct ns_disk *d)
-{
-	return disk_json(d);
-}
-
-struct json_object *ns_json_findings(const struct ns_findings *findings)
-{
-	struct json_object *fs = json_object_new_array();
-
-	for (size_t i = 0; i < findings->n; i++) {
-		const struct ns_finding *f = &findings->v[i];
-		struct json_object *o = json_object_new_object(), *rem = json_object_new_object();
-		add(o, "id", jstr(f->id));
-		add(o, "severity", jstr(ns_severity_name(f->severity)));
-		add(o, "device", jstr(f->device));
-		add(o, "message", jstr(f->message));
-		add(o, "evidence", ns_json_sanitized(f->evidence));
-		add(rem, "action", jstr(f->remedy_action));
-		add(rem, "text", jstr(f->remedy_text));
-		add(o, "remedy", rem);
-		json_object_array_add(fs, o);
-	}
-	return fs;
-}
-
-struct json_object *ns_json_summary(const struct ns_system *sys, const struct ns_findings *findings)
-{
-	struct json_object *sum = json_object_new_object();
-	int code = ns_findings_exit_code(findings);
-
-	add(sum, "status", jstr(code == 2 ? "critical" : code == 1 ? "warning" : "ok"));
-	add(sum, "exit_code", json_object_new_int(code));
-	add(sum, "devices", json_object_new_int((int)sys->ndisks));
-	add(sum, "critical", json_object_new_int((int)ns_findings_count(findings, NS_SEV_CRITICAL)));
-	add(sum, "warning", json_object_new_int((int)ns_findings_count(findings, NS_SEV_WARNING)));
-	add(sum, "info", json_object_new_int((int)ns_findings_count(findings, NS_SEV_INFO)));
-	return sum;
-}
-
 struct json_object *ns_json_notes(const struct ns_system *sys)
 {
 	struct json_object *notes = json_object_new_array();
@@ -492,23 +655,6 @@ struct json_object *ns_json_notes(const struct ns_system *sys)
 		json_object_array_add(notes, n);
 	}
 	return notes;
-}
-
-struct json_object *ns_json_document(const struct ns_system *sys, const struct ns_findings *findings,
-				     const char *version)
-{
-	struct json_object *doc = ns_json_head(sys, version), *devs;
-
-	if (!doc)
-		return NULL;
-	devs = json_object_new_array();
-	for (size_t i = 0; i < sys->ndisks; i++)
-		json_object_array_add(devs, disk_json(&sys->disks[i]));
-	add(doc, "devices", devs);
-	add(doc, "findings", ns_json_findings(findings));
-	add(doc, "summary", ns_json_summary(sys, findings));
-	add(doc, "notes", ns_json_notes(sys));
-	return doc;
 }
 
 /* The root's file as one line (trailing newline gone), or NULL when it cannot be read or is empty. */

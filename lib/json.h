@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "findings.h"
+#include "jsonw.h"
 #include "system.h"
 
 /* check's document; every change is listed in schema/CHANGES.md */
@@ -22,14 +23,15 @@
 #define NS_ERROR_SCHEMA_VERSION 1
 
 /*
- * The document in parts, so a front end can stream it (one device at a time in memory) in
- * this order: head (the envelope, tool, root, privileged, machine), "devices" (one object
- * per disk), then "findings", "summary" and "notes". NULL when out of memory.
+ * check's document (schema_version NS_SCHEMA_VERSION) written through w: the envelope, tool,
+ * root, privileged, interval_seconds, machine, "devices" (one object per disk), "findings",
+ * "summary" and "notes", streamed as it is walked. streamed: the form `check --json` prints
+ * (an empty device list as `[]`, a newline at the end); else json-c's form of the whole
+ * document (a snapshot's check.json). 0, or w's error (-EFBIG past its budget, -ENOMEM).
  */
-struct json_object *ns_json_head(const struct ns_system *sys, const char *version);
-struct json_object *ns_json_device(const struct ns_disk *d);
-struct json_object *ns_json_findings(const struct ns_findings *findings);
-struct json_object *ns_json_summary(const struct ns_system *sys, const struct ns_findings *findings);
+int ns_json_write_check(struct ns_jsonw *w, const struct ns_system *sys, const struct ns_findings *findings,
+			const char *version, bool streamed);
+/* The notes as json-c objects (check --list --json). NULL when out of memory. */
 struct json_object *ns_json_notes(const struct ns_system *sys);
 /*
  * Strings built elsewhere (a finding's evidence, fix's plan) made valid UTF-8 in place, each
@@ -49,8 +51,4 @@ struct json_object *ns_json_host(const struct ns_root *root);
 /* The document of a command that failed (schema/numastor-error.schema.json): the envelope, the
  * command, and error {message, exit_code}. */
 struct json_object *ns_json_error(const struct ns_root *root, const char *command, const char *message, int exit_code);
-/* The whole document at once. */
-struct json_object *ns_json_document(const struct ns_system *sys, const struct ns_findings *findings,
-				     const char *version);
-
 #endif

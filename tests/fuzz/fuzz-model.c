@@ -204,8 +204,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(r == 0, "root: %d", r);
 	r = ns_system_discover(root, NULL, 0, &sys);
 	if (r == 0) {
-		struct json_object *doc, *back;
-		const char *txt;
+		struct json_object *back;
+		struct ns_jsonw w;
+		char *txt;
+		size_t txtlen = 0;
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f;
@@ -213,16 +215,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		r = ns_findings_evaluate(&sys, &findings);
 		FUZZ_ASSERT(r == 0, "findings: %d (file %s)", r, e->rel);
-		doc = ns_json_document(&sys, &findings, "fuzz");
-		FUZZ_ASSERT(doc, "no JSON document (file %s)", e->rel);
-		txt = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		FUZZ_ASSERT(fuzz_utf8_valid(txt, strlen(txt)), "JSON is not valid UTF-8 (file %s)", e->rel);
+		/* the document check --json streams, through the writer */
+		ns_jsonw_init_buffer(&w, SIZE_MAX);
+		r = ns_json_write_check(&w, &sys, &findings, "fuzz", true);
+		FUZZ_ASSERT(r == 0, "no JSON document: %d (file %s)", r, e->rel);
+		txt = ns_jsonw_buffer(&w, &txtlen);
+		ns_jsonw_free(&w);
+		FUZZ_ASSERT(txt && strlen(txt) == txtlen, "JSON document with a NUL (file %s)", e->rel);
+		FUZZ_ASSERT(fuzz_utf8_valid(txt, txtlen), "JSON is not valid UTF-8 (file %s)", e->rel);
 		back = json_tokener_parse(txt);
 		FUZZ_ASSERT(back && json_object_is_type(back, json_type_object), "JSON does not parse back (file %s)",
 			    e->rel);
-		fuzz_dump(txt, strlen(txt));
+		fuzz_dump(txt, txtlen);
 		json_object_put(back);
-		json_object_put(doc);
+		free(txt);
 
 		f = open_memstream(&buf, &len);
 		FUZZ_ASSERT(f, "memstream");
