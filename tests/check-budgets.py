@@ -320,12 +320,12 @@ def case_check_json_over(env):
     m = []
     for ti, d in base_members(env):
         if ti.name == ".numastor/check.json":
-            d = b" " * ((64 << 20) + 1)
+            d = b" " * ((256 << 20) + 1)
             ti = tarfile.TarInfo(ti.name)
             ti.size = len(d)
         m.append((ti, d))
     return write_bundle(os.path.join(env.tmp, "check-json-over.tar.gz"), m), "refused", [
-        "67108865 bytes", "67108864", "check's JSON"]
+        "268435457 bytes", "268435456", "check's JSON"]
 
 
 def case_duplicate(env):
@@ -521,14 +521,14 @@ def docs_case():
     header = open(os.path.join(top, "lib", "snapshot.h")).read()
     page = open(os.path.join(top, "man", "numastor-snapshot.8.scd")).read()
     shown = {"NS_SNAPSHOT_MAX_FILE": "*A file the reader reads*: 1 MiB",
-             "NS_SNAPSHOT_MAX_JSON": "*.numastor/check.json*: 64 MiB",
+             "NS_SNAPSHOT_MAX_JSON": "*.numastor/check.json*: 256 MiB",
              "NS_SNAPSHOT_MAX_TOTAL": "*Total bytes*: 128 MiB",
              "NS_SNAPSHOT_MAX_ENTRIES": "*Entries*: 262144",
              "NS_SNAPSHOT_MAX_DEPTH": "*Depth*: 64",
              "NS_SNAPSHOT_MAX_PATH": "*Path length*: 1024 bytes",
              "NS_SNAPSHOT_MAX_NODE": "*Node ids*: below 1024",
              "NS_SNAPSHOT_MAX_CPU": "*CPU ids*: below 8192"}
-    values = {"NS_SNAPSHOT_MAX_FILE": "NS_READ_MAX", "NS_SNAPSHOT_MAX_JSON": "(64u << 20)",
+    values = {"NS_SNAPSHOT_MAX_FILE": "NS_READ_MAX", "NS_SNAPSHOT_MAX_JSON": "(256u << 20)",
               "NS_SNAPSHOT_MAX_TOTAL": "(128u << 20)", "NS_SNAPSHOT_MAX_ENTRIES": "262144u",
               "NS_SNAPSHOT_MAX_DEPTH": "64u", "NS_SNAPSHOT_MAX_PATH": "1024u", "NS_SNAPSHOT_MAX_NODE": "1024u",
               "NS_SNAPSHOT_MAX_CPU": "8192u"}
@@ -548,7 +548,7 @@ def docs_case():
         if text not in page:
             fail(f"docs: numastor-snapshot(8) lacks {text!r}")
             ok = False
-    if "*JSON report*: 64 MiB" not in page:
+    if "*JSON report*: 256 MiB" not in page:
         fail("docs: numastor-snapshot(8) lacks the JSON report's budget")
         ok = False
     if ok:
