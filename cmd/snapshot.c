@@ -151,6 +151,12 @@ int cmd_snapshot(int argc, char **argv)
 		snprintf(defname, sizeof(defname), "numastor-snapshot-%s-%s.tar.gz", host, stamp);
 		output = defname;
 	}
+	/* libarchive is loaded, not linked: before any reading, its absence is said */
+	if (ns_snapshot_archive_load(&why) < 0) {
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s", why);
+		free(why);
+		return code;
+	}
 	r = ns_root_open(sysroot, &root);
 	if (r < 0)
 		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", sysroot ? sysroot : "/",
@@ -201,7 +207,7 @@ int cmd_snapshot(int argc, char **argv)
 		goto out;
 	}
 	if (r < 0) {
-		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", output, strerror(-r));
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", output, why ? why : strerror(-r));
 		goto out;
 	}
 	printf("wrote %s (%zu entries, %zu devices); replay it with: numastor check --snapshot %s\n", output,

@@ -11,8 +11,10 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +24,146 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+/*
+ * libarchive, loaded on first use (dlopen): only snapshot and check --snapshot need it, and
+ * linking it would load its whole chain (libxml2, ICU, libstdc++, ...) at every start of every
+ * command. The header still gives the prototypes; every archive_* call below goes through
+ * these pointers (the names are macros for them), filled once by ns_snapshot_archive_load().
+ */
+#define NS_LIBARCHIVE_SONAME "libarchive.so.13"
+#define NS_LIBARCHIVE_PACKAGE "libarchive13"
+
+// clang-format off
+#define LA_FUNCS(X) \
+	X(archive_entry_clear) \
+	X(archive_entry_filetype) \
+	X(archive_entry_free) \
+	X(archive_entry_hardlink) \
+	X(archive_entry_new) \
+	X(archive_entry_pathname) \
+	X(archive_entry_perm) \
+	X(archive_entry_set_filetype) \
+	X(archive_entry_set_gid) \
+	X(archive_entry_set_pathname) \
+	X(archive_entry_set_perm) \
+	X(archive_entry_set_size) \
+	X(archive_entry_set_symlink) \
+	X(archive_entry_set_uid) \
+	X(archive_entry_size) \
+	X(archive_entry_sparse_count) \
+	X(archive_entry_symlink) \
+	X(archive_errno) \
+	X(archive_error_string) \
+	X(archive_read_close) \
+	X(archive_read_data_block) \
+	X(archive_read_free) \
+	X(archive_read_new) \
+	X(archive_read_next_header) \
+	X(archive_read_open_fd) \
+	X(archive_read_support_filter_gzip) \
+	X(archive_read_support_filter_xz) \
+	X(archive_read_support_filter_zstd) \
+	X(archive_read_support_format_tar) \
+	X(archive_write_add_filter_gzip) \
+	X(archive_write_close) \
+	X(archive_write_data) \
+	X(archive_write_data_block) \
+	X(archive_write_disk_new) \
+	X(archive_write_disk_set_options) \
+	X(archive_write_finish_entry) \
+	X(archive_write_free) \
+	X(archive_write_header) \
+	X(archive_write_new) \
+	X(archive_write_open_fd) \
+	X(archive_write_set_format_pax_restricted)
+// clang-format on
+#define LA_MEMBER(f) __typeof__(f) *f;
+#define LA_NAME(f) #f,
+static struct {
+	LA_FUNCS(LA_MEMBER)
+} la;
+static const char *const la_names[] = {LA_FUNCS(LA_NAME)};
+static pthread_once_t la_once = PTHREAD_ONCE_INIT;
+static int la_err;	 /* 0 loaded, else -ENOPKG */
+static char la_why[256]; /* what dlopen / dlsym said */
+
+static void la_load_once(void)
+{
+	/* a test build may name another file, to show what a machine without it is told */
+	const char *soname = ns_test_hook("NUMASTOR_TEST_LIBARCHIVE");
+	void *h = dlopen(soname ? soname : NS_LIBARCHIVE_SONAME, RTLD_NOW | RTLD_LOCAL);
+	void **slot = (void **)&la;
+
+	if (!h) {
+		snprintf(la_why, sizeof(la_why), "%s", dlerror());
+		la_err = -ENOPKG;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(la_names) / sizeof(la_names[0]); i++) {
+		slot[i] = dlsym(h, la_names[i]);
+		if (!slot[i]) {
+			snprintf(la_why, sizeof(la_why), "%s has no %s", soname ? soname : NS_LIBARCHIVE_SONAME,
+				 la_names[i]);
+			memset(&la, 0, sizeof(la));
+			dlclose(h);
+			la_err = -ENOPKG;
+			return;
+		}
+	}
+}
+
+int ns_snapshot_archive_load(char **why)
+{
+	pthread_once(&la_once, la_load_once);
+	if (la_err && why && !*why)
+		*why = ns_fmt("snapshots need " NS_LIBARCHIVE_SONAME " (the package " NS_LIBARCHIVE_PACKAGE
+			      "), which cannot be loaded: %s",
+			      la_why);
+	return la_err;
+}
+
+#define archive_entry_clear (la.archive_entry_clear)
+#define archive_entry_filetype (la.archive_entry_filetype)
+#define archive_entry_free (la.archive_entry_free)
+#define archive_entry_hardlink (la.archive_entry_hardlink)
+#define archive_entry_new (la.archive_entry_new)
+#define archive_entry_pathname (la.archive_entry_pathname)
+#define archive_entry_perm (la.archive_entry_perm)
+#define archive_entry_set_filetype (la.archive_entry_set_filetype)
+#define archive_entry_set_gid (la.archive_entry_set_gid)
+#define archive_entry_set_pathname (la.archive_entry_set_pathname)
+#define archive_entry_set_perm (la.archive_entry_set_perm)
+#define archive_entry_set_size (la.archive_entry_set_size)
+#define archive_entry_set_symlink (la.archive_entry_set_symlink)
+#define archive_entry_set_uid (la.archive_entry_set_uid)
+#define archive_entry_size (la.archive_entry_size)
+#define archive_entry_sparse_count (la.archive_entry_sparse_count)
+#define archive_entry_symlink (la.archive_entry_symlink)
+#define archive_errno (la.archive_errno)
+#define archive_error_string (la.archive_error_string)
+#define archive_read_close (la.archive_read_close)
+#define archive_read_data_block (la.archive_read_data_block)
+#define archive_read_free (la.archive_read_free)
+#define archive_read_new (la.archive_read_new)
+#define archive_read_next_header (la.archive_read_next_header)
+#define archive_read_open_fd (la.archive_read_open_fd)
+#define archive_read_support_filter_gzip (la.archive_read_support_filter_gzip)
+#define archive_read_support_filter_xz (la.archive_read_support_filter_xz)
+#define archive_read_support_filter_zstd (la.archive_read_support_filter_zstd)
+#define archive_read_support_format_tar (la.archive_read_support_format_tar)
+#define archive_write_add_filter_gzip (la.archive_write_add_filter_gzip)
+#define archive_write_close (la.archive_write_close)
+#define archive_write_data (la.archive_write_data)
+#define archive_write_data_block (la.archive_write_data_block)
+#define archive_write_disk_new (la.archive_write_disk_new)
+#define archive_write_disk_set_options (la.archive_write_disk_set_options)
+#define archive_write_finish_entry (la.archive_write_finish_entry)
+#define archive_write_free (la.archive_write_free)
+#define archive_write_header (la.archive_write_header)
+#define archive_write_new (la.archive_write_new)
+#define archive_write_open_fd (la.archive_write_open_fd)
+#define archive_write_set_format_pax_restricted (la.archive_write_set_format_pax_restricted)
 
 /* What an entry is, strongest first: a later, weaker record of the same path never wins. */
 enum kind { K_FILE = 0, K_LINK, K_DIR, K_PLACEHOLDER };
@@ -313,7 +455,7 @@ static int written_kind(const struct ns_capture *c, size_t i)
 
 /* What the budgets have counted of a bundle so far. */
 struct tally {
-	unsigned long long entries, bytes;
+	unsigned long long entries, bytes, json_bytes; /* bytes: of the files the reader reads */
 };
 
 static int budget_entry(const char *file, const char *name, mode_t type, long long size, const char *target,
@@ -357,6 +499,9 @@ int ns_capture_write(struct ns_capture *c, const char *path, char **why)
 		return r;
 	qsort(c->v, c->n, sizeof(*c->v), entry_cmp);
 	r = capture_budgets(c, why);
+	if (r < 0)
+		return r;
+	r = ns_snapshot_archive_load(why);
 	if (r < 0)
 		return r;
 	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
@@ -560,9 +705,17 @@ static int budget_entry(const char *file, const char *name, mode_t type, long lo
 		return refuse(why, "%s: entry '%s' is %lld bytes, beyond the budget of %llu for %s", file,
 			      shown(name, show), size, max_file,
 			      max_file == NS_SNAPSHOT_MAX_FILE ? "a file the reader reads" : "the check's JSON");
+	if (max_file == NS_SNAPSHOT_MAX_JSON) { /* its own budget, every record of it together */
+		t->json_bytes += (unsigned long long)size;
+		if (t->json_bytes > NS_SNAPSHOT_MAX_JSON)
+			return refuse(why, "%s holds more than %u MiB of the check's JSON, the budget", file,
+				      NS_SNAPSHOT_MAX_JSON >> 20);
+		return 0;
+	}
 	t->bytes += (unsigned long long)size;
 	if (t->bytes > NS_SNAPSHOT_MAX_TOTAL)
-		return refuse(why, "%s holds more than %u MiB of files, the budget", file, NS_SNAPSHOT_MAX_TOTAL >> 20);
+		return refuse(why, "%s holds more than %u MiB of files the reader reads, the budget", file,
+			      NS_SNAPSHOT_MAX_TOTAL >> 20);
 	return 0;
 }
 
@@ -898,7 +1051,9 @@ int ns_snapshot_extract_into(const char *file, const char *dir, char **why)
 	int r;
 
 	*why = NULL;
-	r = extract_into(file, dir, why);
+	r = ns_snapshot_archive_load(why);
+	if (r == 0)
+		r = extract_into(file, dir, why);
 	/* every refusal says why, the system's own failures too */
 	if (r < 0 && !*why)
 		*why = ns_fmt("%s: %s", file, strerror(-r));

@@ -15,18 +15,28 @@
 
 /*
  * The replay budgets (numastor-snapshot(8), BUDGETS): a bundle beyond any of them is refused
- * from its headers, before anything of it is extracted.
+ * from its headers, before anything of it is extracted. Sizes go by the kind of file: what the
+ * reader reads is bounded by the reader's own limit, each and together; the check's own JSON,
+ * which numastor wrote, by what check --json may write (1,024 NVMe drives on 1,024 CPUs: 135
+ * MB); so a bundle holds at most MAX_TOTAL + MAX_JSON bytes of files.
  */
 #define NS_SNAPSHOT_MAX_FILE NS_READ_MAX   /* a file the reader reads: the reader's own limit */
-#define NS_SNAPSHOT_MAX_JSON (64u << 20)   /* .numastor/check.json, and check --json's whole output */
-#define NS_SNAPSHOT_MAX_TOTAL (128u << 20) /* all files together, check.json included */
-#define NS_SNAPSHOT_MAX_ENTRIES 65536u	   /* files, directories and links together */
+#define NS_SNAPSHOT_MAX_JSON (256u << 20)  /* .numastor/check.json, and check --json's whole output */
+#define NS_SNAPSHOT_MAX_TOTAL (128u << 20) /* the files the reader reads together (check.json aside) */
+#define NS_SNAPSHOT_MAX_ENTRIES 262144u	   /* files, directories and links together (256 NVMe: 219k) */
 #define NS_SNAPSHOT_MAX_DEPTH 64u	   /* components of a path */
 #define NS_SNAPSHOT_MAX_PATH 1024u	   /* bytes of a path, and of a link's target */
 #define NS_SNAPSHOT_MAX_NODE 1024u	   /* node ids (nodeN in a name) are below it: MAX_NUMNODES */
 #define NS_SNAPSHOT_MAX_CPU 8192u	   /* CPU ids (cpuN in a name) are below it: the largest NR_CPUS */
 
 struct ns_capture;
+
+/*
+ * libarchive is loaded on first use, not linked: 0 once it is, else -ENOPKG with *why (caller
+ * frees) naming the library and its package. The writing and extracting calls below load it
+ * themselves; a command may call this first to fail before any work.
+ */
+int ns_snapshot_archive_load(char **why);
 
 int ns_capture_new(struct ns_capture **out);
 void ns_capture_free(struct ns_capture *c);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """numastor snapshot and check --snapshot: live discovery equals gather -> replay, on this
 machine and on every fixture machine (the capture's root aside), and a hostile or malformed
-bundle is a clear error (exit 3) that writes nothing outside its private directory."""
+bundle is a clear error (exit 3) that writes nothing outside its private directory; each kind
+of file has its own size budget; libarchive is loaded only when a snapshot is."""
 import io
 import json
 import os
@@ -152,18 +153,121 @@ def hostile(numastor, tmp):
         fail(f"extraction directories left behind: {leftovers}")
 
 
+class Spaces(io.RawIOBase):
+    """n bytes of spaces, read as a file: a big member without holding it in memory."""
+
+    def __init__(self, n):
+        self.left = n
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        k = min(len(b), self.left)
+        b[:k] = b" " * k
+        self.left -= k
+        return k
+
+
+def by_kind(numastor, tmp):
+    """Each kind of file has its own size budget (numastor-snapshot(8), BUDGETS): a member just
+    over it is refused, its twin just under it replays. A file the reader reads: 1 MiB, all of
+    them 128 MiB; the check's own JSON: 256 MiB, not counted with the reader's files."""
+    mib = 1 << 20
+    good = os.path.join(tmp, "vm-1n-virtio-blk.tar.gz")  # written by the round trip
+    with tarfile.open(good) as t:
+        base = [(m, t.extractfile(m).read() if m.isfile() else None) for m in t.getmembers()
+                if m.name != ".numastor/check.json"]
+
+    def bundle(name, extra):
+        path = os.path.join(tmp, name + ".tar.gz")
+        with tarfile.open(path, "w:gz", compresslevel=1) as t:
+            for m, data in base:
+                t.addfile(m, io.BytesIO(data) if data is not None else None)
+            for member, size in extra:
+                ti = tarfile.TarInfo(member)
+                ti.size = size
+                t.addfile(ti, io.BufferedReader(Spaces(size), 1 << 20))
+        return path
+
+    files = lambda n, size: [("sys/fill/f%03d" % i, size) for i in range(n)]
+    cases = [  # (name, extra members, refused?, what the refusal names)
+        ("reader-file-at-limit", [("sys/big", mib)], False, None),
+        ("reader-file-over", [("sys/big", mib + 1)], True, "1048577 bytes"),
+        ("check-json-at-limit", [(".numastor/check.json", 256 * mib)], False, None),
+        ("check-json-over", [(".numastor/check.json", 256 * mib + 1)], True, "268435457 bytes"),
+        ("check-json-twice", [(".numastor/check.json", 128 * mib), (".numastor/check.json", 128 * mib + 1)],
+         True, "256 MiB of the check's JSON"),
+        # the base's own files count too: 127 MiB of filler, then up to the byte
+        ("reader-total-at-limit-with-json", None, False, None),
+        ("reader-total-over", None, True, "128 MiB of files the reader reads"),
+    ]
+    base_bytes = sum(len(d) for m, d in base if d is not None)
+    room = 128 * mib - base_bytes
+    for name, extra, refused, names in cases:
+        if name == "reader-total-at-limit-with-json":
+            extra = files(room // mib, mib) + [("sys/fill/last", room % mib), (".numastor/check.json", 256 * mib)]
+        elif name == "reader-total-over":
+            extra = files(room // mib, mib) + [("sys/fill/last", room % mib + 1)]
+        path = bundle(name, extra)
+        p = run(numastor, "check", "--snapshot", path, timeout=120)
+        os.unlink(path)
+        if refused and (p.returncode != 3 or names not in p.stderr or "budget" not in p.stderr):
+            fail(f"by kind {name}: exit {p.returncode}, expected 3 naming {names!r}: {p.stderr[:200]}")
+        elif not refused and p.returncode not in (0, 1, 2):
+            fail(f"by kind {name}: exit {p.returncode}, expected a replay: {p.stderr[:200]}")
+        else:
+            print(f"PASS by kind {name}: exit {p.returncode} {p.stderr.strip()[:110]}")
+
+
+def lazy_libarchive(numastor, tmp, tree):
+    """libarchive is loaded only by what needs it (lib/snapshot.c dlopens it): not linked, not
+    loaded by check on a tree; loaded by check --snapshot; and without it the message names
+    the package."""
+    p = run("ldd", numastor)
+    if p.returncode == 0 and ("libarchive" in p.stdout or "libxml2" in p.stdout or "libicu" in p.stdout):
+        fail(f"lazy libarchive: the binary links it: {p.stdout}")
+    env = dict(os.environ, LD_DEBUG="libs")
+    p = run(numastor, "check", "--sysroot", tree, env=env)
+    loaded = [ln for ln in p.stderr.splitlines() if "calling init" in ln]
+    if not loaded or any("libarchive" in ln or "libxml2" in ln for ln in loaded):
+        fail(f"lazy libarchive: check --sysroot loaded {[ln.split()[-1] for ln in loaded]}")
+    bundle = os.path.join(tmp, "vm-1n-virtio-blk.tar.gz")
+    p = run(numastor, "check", "--snapshot", bundle, env=env)
+    if p.returncode not in (0, 1, 2) or not any("libarchive.so" in ln and "calling init" in ln
+                                                 for ln in p.stderr.splitlines()):
+        fail(f"lazy libarchive: check --snapshot exited {p.returncode} without loading libarchive")
+    env = dict(os.environ, NUMASTOR_TEST_LIBARCHIVE="libarchive-not-here.so.13")
+    for cmd in (["check", "--snapshot", bundle], ["snapshot", "--sysroot", tree, "-o", os.path.join(tmp, "no.tgz")]):
+        p = run(numastor, *cmd, env=env)
+        if p.returncode != 3 or "libarchive13" not in p.stderr or os.path.exists(os.path.join(tmp, "no.tgz")):
+            fail(f"lazy libarchive: {cmd[0]} without it: exit {p.returncode}, {p.stderr.strip()!r}")
+    print(f"PASS lazy libarchive: check loads {len(loaded)} objects, none of libarchive's; without it: "
+          f"{p.stderr.strip()[:120]}")
+
+
 def main():
+    """check-snapshot.py NUMASTOR [PART...]: PART is live, fixtures, hostile, lazy or by-kind
+    (default all); the parts after fixtures need only vm-1n-virtio-blk's round trip."""
     numastor = os.path.abspath(sys.argv[1])
+    parts = set(sys.argv[2:]) or {"live", "fixtures", "hostile", "lazy", "by-kind"}
     with tempfile.TemporaryDirectory(prefix="numastor-snapshot-test.", dir=SCRATCH) as tmp:
         os.environ["TMPDIR"] = os.path.join(tmp, "tmpdir")
         os.makedirs(os.environ["TMPDIR"])
-        round_trip(numastor, tmp, "live")
+        if "live" in parts:
+            round_trip(numastor, tmp, "live")
         fx = os.path.join(tmp, "fx")
-        subprocess.run([sys.executable, os.path.join(HERE, "fixtures", "gen-fixtures.py"), fx], check=True,
+        some = [] if "fixtures" in parts else ["vm-1n-virtio-blk"]
+        subprocess.run([sys.executable, os.path.join(HERE, "fixtures", "gen-fixtures.py"), fx] + some, check=True,
                        stdout=subprocess.DEVNULL)
         for name in sorted(os.listdir(fx)):
             round_trip(numastor, tmp, name, os.path.join(fx, name))
-        hostile(numastor, tmp)
+        if "hostile" in parts:
+            hostile(numastor, tmp)
+        if "lazy" in parts:
+            lazy_libarchive(numastor, tmp, os.path.join(fx, "vm-1n-virtio-blk"))
+        if "by-kind" in parts:
+            by_kind(numastor, tmp)
     print(f"snapshot: {'failed' if failures else 'all passed'}")
     return 1 if failures else 0
 
