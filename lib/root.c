@@ -147,84 +147,135 @@ int ns_read_text(struct ns_root *root, const char *path, char **out)
 	return read_text(root, path, out, NULL, true);
 }
 
-static int read_text(struct ns_root *root, const char *path, char **out, mode_t *mode, bool nul_is_error)
+/*
+ * Each thread reads into one growable buffer of its own (a page to start, grown up to
+ * NS_READ_MAX + 1), and hands out an exact-size copy: no page-size allocation per file.
+ */
+static _Thread_local char *tbuf;
+static _Thread_local size_t tcap;
+
+void ns_root_thread_release(void)
 {
-	size_t cap = 4096, len = 0; /* a sysfs attribute is at most a page */
-	char *buf;
-	struct stat st;
+	free(tbuf);
+	tbuf = NULL;
+	tcap = 0;
+}
+
+/* Room for at least need bytes; -EFBIG beyond NS_READ_MAX (the NUL included), -ENOMEM. */
+static int tbuf_reserve(size_t need)
+{
+	size_t cap = tcap ? tcap : 4096; /* a sysfs attribute is at most a page */
+	char *nb;
+
+	if (need <= tcap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if (cap > NS_READ_MAX)
+		cap = NS_READ_MAX;
+	if (need > cap)
+		return -EFBIG;
+	nb = realloc(tbuf, cap);
+	if (!nb)
+		return -ENOMEM;
+	tbuf = nb;
+	tcap = cap;
+	return 0;
+}
+
+/* A kernel file of the live root: procfs or sysfs, never a FIFO or a link planted by anyone
+ * but the kernel. */
+static bool kernel_file(const struct ns_root *root, const char *p)
+{
+	return root->live && (strncmp(p, "proc/", 5) == 0 || strncmp(p, "sys/", 4) == 0);
+}
+
+/*
+ * Into tbuf, len bytes. A live procfs or sysfs file is read with one open and reads until a
+ * short one (the kernel's show() or seq_file fills what it is asked for, so a short read is
+ * the end; /proc files report size 0 and are not read twice), without an fstat unless the
+ * mode is wanted (ns_read_str_mode, or a recorder). Everything else (a captured tree, /etc,
+ * /run) is opened non-blocking and must be a regular file (a FIFO planted in a capture
+ * would hang the reader), and its size ends the reading.
+ */
+static int read_raw(struct ns_root *root, const char *p, size_t *lenp, mode_t *modep)
+{
+	bool fast = kernel_file(root, p);
+	bool want_mode = modep || root->recorder;
+	struct stat st = {0};
+	size_t len = 0;
+	int r;
 	/* O_NONBLOCK: a FIFO planted in a captured tree must not hang the reader */
-	int fd = root_openat(root, path, O_RDONLY | O_NONBLOCK);
+	int fd = root_openat(root, p, fast ? O_RDONLY : O_RDONLY | O_NONBLOCK);
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		close(fd);
-		return err;
-	}
-	if (mode)
-		*mode = st.st_mode;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-		if (len + 1 >= cap) {
-			char *nb;
-			if (cap >= NS_READ_MAX) {
-				free(buf);
-				close(fd);
-				return -EFBIG;
-			}
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + len, cap - len - 1);
-		if (r < 0) {
-			int err = -errno;
-			if (errno == EINTR)
-				continue;
-			free(buf);
+	if (!fast || want_mode) {
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			int err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 			close(fd);
 			return err;
 		}
-		if (r == 0)
+	}
+	for (;;) {
+		size_t want;
+		ssize_t n;
+		if (len + 1 >= tcap && (r = tbuf_reserve(len + 2)) < 0) {
+			close(fd);
+			return r;
+		}
+		want = tcap - len - 1;
+		n = read(fd, tbuf + len, want);
+		if (n < 0) {
+			int err = -errno;
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return err;
+		}
+		if (n == 0)
 			break;
-		len += (size_t)r;
+		len += (size_t)n;
+		if (fast) {
+			if ((size_t)n < want)
+				break; /* short: the kernel gave all it had */
+			continue;
+		}
 		/* done without a read for EOF: a file that reports its size (a captured tree) was
 		 * read whole; a sysfs attribute (4096, shown in one go) answered short of a page */
 		if ((st.st_size > 0 && len == (size_t)st.st_size && st.st_size != 4096) ||
-		    (st.st_size == 4096 && len < 4096 && strncmp(rel(path), "sys/", 4) == 0))
+		    (st.st_size == 4096 && len < 4096 && strncmp(p, "sys/", 4) == 0))
 			break;
 	}
 	close(fd);
-	record(root,
-	       (struct ns_record){.op = NS_REC_FILE, .path = rel(path), .data = buf, .len = len, .mode = st.st_mode});
-	if (nul_is_error && memchr(buf, '\0', len)) {
-		/* a file numastor wrote never holds one: zero-filled blocks after a crash, or not ours */
-		free(buf);
-		return -EBADMSG;
-	}
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t' || buf[len - 1] == '\0'))
+	*lenp = len;
+	if (modep)
+		*modep = st.st_mode;
+	record(root, (struct ns_record){.op = NS_REC_FILE, .path = p, .data = tbuf, .len = len, .mode = st.st_mode});
+	return 0;
+}
+
+static int read_text(struct ns_root *root, const char *path, char **out, mode_t *mode, bool nul_is_error)
+{
+	size_t len = 0;
+	char *buf;
+	int r = read_raw(root, rel(path), &len, mode);
+
+	if (r < 0)
+		return r;
+	if (nul_is_error && memchr(tbuf, '\0', len))
+		return -EBADMSG; /* a file numastor wrote never holds one: zero-filled blocks after a
+				    crash, or not ours */
+	while (len > 0 &&
+	       (tbuf[len - 1] == '\n' || tbuf[len - 1] == ' ' || tbuf[len - 1] == '\t' || tbuf[len - 1] == '\0'))
 		len--;
-	buf[len] = '\0';
-	if (len == 0) {
-		free(buf);
+	if (len == 0)
 		return -ENODATA;
-	}
-	if (cap > 2 * (len + 1)) { /* callers keep these strings: give back the unused page */
-		char *shrunk = realloc(buf, len + 1);
-		if (shrunk)
-			buf = shrunk;
-	}
+	buf = malloc(len + 1); /* callers keep these strings: exactly their size */
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, tbuf, len);
+	buf[len] = '\0';
 	if (memchr(buf, '\0', len)) {
 		/* binary content where text is expected (cmdline callers read raw) */
 		for (size_t i = 0; i < len; i++)

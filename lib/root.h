@@ -52,7 +52,8 @@ const char *ns_root_path(const struct ns_root *root);
  * *out is a NUL-terminated malloc'd string. -ENODATA when the file is empty.
  */
 int ns_read_str(struct ns_root *root, const char *path, char **out);
-/* The same, also giving the file's mode (the permission bits tell managed IRQs apart). */
+/* The same, also giving the file's mode (the permission bits tell managed IRQs apart). On the
+ * live root this costs an fstat the other reads do without: ask for it only where it tells. */
 int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t *mode);
 /* The same for a text numastor itself wrote (its journals): a NUL byte anywhere in it is
  * -EBADMSG rather than a space, since such a file is damaged, not text. */
@@ -65,6 +66,9 @@ int ns_read_text(struct ns_root *root, const char *path, char **out);
 int ns_read_dec(struct ns_root *root, const char *path, long long min, long long max, long long *out, char **raw);
 /* ns_read_dec over the whole range of long. */
 int ns_read_long(struct ns_root *root, const char *path, long *out, char **raw);
+/* Each thread reads into a buffer of its own; a thread that read frees it with this before it
+ * ends (the main thread's goes with the process). */
+void ns_root_thread_release(void);
 /* The target of a symlink (as stored, not resolved). */
 int ns_readlink(struct ns_root *root, const char *path, char **out);
 /* The last component of a symlink's target ("../../bus/pci" -> "pci"). */
