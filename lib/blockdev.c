@@ -492,7 +492,7 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 		ns_note_read(env->notes, d->name, "queue.nr_requests", p, r, txt);
 	free(txt);
 	snprintf(p, sizeof(p), "%s/queue/scheduler", d->syspath);
-	if (ns_read_str(env->root, p, &txt) == 0) {
+	if (ns_root_needs(env->root, NS_NEED_SCHEDULER) && ns_read_str(env->root, p, &txt) == 0) {
 		char *open = strchr(txt, '['), *close = open ? strchr(open, ']') : NULL;
 		if (open && close)
 			d->scheduler = strndup(open + 1, (size_t)(close - open - 1));
@@ -738,11 +738,15 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 	else
 		ns_note_read(env->notes, name, "size_bytes", p, r, txt);
 	free(txt);
-	read_partitions(env->root, d);
+	/* lists the chosen output may not show (ns_root_needs) */
+	if (ns_root_needs(env->root, NS_NEED_PARTITIONS))
+		read_partitions(env->root, d);
 	snprintf(p, sizeof(p), "%s/slaves", d->syspath);
-	read_list_names(env->root, p, &d->slaves, &d->nslaves);
+	if (ns_root_needs(env->root, NS_NEED_SLAVES))
+		read_list_names(env->root, p, &d->slaves, &d->nslaves);
 	snprintf(p, sizeof(p), "%s/holders", d->syspath);
-	read_list_names(env->root, p, &d->holders, &d->nholders);
+	if (ns_root_needs(env->root, NS_NEED_HOLDERS))
+		read_list_names(env->root, p, &d->holders, &d->nholders);
 	if (d->kind == NS_DISK_LOOP) {
 		snprintf(p, sizeof(p), "%s/loop/backing_file", d->syspath);
 		r = ns_read_str(env->root, p, &d->backing_file);

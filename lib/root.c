@@ -23,7 +23,18 @@ struct ns_root {
 	char *label;
 	ns_recorder recorder;
 	void *recorder_data;
+	unsigned needs; /* NS_NEED_* */
 };
+
+void ns_root_set_needs(struct ns_root *root, unsigned needs)
+{
+	root->needs = needs;
+}
+
+bool ns_root_needs(const struct ns_root *root, unsigned what)
+{
+	return (root->needs & what) == what;
+}
 
 void ns_root_set_recorder(struct ns_root *root, ns_recorder fn, void *data)
 {
@@ -67,6 +78,7 @@ int ns_root_open(const char *dir, struct ns_root **out)
 		return err;
 	}
 	root->live = live;
+	root->needs = NS_NEED_FULL;
 	root->have_openat2 = !live;
 	root->dir = strdup(d);
 	if (!root->dir) {

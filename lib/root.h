@@ -33,6 +33,31 @@ struct ns_record {
 };
 typedef void (*ns_recorder)(void *data, const struct ns_record *rec);
 void ns_root_set_recorder(struct ns_root *root, ns_recorder fn, void *data);
+/*
+ * What the reads are for. `numastor check` tells the root which of these files its output uses
+ * (text, --format prometheus); the readers (lib/system, lib/blockdev) skip the others. Only
+ * reads that are silent (no note when they fail: notes are output too, text lists them and
+ * prometheus counts them) and whose values the output does not show are ever skipped. A root
+ * reads everything unless told (fix, probe, snapshot, --json, --list, --map): a snapshot
+ * replays to --json, so `numastor snapshot` never narrows it.
+ */
+enum ns_need {
+	NS_NEED_IDENTITY = 1u << 0,   /* model, serial, wwn, by-id: the udev data file or sysfs */
+	NS_NEED_HOLDERS = 1u << 1,    /* a disk's holders/ */
+	NS_NEED_SLAVES = 1u << 2,     /* a disk's slaves/ (md/dm members are read apart) */
+	NS_NEED_PARTITIONS = 1u << 3, /* the partition subdirectories of a disk */
+	NS_NEED_SCHEDULER = 1u << 4,  /* queue/scheduler */
+};
+#define NS_NEED_FULL 0x1fu
+/* text without --verbose: the device table and the notes */
+#define NS_NEED_TEXT \
+	(NS_NEED_FULL & ~(NS_NEED_IDENTITY | NS_NEED_HOLDERS | NS_NEED_SLAVES | NS_NEED_PARTITIONS | NS_NEED_SCHEDULER))
+#define NS_NEED_TEXT_VERBOSE (NS_NEED_FULL & ~NS_NEED_HOLDERS)
+/* prometheus: the model label, no lists, no scheduler */
+#define NS_NEED_PROM (NS_NEED_FULL & ~(NS_NEED_HOLDERS | NS_NEED_SLAVES | NS_NEED_PARTITIONS | NS_NEED_SCHEDULER))
+void ns_root_set_needs(struct ns_root *root, unsigned needs);
+/* Whether what (NS_NEED_*) is to be read. */
+bool ns_root_needs(const struct ns_root *root, unsigned what);
 /* What reports call the root ("/", the --sysroot directory, "snapshot:FILE"). */
 void ns_root_set_label(struct ns_root *root, const char *label);
 
