@@ -10,10 +10,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "number.h"
+#include "testhook.h"
+
+/* ns_root_parallel's threads: started on first use, ended with the root. */
+struct pool {
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	pthread_t *tids;
+	unsigned nstarted; /* workers besides the calling thread */
+	unsigned long gen; /* one per batch */
+	unsigned busy;	   /* workers still in the current batch */
+	bool quit;
+	size_t n;
+	atomic_size_t next;
+	void (*fn)(size_t i, void *data);
+	void *data;
+};
 
 struct ns_root {
 	int dirfd;
@@ -23,12 +41,137 @@ struct ns_root {
 	char *label;
 	ns_recorder recorder;
 	void *recorder_data;
-	unsigned needs; /* NS_NEED_* */
+	unsigned needs;	   /* NS_NEED_* */
+	unsigned threads;  /* ns_threads_pick */
+	struct pool *pool; /* NULL until the first parallel batch */
+	bool pool_failed;  /* no worker could be started: everything runs here */
 };
+
+unsigned ns_threads_pick(const char *env, long online)
+{
+	long long v;
+	long t;
+
+	if (env)
+		return ns_parse_dec(env, 1, NS_THREADS_MAX, &v) == 0 ? (unsigned)v : 1;
+	t = online / 8;
+	if (t > NS_THREADS_DEFAULT_MAX)
+		t = NS_THREADS_DEFAULT_MAX;
+	return t < 1 ? 1 : (unsigned)t;
+}
+
+unsigned ns_root_threads(const struct ns_root *root)
+{
+	return root->threads;
+}
+
+static void run_items(struct pool *p)
+{
+	size_t i;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+		p->fn(i, p->data);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	unsigned long seen = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (p->gen == seen && !p->quit)
+			pthread_cond_wait(&p->go, &p->mu);
+		if (p->quit)
+			break;
+		seen = p->gen;
+		pthread_mutex_unlock(&p->mu);
+		run_items(p);
+		pthread_mutex_lock(&p->mu);
+		if (--p->busy == 0)
+			pthread_cond_signal(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	ns_root_thread_release();
+	return NULL;
+}
+
+static void pool_stop(struct pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->quit = true;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	for (unsigned i = 0; i < p->nstarted; i++)
+		pthread_join(p->tids[i], NULL);
+	pthread_cond_destroy(&p->go);
+	pthread_cond_destroy(&p->done);
+	pthread_mutex_destroy(&p->mu);
+	free(p->tids);
+	free(p);
+}
+
+static struct pool *pool_start(unsigned workers)
+{
+	struct pool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->tids = calloc(workers, sizeof(*p->tids));
+	if (!p->tids || pthread_mutex_init(&p->mu, NULL) != 0) {
+		free(p->tids);
+		free(p);
+		return NULL;
+	}
+	pthread_cond_init(&p->go, NULL);
+	pthread_cond_init(&p->done, NULL);
+	for (unsigned i = 0; i < workers; i++) {
+		if (pthread_create(&p->tids[i], NULL, worker, p) != 0)
+			break; /* fewer threads: the batch is shared by those there are */
+		p->nstarted++;
+	}
+	if (!p->nstarted) {
+		pool_stop(p);
+		return NULL;
+	}
+	return p;
+}
+
+void ns_root_parallel(struct ns_root *root, size_t n, void (*fn)(size_t i, void *data), void *data)
+{
+	struct pool *p;
+
+	if (root->threads > 1 && !root->recorder && !root->pool && !root->pool_failed && n > 1) {
+		root->pool = pool_start(root->threads - 1);
+		root->pool_failed = !root->pool;
+	}
+	p = root->pool;
+	if (!p || root->recorder || n < 2) {
+		for (size_t i = 0; i < n; i++)
+			fn(i, data);
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->fn = fn;
+	p->data = data;
+	p->n = n;
+	atomic_store(&p->next, 0);
+	p->busy = p->nstarted;
+	p->gen++;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	run_items(p); /* the calling thread takes its share */
+	pthread_mutex_lock(&p->mu);
+	while (p->busy)
+		pthread_cond_wait(&p->done, &p->mu); /* every worker is out of the batch: its slots are written */
+	pthread_mutex_unlock(&p->mu);
+}
 
 void ns_root_set_needs(struct ns_root *root, unsigned needs)
 {
-	root->needs = needs;
+	/* the test suite reads everything to see that the outputs do not tell (check-threads.py) */
+	if (!ns_test_hook("NUMASTOR_TEST_READ_ALL"))
+		root->needs = needs;
 }
 
 bool ns_root_needs(const struct ns_root *root, unsigned what)
@@ -57,6 +200,18 @@ static void record(struct ns_root *root, struct ns_record rec)
 		root->recorder(root->recorder_data, &rec);
 }
 
+/* Online CPUs; the test suite sets another count (NUMASTOR_TEST_ONLINE_CPUS) to see the rule
+ * of ns_threads_pick applied on a machine of that size. */
+static long online_cpus(void)
+{
+	const char *t = ns_test_hook("NUMASTOR_TEST_ONLINE_CPUS");
+	long long v;
+
+	if (t && ns_parse_dec(t, 0, 1 << 20, &v) == 0)
+		return (long)v;
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 int ns_root_open(const char *dir, struct ns_root **out)
 {
 	struct ns_root *root;
@@ -79,6 +234,7 @@ int ns_root_open(const char *dir, struct ns_root **out)
 	}
 	root->live = live;
 	root->needs = NS_NEED_FULL;
+	root->threads = ns_threads_pick(getenv("NUMASTOR_THREADS"), online_cpus());
 	root->have_openat2 = !live;
 	root->dir = strdup(d);
 	if (!root->dir) {
@@ -93,6 +249,8 @@ void ns_root_free(struct ns_root *root)
 {
 	if (!root)
 		return;
+	if (root->pool)
+		pool_stop(root->pool);
 	if (root->dirfd >= 0)
 		close(root->dirfd);
 	free(root->dir);

@@ -58,6 +58,24 @@ enum ns_need {
 void ns_root_set_needs(struct ns_root *root, unsigned needs);
 /* Whether what (NS_NEED_*) is to be read. */
 bool ns_root_needs(const struct ns_root *root, unsigned what);
+/*
+ * Per-item reading on a small pool of threads (the per-IRQ and per-queue files): the root
+ * runs fn(i, data) once for every i in [0, n), each on one of its threads, and returns when
+ * all have run. Callers write each item's results (notes too) into a slot of their own and
+ * assemble the slots in index order afterwards, so the output does not depend on the threads.
+ * The root's readers are thread-safe while no recorder is set; with one (a snapshot) the
+ * items run here, one after the other, in order, as with one thread.
+ *
+ * The thread count is min(NS_THREADS_DEFAULT_MAX, online CPUs / 8), at least 1, unless the
+ * environment's NUMASTOR_THREADS gives a decimal 1..NS_THREADS_MAX; any other value (garbage,
+ * 0, too many) means 1: one thread, the items in order, the reader as it always was.
+ */
+#define NS_THREADS_DEFAULT_MAX 16
+#define NS_THREADS_MAX 64
+/* The rule above, for NUMASTOR_THREADS's value env (NULL when unset) and online CPUs. */
+unsigned ns_threads_pick(const char *env, long online);
+unsigned ns_root_threads(const struct ns_root *root);
+void ns_root_parallel(struct ns_root *root, size_t n, void (*fn)(size_t i, void *data), void *data);
 /* What reports call the root ("/", the --sysroot directory, "snapshot:FILE"). */
 void ns_root_set_label(struct ns_root *root, const char *label);
 
