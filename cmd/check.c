@@ -424,6 +424,9 @@ int cmd_check(int argc, char **argv)
 		return NS_EXIT_UNKNOWN;
 	}
 	cli.root = root;
+	/* read only what the output uses (lib/root.h, NS_NEED_*): the rest reads everything */
+	if (!a.list && !a.map && !svg && !json)
+		ns_root_set_needs(root, prom ? NS_NEED_PROM : a.verbose ? NS_NEED_TEXT_VERBOSE : NS_NEED_TEXT);
 	if (a.snapshot) {
 		char *label;
 		if (asprintf(&label, "snapshot:%s", a.snapshot) >= 0) {

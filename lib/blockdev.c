@@ -492,7 +492,7 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 		ns_note_read(env->notes, d->name, "queue.nr_requests", p, r, txt);
 	free(txt);
 	snprintf(p, sizeof(p), "%s/queue/scheduler", d->syspath);
-	if (ns_read_str(env->root, p, &txt) == 0) {
+	if (ns_root_needs(env->root, NS_NEED_SCHEDULER) && ns_read_str(env->root, p, &txt) == 0) {
 		char *open = strchr(txt, '['), *close = open ? strchr(open, ']') : NULL;
 		if (open && close)
 			d->scheduler = strndup(open + 1, (size_t)(close - open - 1));
@@ -535,6 +535,61 @@ static int isolated_left_out(const struct ns_machine *m, struct ns_hctx *h)
 	h->memory_node = ns_machine_cpu_node(m, ns_cpuset_first(&h->cpus));
 	return 0;
 }
+/* One hardware queue per slot, read on the root's threads (ns_root_parallel). */
+struct hctx_batch {
+	struct ns_disk_env *env;
+	const struct ns_disk *d;
+	const struct ns_path *path;
+	char **names;
+	struct ns_hctx *slots;	/* slot i: mq/names[i] */
+	struct ns_notes *notes; /* slot i's notes */
+	bool *valid;		/* names[i] is a queue's index */
+};
+
+static void read_hctx_item(size_t i, void *data)
+{
+	struct hctx_batch *b = data;
+	struct ns_disk_env *env = b->env;
+	const struct ns_disk *d = b->d;
+	const struct ns_path *path = b->path;
+	struct ns_notes *notes = &b->notes[i];
+	struct ns_hctx *h = &b->slots[i];
+	char p[4096], *txt = NULL;
+	long long idx, v;
+	int r;
+
+	if (ns_parse_dec(b->names[i], 0, INT_MAX, &idx) < 0)
+		return;
+	b->valid[i] = true;
+	h->index = (int)idx;
+	h->nr_tags = -1;
+	h->memory_node = -1;
+	h->pci = path->pci;
+	/* a multipath head's queues are its paths' own, even with one path (fabrics) */
+	if (path->controller && (d->npaths > 1 || d->kind == NS_DISK_NVME_MULTIPATH))
+		h->controller = strdup(path->controller);
+	snprintf(p, sizeof(p), "%s/mq/%s/cpu_list", path->disk_syspath, b->names[i]);
+	if ((r = ns_read_str(env->root, p, &txt)) == 0) {
+		if ((r = ns_machine_parse_cpus(env->machine, &h->cpus, txt, false)) < 0)
+			ns_note_read(notes, d->name, "hw_queues.cpus", p, r, txt);
+		free(txt);
+	} else if (r != -ENODATA) {
+		ns_note_read(notes, d->name, "hw_queues.cpus", p, r, NULL);
+	} else {
+		h->cpus.known = true; /* a queue serving no CPU */
+	}
+	ns_machine_nodes_of(env->machine, &h->cpus, &h->nodes);
+	h->memory_node = ns_machine_cpu_node(env->machine, ns_cpuset_first(&h->cpus));
+	snprintf(p, sizeof(p), "%s/mq/%s/nr_tags", path->disk_syspath, b->names[i]);
+	txt = NULL;
+	/* decimal (0x1 is not 1), at most blk-mq's largest depth */
+	if ((r = ns_read_dec(env->root, p, 0, NS_BLK_MQ_MAX_DEPTH, &v, &txt)) == 0)
+		h->nr_tags = (long)v;
+	else
+		ns_note_read(notes, d->name, "hw_queues.nr_tags", p, r, txt);
+	free(txt);
+}
+
 static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct ns_path *path)
 {
 	char p[4096];
@@ -551,45 +606,33 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 	}
 	d->hctx = nv;
 	size_t first = d->nhctx;
-	for (size_t i = 0; i < n; i++) {
-		struct ns_hctx *h = &d->hctx[d->nhctx];
-		char *txt = NULL;
-		long long idx;
-		int r;
-
-		if (ns_parse_dec(names[i], 0, INT_MAX, &idx) < 0)
-			continue;
-		memset(h, 0, sizeof(*h));
-		h->index = (int)idx;
-		h->nr_tags = -1;
-		h->memory_node = -1;
-		h->pci = path->pci;
-		/* a multipath head's queues are its paths' own, even with one path (fabrics) */
-		if (path->controller && (d->npaths > 1 || d->kind == NS_DISK_NVME_MULTIPATH))
-			h->controller = strdup(path->controller);
-		snprintf(p, sizeof(p), "%s/mq/%s/cpu_list", path->disk_syspath, names[i]);
-		if ((r = ns_read_str(env->root, p, &txt)) == 0) {
-			if ((r = ns_machine_parse_cpus(env->machine, &h->cpus, txt, false)) < 0)
-				ns_note_read(env->notes, d->name, "hw_queues.cpus", p, r, txt);
-			free(txt);
-		} else if (r != -ENODATA) {
-			ns_note_read(env->notes, d->name, "hw_queues.cpus", p, r, NULL);
-		} else {
-			h->cpus.known = true; /* a queue serving no CPU */
-		}
-		ns_machine_nodes_of(env->machine, &h->cpus, &h->nodes);
-		h->memory_node = ns_machine_cpu_node(env->machine, ns_cpuset_first(&h->cpus));
-		snprintf(p, sizeof(p), "%s/mq/%s/nr_tags", path->disk_syspath, names[i]);
-		txt = NULL;
-		long long v;
-		/* decimal (0x1 is not 1), at most blk-mq's largest depth */
-		if ((r = ns_read_dec(env->root, p, 0, NS_BLK_MQ_MAX_DEPTH, &v, &txt)) == 0)
-			h->nr_tags = (long)v;
-		else
-			ns_note_read(env->notes, d->name, "hw_queues.nr_tags", p, r, txt);
-		free(txt);
-		d->nhctx++;
+	struct hctx_batch b = {.env = env,
+			       .d = d,
+			       .path = path,
+			       .names = names,
+			       .slots = calloc(n ? n : 1, sizeof(*b.slots)),
+			       .notes = calloc(n ? n : 1, sizeof(*b.notes)),
+			       .valid = calloc(n ? n : 1, sizeof(*b.valid))};
+	if (!b.slots || !b.notes || !b.valid) {
+		free(b.slots);
+		free(b.notes);
+		free(b.valid);
+		ns_strv_free(names, n);
+		return;
 	}
+	ns_root_parallel(env->root, n, read_hctx_item, &b);
+	/* in the listed order, as if read one after the other */
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < b.notes[i].n; k++)
+			ns_note(env->notes, b.notes[i].v[k].subject, b.notes[i].v[k].field, "%s",
+				b.notes[i].v[k].message);
+		ns_notes_free(&b.notes[i]);
+		if (b.valid[i])
+			d->hctx[d->nhctx++] = b.slots[i];
+	}
+	free(b.slots);
+	free(b.notes);
+	free(b.valid);
 	ns_strv_free(names, n);
 	/* pair each queue with its vector */
 	for (size_t i = first; i < d->nhctx; i++) {
@@ -738,11 +781,15 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 	else
 		ns_note_read(env->notes, name, "size_bytes", p, r, txt);
 	free(txt);
-	read_partitions(env->root, d);
+	/* lists the chosen output may not show (ns_root_needs) */
+	if (ns_root_needs(env->root, NS_NEED_PARTITIONS))
+		read_partitions(env->root, d);
 	snprintf(p, sizeof(p), "%s/slaves", d->syspath);
-	read_list_names(env->root, p, &d->slaves, &d->nslaves);
+	if (ns_root_needs(env->root, NS_NEED_SLAVES))
+		read_list_names(env->root, p, &d->slaves, &d->nslaves);
 	snprintf(p, sizeof(p), "%s/holders", d->syspath);
-	read_list_names(env->root, p, &d->holders, &d->nholders);
+	if (ns_root_needs(env->root, NS_NEED_HOLDERS))
+		read_list_names(env->root, p, &d->holders, &d->nholders);
 	if (d->kind == NS_DISK_LOOP) {
 		snprintf(p, sizeof(p), "%s/loop/backing_file", d->syspath);
 		r = ns_read_str(env->root, p, &d->backing_file);

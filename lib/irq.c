@@ -276,7 +276,9 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 		ns_note_read(notes, subj, "chip", path, r, NULL);
 
 	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", n);
-	read_list(root, m, path, &irq->affinity, notes, subj, "affinity", false, &mode);
+	/* the mode tells only from 6.12 on (read_managed): before, it costs an fstat for nothing */
+	read_list(root, m, path, &irq->affinity, notes, subj, "affinity", false,
+		  ns_machine_kernel_at_least(m, 6, 12) ? &mode : NULL);
 	snprintf(path, sizeof(path), "proc/irq/%d/effective_affinity_list", n);
 	read_list(root, m, path, &irq->effective, notes, subj, "effective_affinity", false, NULL);
 	snprintf(path, sizeof(path), "proc/irq/%d/affinity_hint", n);

@@ -475,6 +475,32 @@ static void pair_virtio(struct ns_pci *pci)
 	}
 }
 
+/* One IRQ per slot, read on the root's threads (ns_root_parallel); slots are assembled in order. */
+struct irq_batch {
+	struct ns_root *root;
+	const struct ns_machine *m;
+	const int *nums;
+	bool msi, debugfs;
+	struct ns_irq *irqs;	/* slot i: IRQ nums[i] */
+	struct ns_notes *notes; /* slot i's notes */
+	int *ret;		/* slot i's ns_irq_read result */
+};
+
+static void read_irq_item(size_t i, void *data)
+{
+	struct irq_batch *b = data;
+
+	b->ret[i] = ns_irq_read(b->root, b->m, b->nums[i], b->msi, b->debugfs, &b->irqs[i], &b->notes[i]);
+}
+
+/* The notes of a slot, after those before it: as if read one after the other. */
+static void move_notes(struct ns_notes *to, struct ns_notes *from)
+{
+	for (size_t k = 0; k < from->n; k++)
+		ns_note(to, from->v[k].subject, from->v[k].field, "%s", from->v[k].message);
+	ns_notes_free(from);
+}
+
 static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct ns_pci *pci, struct ns_notes *notes)
 {
 	char p[4096];
@@ -510,27 +536,49 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	debugfs = ns_exists(root, "sys/kernel/debug/irq/irqs");
 	qsort(nums, nnums, sizeof(int), cmp_int);
 	pci->irqs = calloc(nnums ? nnums : 1, sizeof(*pci->irqs));
-	if (!pci->irqs) {
+	struct irq_batch b = {.root = root,
+			      .m = m,
+			      .nums = nums,
+			      .msi = msi,
+			      .debugfs = debugfs,
+			      .irqs = pci->irqs,
+			      .notes = calloc(nnums ? nnums : 1, sizeof(*b.notes)),
+			      .ret = calloc(nnums ? nnums : 1, sizeof(*b.ret))};
+	if (!pci->irqs || !b.notes || !b.ret) {
+		free(pci->irqs);
+		pci->irqs = NULL;
+		free(b.notes);
+		free(b.ret);
 		free(nums);
 		return;
 	}
+	ns_root_parallel(root, nnums, read_irq_item, &b);
+	/* in the listed order, the slots that read moved down over those that did not */
 	for (size_t i = 0; i < nnums; i++) {
 		struct ns_irq *irq = &pci->irqs[pci->nirqs];
-		int r = ns_irq_read(root, m, nums[i], msi, debugfs, irq, notes);
+		int r = b.ret[i];
+		move_notes(notes, &b.notes[i]);
 		if (r == -ENOENT) {
 			char subj[32];
 			snprintf(subj, sizeof(subj), "irq %d", nums[i]);
 			ns_note(notes, subj, "irq", "listed in /%s/msi_irqs but gone from /proc/irq: skipped",
 				pci->syspath);
+		}
+		if (r < 0) {
+			ns_irq_free(&pci->irqs[i]);
 			continue;
 		}
-		if (r < 0)
-			continue;
+		if (irq != &pci->irqs[i]) {
+			*irq = pci->irqs[i];
+			memset(&pci->irqs[i], 0, sizeof(pci->irqs[i]));
+		}
 		irq->queue_of_ctl = nvme_queue_of(irq->name);
 		if (pci->driver && strcmp(pci->driver, "nvme") == 0 && irq->queue_of_ctl > 0)
 			irq->hw_queue = irq->queue_of_ctl - 1;
 		pci->nirqs++;
 	}
+	free(b.notes);
+	free(b.ret);
 	free(nums);
 	if (pci->driver && strncmp(pci->driver, "virtio", 6) == 0)
 		pair_virtio(pci);

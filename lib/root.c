@@ -10,10 +10,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "number.h"
+#include "testhook.h"
+
+/* ns_root_parallel's threads: started on first use, ended with the root. */
+struct pool {
+	pthread_mutex_t mu;
+	pthread_cond_t go, done;
+	pthread_t *tids;
+	unsigned nstarted; /* workers besides the calling thread */
+	unsigned long gen; /* one per batch */
+	unsigned busy;	   /* workers still in the current batch */
+	bool quit;
+	size_t n;
+	atomic_size_t next;
+	void (*fn)(size_t i, void *data);
+	void *data;
+};
 
 struct ns_root {
 	int dirfd;
@@ -23,7 +41,143 @@ struct ns_root {
 	char *label;
 	ns_recorder recorder;
 	void *recorder_data;
+	unsigned needs;	   /* NS_NEED_* */
+	unsigned threads;  /* ns_threads_pick */
+	struct pool *pool; /* NULL until the first parallel batch */
+	bool pool_failed;  /* no worker could be started: everything runs here */
 };
+
+unsigned ns_threads_pick(const char *env, long online)
+{
+	long long v;
+	long t;
+
+	if (env)
+		return ns_parse_dec(env, 1, NS_THREADS_MAX, &v) == 0 ? (unsigned)v : 1;
+	t = online / 8;
+	if (t > NS_THREADS_DEFAULT_MAX)
+		t = NS_THREADS_DEFAULT_MAX;
+	return t < 1 ? 1 : (unsigned)t;
+}
+
+unsigned ns_root_threads(const struct ns_root *root)
+{
+	return root->threads;
+}
+
+static void run_items(struct pool *p)
+{
+	size_t i;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->n)
+		p->fn(i, p->data);
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	unsigned long seen = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (p->gen == seen && !p->quit)
+			pthread_cond_wait(&p->go, &p->mu);
+		if (p->quit)
+			break;
+		seen = p->gen;
+		pthread_mutex_unlock(&p->mu);
+		run_items(p);
+		pthread_mutex_lock(&p->mu);
+		if (--p->busy == 0)
+			pthread_cond_signal(&p->done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	ns_root_thread_release();
+	return NULL;
+}
+
+static void pool_stop(struct pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->quit = true;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	for (unsigned i = 0; i < p->nstarted; i++)
+		pthread_join(p->tids[i], NULL);
+	pthread_cond_destroy(&p->go);
+	pthread_cond_destroy(&p->done);
+	pthread_mutex_destroy(&p->mu);
+	free(p->tids);
+	free(p);
+}
+
+static struct pool *pool_start(unsigned workers)
+{
+	struct pool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->tids = calloc(workers, sizeof(*p->tids));
+	if (!p->tids || pthread_mutex_init(&p->mu, NULL) != 0) {
+		free(p->tids);
+		free(p);
+		return NULL;
+	}
+	pthread_cond_init(&p->go, NULL);
+	pthread_cond_init(&p->done, NULL);
+	for (unsigned i = 0; i < workers; i++) {
+		if (pthread_create(&p->tids[i], NULL, worker, p) != 0)
+			break; /* fewer threads: the batch is shared by those there are */
+		p->nstarted++;
+	}
+	if (!p->nstarted) {
+		pool_stop(p);
+		return NULL;
+	}
+	return p;
+}
+
+void ns_root_parallel(struct ns_root *root, size_t n, void (*fn)(size_t i, void *data), void *data)
+{
+	struct pool *p;
+
+	if (root->threads > 1 && !root->recorder && !root->pool && !root->pool_failed && n > 1) {
+		root->pool = pool_start(root->threads - 1);
+		root->pool_failed = !root->pool;
+	}
+	p = root->pool;
+	if (!p || root->recorder || n < 2) {
+		for (size_t i = 0; i < n; i++)
+			fn(i, data);
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->fn = fn;
+	p->data = data;
+	p->n = n;
+	atomic_store(&p->next, 0);
+	p->busy = p->nstarted;
+	p->gen++;
+	pthread_cond_broadcast(&p->go);
+	pthread_mutex_unlock(&p->mu);
+	run_items(p); /* the calling thread takes its share */
+	pthread_mutex_lock(&p->mu);
+	while (p->busy)
+		pthread_cond_wait(&p->done, &p->mu); /* every worker is out of the batch: its slots are written */
+	pthread_mutex_unlock(&p->mu);
+}
+
+void ns_root_set_needs(struct ns_root *root, unsigned needs)
+{
+	/* the test suite reads everything to see that the outputs do not tell (check-threads.py) */
+	if (!ns_test_hook("NUMASTOR_TEST_READ_ALL"))
+		root->needs = needs;
+}
+
+bool ns_root_needs(const struct ns_root *root, unsigned what)
+{
+	return (root->needs & what) == what;
+}
 
 void ns_root_set_recorder(struct ns_root *root, ns_recorder fn, void *data)
 {
@@ -44,6 +198,18 @@ static void record(struct ns_root *root, struct ns_record rec)
 {
 	if (root->recorder)
 		root->recorder(root->recorder_data, &rec);
+}
+
+/* Online CPUs; the test suite sets another count (NUMASTOR_TEST_ONLINE_CPUS) to see the rule
+ * of ns_threads_pick applied on a machine of that size. */
+static long online_cpus(void)
+{
+	const char *t = ns_test_hook("NUMASTOR_TEST_ONLINE_CPUS");
+	long long v;
+
+	if (t && ns_parse_dec(t, 0, 1 << 20, &v) == 0)
+		return (long)v;
+	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 int ns_root_open(const char *dir, struct ns_root **out)
@@ -67,6 +233,8 @@ int ns_root_open(const char *dir, struct ns_root **out)
 		return err;
 	}
 	root->live = live;
+	root->needs = NS_NEED_FULL;
+	root->threads = ns_threads_pick(getenv("NUMASTOR_THREADS"), online_cpus());
 	root->have_openat2 = !live;
 	root->dir = strdup(d);
 	if (!root->dir) {
@@ -81,6 +249,8 @@ void ns_root_free(struct ns_root *root)
 {
 	if (!root)
 		return;
+	if (root->pool)
+		pool_stop(root->pool);
 	if (root->dirfd >= 0)
 		close(root->dirfd);
 	free(root->dir);
@@ -147,84 +317,135 @@ int ns_read_text(struct ns_root *root, const char *path, char **out)
 	return read_text(root, path, out, NULL, true);
 }
 
-static int read_text(struct ns_root *root, const char *path, char **out, mode_t *mode, bool nul_is_error)
+/*
+ * Each thread reads into one growable buffer of its own (a page to start, grown up to
+ * NS_READ_MAX + 1), and hands out an exact-size copy: no page-size allocation per file.
+ */
+static _Thread_local char *tbuf;
+static _Thread_local size_t tcap;
+
+void ns_root_thread_release(void)
 {
-	size_t cap = 4096, len = 0; /* a sysfs attribute is at most a page */
-	char *buf;
-	struct stat st;
+	free(tbuf);
+	tbuf = NULL;
+	tcap = 0;
+}
+
+/* Room for at least need bytes; -EFBIG beyond NS_READ_MAX (the NUL included), -ENOMEM. */
+static int tbuf_reserve(size_t need)
+{
+	size_t cap = tcap ? tcap : 4096; /* a sysfs attribute is at most a page */
+	char *nb;
+
+	if (need <= tcap)
+		return 0;
+	while (cap < need)
+		cap *= 2;
+	if (cap > NS_READ_MAX)
+		cap = NS_READ_MAX;
+	if (need > cap)
+		return -EFBIG;
+	nb = realloc(tbuf, cap);
+	if (!nb)
+		return -ENOMEM;
+	tbuf = nb;
+	tcap = cap;
+	return 0;
+}
+
+/* A kernel file of the live root: procfs or sysfs, never a FIFO or a link planted by anyone
+ * but the kernel. */
+static bool kernel_file(const struct ns_root *root, const char *p)
+{
+	return root->live && (strncmp(p, "proc/", 5) == 0 || strncmp(p, "sys/", 4) == 0);
+}
+
+/*
+ * Into tbuf, len bytes. A live procfs or sysfs file is read with one open and reads until a
+ * short one (the kernel's show() or seq_file fills what it is asked for, so a short read is
+ * the end; /proc files report size 0 and are not read twice), without an fstat unless the
+ * mode is wanted (ns_read_str_mode, or a recorder). Everything else (a captured tree, /etc,
+ * /run) is opened non-blocking and must be a regular file (a FIFO planted in a capture
+ * would hang the reader), and its size ends the reading.
+ */
+static int read_raw(struct ns_root *root, const char *p, size_t *lenp, mode_t *modep)
+{
+	bool fast = kernel_file(root, p);
+	bool want_mode = modep || root->recorder;
+	struct stat st = {0};
+	size_t len = 0;
+	int r;
 	/* O_NONBLOCK: a FIFO planted in a captured tree must not hang the reader */
-	int fd = root_openat(root, path, O_RDONLY | O_NONBLOCK);
+	int fd = root_openat(root, p, fast ? O_RDONLY : O_RDONLY | O_NONBLOCK);
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		close(fd);
-		return err;
-	}
-	if (mode)
-		*mode = st.st_mode;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-		if (len + 1 >= cap) {
-			char *nb;
-			if (cap >= NS_READ_MAX) {
-				free(buf);
-				close(fd);
-				return -EFBIG;
-			}
-			cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + len, cap - len - 1);
-		if (r < 0) {
-			int err = -errno;
-			if (errno == EINTR)
-				continue;
-			free(buf);
+	if (!fast || want_mode) {
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			int err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 			close(fd);
 			return err;
 		}
-		if (r == 0)
+	}
+	for (;;) {
+		size_t want;
+		ssize_t n;
+		if (len + 1 >= tcap && (r = tbuf_reserve(len + 2)) < 0) {
+			close(fd);
+			return r;
+		}
+		want = tcap - len - 1;
+		n = read(fd, tbuf + len, want);
+		if (n < 0) {
+			int err = -errno;
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return err;
+		}
+		if (n == 0)
 			break;
-		len += (size_t)r;
+		len += (size_t)n;
+		if (fast) {
+			if ((size_t)n < want)
+				break; /* short: the kernel gave all it had */
+			continue;
+		}
 		/* done without a read for EOF: a file that reports its size (a captured tree) was
 		 * read whole; a sysfs attribute (4096, shown in one go) answered short of a page */
 		if ((st.st_size > 0 && len == (size_t)st.st_size && st.st_size != 4096) ||
-		    (st.st_size == 4096 && len < 4096 && strncmp(rel(path), "sys/", 4) == 0))
+		    (st.st_size == 4096 && len < 4096 && strncmp(p, "sys/", 4) == 0))
 			break;
 	}
 	close(fd);
-	record(root,
-	       (struct ns_record){.op = NS_REC_FILE, .path = rel(path), .data = buf, .len = len, .mode = st.st_mode});
-	if (nul_is_error && memchr(buf, '\0', len)) {
-		/* a file numastor wrote never holds one: zero-filled blocks after a crash, or not ours */
-		free(buf);
-		return -EBADMSG;
-	}
-	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == ' ' || buf[len - 1] == '\t' || buf[len - 1] == '\0'))
+	*lenp = len;
+	if (modep)
+		*modep = st.st_mode;
+	record(root, (struct ns_record){.op = NS_REC_FILE, .path = p, .data = tbuf, .len = len, .mode = st.st_mode});
+	return 0;
+}
+
+static int read_text(struct ns_root *root, const char *path, char **out, mode_t *mode, bool nul_is_error)
+{
+	size_t len = 0;
+	char *buf;
+	int r = read_raw(root, rel(path), &len, mode);
+
+	if (r < 0)
+		return r;
+	if (nul_is_error && memchr(tbuf, '\0', len))
+		return -EBADMSG; /* a file numastor wrote never holds one: zero-filled blocks after a
+				    crash, or not ours */
+	while (len > 0 &&
+	       (tbuf[len - 1] == '\n' || tbuf[len - 1] == ' ' || tbuf[len - 1] == '\t' || tbuf[len - 1] == '\0'))
 		len--;
-	buf[len] = '\0';
-	if (len == 0) {
-		free(buf);
+	if (len == 0)
 		return -ENODATA;
-	}
-	if (cap > 2 * (len + 1)) { /* callers keep these strings: give back the unused page */
-		char *shrunk = realloc(buf, len + 1);
-		if (shrunk)
-			buf = shrunk;
-	}
+	buf = malloc(len + 1); /* callers keep these strings: exactly their size */
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, tbuf, len);
+	buf[len] = '\0';
 	if (memchr(buf, '\0', len)) {
 		/* binary content where text is expected (cmdline callers read raw) */
 		for (size_t i = 0; i < len; i++)

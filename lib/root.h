@@ -33,6 +33,49 @@ struct ns_record {
 };
 typedef void (*ns_recorder)(void *data, const struct ns_record *rec);
 void ns_root_set_recorder(struct ns_root *root, ns_recorder fn, void *data);
+/*
+ * What the reads are for. `numastor check` tells the root which of these files its output uses
+ * (text, --format prometheus); the readers (lib/system, lib/blockdev) skip the others. Only
+ * reads that are silent (no note when they fail: notes are output too, text lists them and
+ * prometheus counts them) and whose values the output does not show are ever skipped. A root
+ * reads everything unless told (fix, probe, snapshot, --json, --list, --map): a snapshot
+ * replays to --json, so `numastor snapshot` never narrows it.
+ */
+enum ns_need {
+	NS_NEED_IDENTITY = 1u << 0,   /* model, serial, wwn, by-id: the udev data file or sysfs */
+	NS_NEED_HOLDERS = 1u << 1,    /* a disk's holders/ */
+	NS_NEED_SLAVES = 1u << 2,     /* a disk's slaves/ (md/dm members are read apart) */
+	NS_NEED_PARTITIONS = 1u << 3, /* the partition subdirectories of a disk */
+	NS_NEED_SCHEDULER = 1u << 4,  /* queue/scheduler */
+};
+#define NS_NEED_FULL 0x1fu
+/* text without --verbose: the device table and the notes */
+#define NS_NEED_TEXT \
+	(NS_NEED_FULL & ~(NS_NEED_IDENTITY | NS_NEED_HOLDERS | NS_NEED_SLAVES | NS_NEED_PARTITIONS | NS_NEED_SCHEDULER))
+#define NS_NEED_TEXT_VERBOSE (NS_NEED_FULL & ~NS_NEED_HOLDERS)
+/* prometheus: the model label, no lists, no scheduler */
+#define NS_NEED_PROM (NS_NEED_FULL & ~(NS_NEED_HOLDERS | NS_NEED_SLAVES | NS_NEED_PARTITIONS | NS_NEED_SCHEDULER))
+void ns_root_set_needs(struct ns_root *root, unsigned needs);
+/* Whether what (NS_NEED_*) is to be read. */
+bool ns_root_needs(const struct ns_root *root, unsigned what);
+/*
+ * Per-item reading on a small pool of threads (the per-IRQ and per-queue files): the root
+ * runs fn(i, data) once for every i in [0, n), each on one of its threads, and returns when
+ * all have run. Callers write each item's results (notes too) into a slot of their own and
+ * assemble the slots in index order afterwards, so the output does not depend on the threads.
+ * The root's readers are thread-safe while no recorder is set; with one (a snapshot) the
+ * items run here, one after the other, in order, as with one thread.
+ *
+ * The thread count is min(NS_THREADS_DEFAULT_MAX, online CPUs / 8), at least 1, unless the
+ * environment's NUMASTOR_THREADS gives a decimal 1..NS_THREADS_MAX; any other value (garbage,
+ * 0, too many) means 1: one thread, the items in order, the reader as it always was.
+ */
+#define NS_THREADS_DEFAULT_MAX 16
+#define NS_THREADS_MAX 64
+/* The rule above, for NUMASTOR_THREADS's value env (NULL when unset) and online CPUs. */
+unsigned ns_threads_pick(const char *env, long online);
+unsigned ns_root_threads(const struct ns_root *root);
+void ns_root_parallel(struct ns_root *root, size_t n, void (*fn)(size_t i, void *data), void *data);
 /* What reports call the root ("/", the --sysroot directory, "snapshot:FILE"). */
 void ns_root_set_label(struct ns_root *root, const char *label);
 
@@ -52,7 +95,8 @@ const char *ns_root_path(const struct ns_root *root);
  * *out is a NUL-terminated malloc'd string. -ENODATA when the file is empty.
  */
 int ns_read_str(struct ns_root *root, const char *path, char **out);
-/* The same, also giving the file's mode (the permission bits tell managed IRQs apart). */
+/* The same, also giving the file's mode (the permission bits tell managed IRQs apart). On the
+ * live root this costs an fstat the other reads do without: ask for it only where it tells. */
 int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t *mode);
 /* The same for a text numastor itself wrote (its journals): a NUL byte anywhere in it is
  * -EBADMSG rather than a space, since such a file is damaged, not text. */
@@ -65,6 +109,9 @@ int ns_read_text(struct ns_root *root, const char *path, char **out);
 int ns_read_dec(struct ns_root *root, const char *path, long long min, long long max, long long *out, char **raw);
 /* ns_read_dec over the whole range of long. */
 int ns_read_long(struct ns_root *root, const char *path, long *out, char **raw);
+/* Each thread reads into a buffer of its own; a thread that read frees it with this before it
+ * ends (the main thread's goes with the process). */
+void ns_root_thread_release(void);
 /* The target of a symlink (as stored, not resolved). */
 int ns_readlink(struct ns_root *root, const char *path, char **out);
 /* The last component of a symlink's target ("../../bus/pci" -> "pci"). */

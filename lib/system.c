@@ -518,7 +518,8 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	if (r < 0)
 		return r;
 	read_kernel_fixes(sys); /* before the PCI functions: it tells whether nvme can force a node */
-	sys->udev = ns_identity_open(root);
+	if (ns_root_needs(root, NS_NEED_IDENTITY))
+		sys->udev = ns_identity_open(root);
 	r = ns_list_dir(root, "sys/block", &names, &n);
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
@@ -548,7 +549,8 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 			ns_disk_free(d);
 			goto out;
 		}
-		ns_identity_read(root, sys->udev, d);
+		if (ns_root_needs(root, NS_NEED_IDENTITY))
+			ns_identity_read(root, sys->udev, d);
 		resolve_node(d);
 		if (!sys->scsi_mod && (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA))
 			ns_modules_lookup(sys->modules, "scsi_mod", &sys->notes, &sys->scsi_mod);
