@@ -488,6 +488,7 @@ int ns_capture_write(struct ns_capture *c, const char *path, char **why)
 	struct archive *a;
 	struct archive_entry *ae;
 	char *tmp = NULL;
+	struct stat st;
 	int fd, r = 0;
 
 	*why = NULL;
@@ -504,6 +505,11 @@ int ns_capture_write(struct ns_capture *c, const char *path, char **why)
 	r = ns_snapshot_archive_load(why);
 	if (r < 0)
 		return r;
+	/* the archive replaces path by rename: never a device (/dev/null), FIFO, directory or link */
+	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		*why = strdup("it exists and is not a regular file; numastor replaces only a regular file");
+		return -EEXIST;
+	}
 	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
 		return -ENOMEM;
 	fd = mkstemp(tmp);

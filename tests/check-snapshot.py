@@ -6,6 +6,7 @@ of file has its own size budget; libarchive is loaded only when a snapshot is.""
 import io
 import json
 import os
+import stat
 import subprocess
 import sys
 import tarfile
@@ -246,11 +247,35 @@ def lazy_libarchive(numastor, tmp, tree):
           f"{p.stderr.strip()[:120]}")
 
 
+def output_target(numastor, tmp, tree):
+    """-o replaces only a regular file: a FIFO (as /dev/null would be a device) is refused and left
+    as it was, nothing beside it; the twin, an existing regular file, is replaced by the archive."""
+    d = os.path.join(tmp, "out")
+    os.makedirs(d)
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    p = run(numastor, "snapshot", "--sysroot", tree, "-o", fifo)
+    if p.returncode != 3 or "not a regular file" not in p.stderr:
+        fail(f"snapshot -o FIFO: exit {p.returncode}, stderr {p.stderr[:200]!r}")
+    elif not stat.S_ISFIFO(os.lstat(fifo).st_mode) or os.listdir(d) != ["fifo"]:
+        fail(f"snapshot -o FIFO: the FIFO was replaced or a file was left: {os.listdir(d)}")
+    else:
+        print("PASS output: a FIFO target refused and kept")
+    reg = os.path.join(d, "old.tar")
+    with open(reg, "w") as f:
+        f.write("old\n")
+    p = run(numastor, "snapshot", "--sysroot", tree, "-o", reg)
+    if p.returncode != 0 or os.path.getsize(reg) <= 4:
+        fail(f"snapshot -o over a regular file: exit {p.returncode}, size {os.path.getsize(reg)}")
+    else:
+        print("PASS output: a regular file target replaced")
+
+
 def main():
-    """check-snapshot.py NUMASTOR [PART...]: PART is live, fixtures, hostile, lazy or by-kind
+    """check-snapshot.py NUMASTOR [PART...]: PART is live, fixtures, hostile, lazy, output or by-kind
     (default all); the parts after fixtures need only vm-1n-virtio-blk's round trip."""
     numastor = os.path.abspath(sys.argv[1])
-    parts = set(sys.argv[2:]) or {"live", "fixtures", "hostile", "lazy", "by-kind"}
+    parts = set(sys.argv[2:]) or {"live", "fixtures", "hostile", "lazy", "output", "by-kind"}
     with tempfile.TemporaryDirectory(prefix="numastor-snapshot-test.", dir=SCRATCH) as tmp:
         os.environ["TMPDIR"] = os.path.join(tmp, "tmpdir")
         os.makedirs(os.environ["TMPDIR"])
@@ -266,6 +291,8 @@ def main():
             hostile(numastor, tmp)
         if "lazy" in parts:
             lazy_libarchive(numastor, tmp, os.path.join(fx, "vm-1n-virtio-blk"))
+        if "output" in parts:
+            output_target(numastor, tmp, os.path.join(fx, "vm-1n-virtio-blk"))
         if "by-kind" in parts:
             by_kind(numastor, tmp)
     print(f"snapshot: {'failed' if failures else 'all passed'}")
