@@ -89,6 +89,11 @@ add_binary() { # SRC DEST [LIBPATH]
 # numastor, from this system, and the policy wrapper `meson install` puts in libexecdir
 # (irqbalance-policy.in with numastor's guest path).
 add_binary "$numastor" /usr/bin/numastor
+# libarchive, which numastor dlopens for `snapshot` and `check --snapshot` (ldd does not list it),
+# with the libraries it links.
+libarchive=$(ldconfig -p | awk '$1 == "libarchive.so.13" && /x86-64/ { print $NF; exit }')
+[[ -n "$libarchive" ]] || vm_die "numastor's snapshots need libarchive.so.13 (the package libarchive13), not found here"
+add_binary "$libarchive" /lib/x86_64-linux-gnu/libarchive.so.13
 mkdir -p "$stage/usr/libexec/numastor"
 sed 's|@sbindir@|/usr/bin|g; s|@libexecdir@|/usr/libexec|g' "$SRC_ROOT/data/irqbalance-policy.in" \
 	> "$stage/usr/libexec/numastor/irqbalance-policy"
