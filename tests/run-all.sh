@@ -40,6 +40,18 @@ build() { # build DIR [meson options]
 	ninja -C "$dir" >/dev/null || ninja -C "$dir"
 }
 
+# The VM bed's preparation (kernels, patched modules, the Debian image: downloads, debootstrap and
+# module builds, minutes on a fresh machine) needs no numastor binary: it runs in the background,
+# niced, while the builds and tests below run, and the VM bed waits for it.
+prep_pid=
+if [ "${NUMASTOR_SKIP_VM:-0}" != 1 ] && [ -x tests/vm/run-all.sh ]; then
+	prep_log=$(mktemp)
+	nice -n 10 setsid tests/vm/run-all.sh --prepare > "$prep_log" 2>&1 &
+	prep_pid=$!
+	# a run that ends early (a failed build) takes its downloads and debootstraps with it
+	trap '[ -z "$prep_pid" ] || kill -- -"$prep_pid" 2>/dev/null' EXIT
+fi
+
 # Both test builds compile in the test-only switches (NUMASTOR_TEST_*, lib/testhook.h) that
 # tests/check-fix.sh and the VM bed use; tests/check-release.sh shows a release build has none.
 if ! build build -Dtest_hooks=true; then
@@ -83,6 +95,12 @@ if [ "${NUMASTOR_SKIP_VM:-0}" = 1 ]; then
 	echo "== VM test bed: SKIPPED because NUMASTOR_SKIP_VM=1"
 elif [ -x tests/vm/run-all.sh ]; then
 	echo "== VM test bed (Debian's kernel under qemu)"
+	if [ -n "$prep_pid" ]; then
+		wait "$prep_pid" || echo "(its preparation in the background failed: the bed prepares again and says why)"
+		prep_pid=
+		sed 's/^/   /' "$prep_log"
+		rm -f "$prep_log"
+	fi
 	vmlog=$(mktemp)
 	tests/vm/run-all.sh "$top/build/numastor" 2>&1 | tee "$vmlog"
 	vmrc=${PIPESTATUS[0]}

@@ -3,6 +3,10 @@
 # and the kernel-matrix scenarios on each other kernel line, one boot each.
 #
 #   run-all.sh [NUMASTOR]        (default: build/numastor)
+#   run-all.sh --prepare         only what needs no numastor binary, into the cache: the kernels,
+#                                the patched modules, the Debian image, irqbalance, udev, mdadm
+#                                (tests/run-all.sh runs it in the background while it builds and
+#                                tests; the run after it finds them ready)
 #
 # Environment: NUMASTOR_SKIP_VM=1 skips the suite (explicitly; otherwise a missing qemu is
 # a failure); NUMASTOR_VM_KERNELS="5.10 6.1 6.12 6.12-cloud" (the default) are the kernel lines,
@@ -72,8 +76,13 @@ fatal() {
 	exit 1
 }
 
+prepare_only=0
+if [[ ${1:-} == --prepare ]]; then
+	prepare_only=1
+	shift
+fi
 numastor=$(realpath -m "${1:-$SRC_ROOT/build/numastor}")
-[[ -x "$numastor" ]] ||
+[[ -x "$numastor" ]] || ((prepare_only)) ||
 	fatal "numastor binary $numastor not found (build it: meson setup build && ninja -C build)"
 
 # qemu must run and know the devices the machine is made of.
@@ -105,10 +114,18 @@ boot_scenario() { # name scenario-dir outdir append timeout (of each boot) initr
 }
 
 passed=0 failed=0 any_retry=0
-# Every scenario of one kernel line: its kernel fetched once (a failure fails the line's
-# scenarios, not the others'), its initramfs, then one boot (or image boots) each.
-run_line() { # line
-	local line=$1 scenarios lwork name sdir out start append vm_timeout status secs
+# Scenarios run NUMASTOR_VM_JOBS at a time (default: 2 on a machine with two CPUs or more, else
+# 1): a TCG guest keeps one host CPU busy, so two at once halve the bed's time on two cores.
+# Each scenario has its own disks, work and output directories; the image scenario's disk is an
+# overlay of its own. Lines print as the scenarios end.
+jobs=${NUMASTOR_VM_JOBS:-$(($(nproc 2>/dev/null || echo 1) >= 2 ? 2 : 1))}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || fatal "NUMASTOR_VM_JOBS takes a number of guests at once, not '$jobs'"
+
+# Prepare one kernel line: its kernel fetched once, the patched modules, its initramfs and (for
+# the image scenarios) the Debian disk image. A failure fails that line's scenarios, not the
+# others'. Prints nothing when it went well; the FAIL lines of its scenarios when not.
+prepare_line() { # line
+	local line=$1 scenarios lwork name
 	scenarios=$(line_scenarios "$line")
 	lwork="$work/$line"
 	mkdir -p "$lwork"
@@ -125,7 +142,7 @@ run_line() { # line
 	"$VM_DIR/fetch-kernel.sh" "$line" > "$lwork/fetch-kernel.log" 2>&1 || {
 		sed 's/^/    /' "$lwork/fetch-kernel.log" | tail -n 20
 		line_fail "preparing the $line kernel failed"
-		return
+		return 1
 	}
 	# numastor's patched modules, for the module-swap scenarios: tests/kmod/check-build.sh
 	# builds them against the cached kernel into $VM_CACHE/kmod-build/ (about a minute the first
@@ -140,11 +157,11 @@ run_line() { # line
 	# fio (and its 60-odd libraries: 15 MB more to every boot) only for the benchmark that runs it
 	local with_fio=0
 	case " $scenarios " in *" bench-probe-vs-fio "*) with_fio=1 ;; esac
-	NUMASTOR_VM_WITH_FIO=$with_fio "$VM_DIR/build-initramfs.sh" "$lwork/initramfs.gz" "$numastor" \
+	((prepare_only)) || NUMASTOR_VM_WITH_FIO=$with_fio "$VM_DIR/build-initramfs.sh" "$lwork/initramfs.gz" "$numastor" \
 		> "$lwork/initramfs.log" 2>&1 || {
 		sed 's/^/    /' "$lwork/initramfs.log" | tail -n 20
 		line_fail "building the $line initramfs failed"
-		return
+		return 1
 	}
 	# The Debian disk image, for the scenarios with a `boots` file (several boots of one image):
 	# build-image.sh makes it once into the cache (a few minutes, debootstrap from the archive);
@@ -155,7 +172,17 @@ run_line() { # line
 			vm_log "warning: tests/vm/build-image.sh failed (see $lwork/build-image.log); the image scenarios will fail"
 		break
 	done
+}
 
+# One scenario on one prepared line, in a subshell of its own: prints its line (and report when
+# it failed); exits 0 when it passed. A retried boot leaves "$lwork/$name.retried".
+run_scenario() { # line name
+	local line=$1 name=$2 lwork sdir out start append vm_timeout status secs retried=
+	lwork="$work/$line"
+	sdir="$VM_DIR/scenarios/$name"
+	out="$lwork/$name"
+	export NUMASTOR_VM_KERNEL=$line
+	VM_KERNEL=$line
 	# A guest that hung before it sent any result (measured: 6.12 under TCG once stalled with
 	# "rcu_preempt kthread timer wakeup didn't happen" on an idle vCPU), or whose qemu died of a
 	# signal (measured: one qemu segfaulted in SeaBIOS, 4 s into a 6.1 boot, the next boot of the
@@ -174,54 +201,78 @@ run_line() { # line
 		fi
 		mv "$out" "$out.hung"
 		retried=", booted twice: $why, its console in $out.hung"
-		any_retry=1
+		: > "$lwork/$name.retried"
 		boot_scenario "$name" "$sdir" "$out" "$append" "$vm_timeout" "$lwork/initramfs.gz" \
 			>> "$lwork/$name.report" 2>&1
 	}
-	for name in $scenarios; do
-		sdir="$VM_DIR/scenarios/$name"
-		out="$lwork/$name"
-		retried=
-		start=$(date +%s%N)
-		append=
-		[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
-		# a scenario that boots longer says how long (seconds) in its timeout file
-		vm_timeout=${NUMASTOR_VM_TIMEOUT:-180}
-		[[ -f "$sdir/timeout" ]] && vm_timeout=$(cat "$sdir/timeout")
-		status=PASS
-		if [[ ! -f "$sdir/guest.sh" ]]; then
-			status=FAIL
-			echo "no scenario $name (no $sdir/guest.sh)" > "$lwork/$name.report"
-		elif grep -q NUMASTOR_TEST_ "$sdir/guest.sh" && ! grep -q -a NUMASTOR_TEST_ "$numastor"; then
-			# a scenario that uses a test-only switch never passes on a binary that ignores it
-			status=FAIL
-			echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
-				> "$lwork/$name.report"
-		elif [[ -f "$sdir/boots" && $line != 6.1 ]]; then
-			status=FAIL
-			echo "$name boots the Debian 12 image, which the bed builds for 6.1 only" > "$lwork/$name.report"
-		elif ! boot_scenario "$name" "$sdir" "$out" "$append" "$vm_timeout" "$lwork/initramfs.gz" \
-			> "$lwork/$name.report" 2>&1 && ! retry_hung_boot; then
-			status=FAIL
-		elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$lwork/$name.report" 2>&1; then
-			status=FAIL
-		fi
-		secs=$((($(date +%s%N) - start) / 1000000))
-		printf '%s %s %s (%d.%ds)%s\n' "$status" "$line" "$name" $((secs / 1000)) $((secs % 1000 / 100)) "$retried"
-		if [[ $status == PASS ]]; then
-			passed=$((passed + 1))
-		else
-			failed=$((failed + 1))
-			sed 's/^/    /' "$lwork/$name.report"
-			echo "    (guest results and console log: $out)"
-		fi
-	done
+	start=$(date +%s%N)
+	append=
+	[[ -f "$sdir/cmdline" ]] && append=$(tr '\n' ' ' < "$sdir/cmdline")
+	# a scenario that boots longer says how long (seconds) in its timeout file
+	vm_timeout=${NUMASTOR_VM_TIMEOUT:-180}
+	[[ -f "$sdir/timeout" ]] && vm_timeout=$(cat "$sdir/timeout")
+	status=PASS
+	if [[ ! -f "$sdir/guest.sh" ]]; then
+		status=FAIL
+		echo "no scenario $name (no $sdir/guest.sh)" > "$lwork/$name.report"
+	elif grep -q NUMASTOR_TEST_ "$sdir/guest.sh" && ! grep -q -a NUMASTOR_TEST_ "$numastor"; then
+		# a scenario that uses a test-only switch never passes on a binary that ignores it
+		status=FAIL
+		echo "$name uses NUMASTOR_TEST_* switches, but $numastor was built without them (-Dtest_hooks=true)" \
+			> "$lwork/$name.report"
+	elif [[ -f "$sdir/boots" && $line != 6.1 ]]; then
+		status=FAIL
+		echo "$name boots the Debian 12 image, which the bed builds for 6.1 only" > "$lwork/$name.report"
+	elif ! boot_scenario "$name" "$sdir" "$out" "$append" "$vm_timeout" "$lwork/initramfs.gz" \
+		> "$lwork/$name.report" 2>&1 && ! retry_hung_boot; then
+		status=FAIL
+	elif ! python3 "$VM_DIR/compare.py" "$out" "$sdir" > "$lwork/$name.report" 2>&1; then
+		status=FAIL
+	fi
+	secs=$((($(date +%s%N) - start) / 1000000))
+	printf '%s %s %s (%d.%ds)%s\n' "$status" "$line" "$name" $((secs / 1000)) $((secs % 1000 / 100)) "$retried"
+	[[ $status == PASS ]] && return 0
+	sed 's/^/    /' "$lwork/$name.report"
+	echo "    (guest results and console log: $out)"
+	return 1
 }
 
 t0=$SECONDS
+if ((prepare_only)); then
+	for k in $kernels; do prepare_line "$k" > /dev/null || :; done
+	rm -rf "$work"
+	echo "vm: prepared $kernels in $((SECONDS - t0)) s"
+	exit 0
+fi
+# Every line prepared first (serially: downloads, module builds, debootstrap), then the
+# scenarios of the prepared lines, the image scenarios (several boots each, the longest) first.
+tasks=() long=()
 for k in $kernels; do
-	run_line "$k"
+	prepare_line "$k" || continue
+	for name in $(line_scenarios "$k"); do
+		if [[ -f "$VM_DIR/scenarios/$name/boots" ]]; then long+=("$k $name"); else tasks+=("$k $name"); fi
+	done
 done
+tasks=("${long[@]}" "${tasks[@]}")
+declare -A running=() # pid -> the file its output goes to
+finish_one() { # wait for one scenario to end, print what it printed, count it
+	local pid rc=0
+	wait -n -p pid "${!running[@]}" || rc=$?
+	cat "${running[$pid]}"
+	if ((rc == 0)); then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+	unset "running[$pid]"
+}
+i=0
+for task in "${tasks[@]}"; do
+	while ((${#running[@]} >= jobs)); do finish_one; done
+	i=$((i + 1))
+	# shellcheck disable=SC2086 # "line name"
+	set -- $task
+	( run_scenario "$1" "$2" ) > "$work/task.$i.out" 2>&1 &
+	running[$!]="$work/task.$i.out"
+done
+while ((${#running[@]})); do finish_one; done
+compgen -G "$work/*/*.retried" > /dev/null && any_retry=1
 
 if ((failed == 0 && any_retry == 0)) && [[ "${NUMASTOR_VM_KEEP:-0}" != 1 ]]; then
 	rm -rf "$work"
