@@ -5,13 +5,20 @@
 # reverted, a held lock makes a second fix wait and then fail clearly, and irqbalance-policy
 # answers for placed IRQs and forced-node devices. The kernel's refusals are shown in tests/vm.
 set -u
+# python3 found through PATH once (a pyenv shim there costs 0.3 s a call), then run directly
+PY=$(python3 -c 'import sys; print(sys.executable)') || PY=python3
+python3() { "$PY" "$@"; }
 numastor=$1
 here=$(cd "$(dirname "$0")" && pwd)
 # on tmpfs where there is one: the tests copy a 4,000-file fixture a dozen times
 tmp=$(mktemp -d /dev/shm/numastor-fix.XXXXXX 2>/dev/null || mktemp -d /tmp/numastor-fix.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+fail() { # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends the run
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+	[[ ${NUMASTOR_FAIL_FAST:-0} != 1 ]] || exit 1
+}
 export NUMASTOR_TEST_SYSROOT_WRITES=1 NO_COLOR=1
 # Everything below needs the test-only switches: a release build has none (lib/testhook.h)
 if ! grep -q -a NUMASTOR_TEST_SYSROOT_WRITES "$numastor"; then

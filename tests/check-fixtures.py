@@ -23,6 +23,7 @@ import tempfile
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 import jsonschema
+import schemas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
@@ -1042,7 +1043,7 @@ def main():
             code, out, err = run(numastor, root, "--json")
             try:
                 doc = json.loads(out)
-                jsonschema.validate(doc, SCHEMA)
+                schemas.validate(doc, SCHEMA)
                 assert doc["summary"]["exit_code"] == code, (doc["summary"]["exit_code"], code)
                 invariants(doc)
                 FACTS[name](doc, code)
@@ -1075,7 +1076,7 @@ def main():
                         # under --json the refusal is the error document (schema/numastor-error.schema.json)
                         try:
                             e = json.loads(rout)
-                            jsonschema.validate(e, ERROR_SCHEMA)
+                            schemas.validate(e, ERROR_SCHEMA)
                             assert e["error"]["exit_code"] == rcode and FIX_REFUSES[name] in e["error"]["message"], e
                             rout = ""
                         except (AssertionError, json.JSONDecodeError, jsonschema.ValidationError) as x:
@@ -1088,11 +1089,12 @@ def main():
                 print(("PASS " if ok else "FAIL ") + name)
                 passed += ok
                 failed += not ok
+                stop_at_first_failure(failed)
                 continue
             try:
                 assert pcode == 0, f"fix --sysroot exited {pcode}: {perr[:300]}"
                 plan = json.loads(pout)
-                jsonschema.validate(plan, FIX_SCHEMA)
+                schemas.validate(plan, FIX_SCHEMA)
                 assert plan["dry_run"] is True
                 if name in PLAN_FACTS:
                     PLAN_FACTS[name](plan, doc)
@@ -1110,8 +1112,16 @@ def main():
             print(("PASS " if ok else "FAIL ") + name)
             passed += ok
             failed += not ok
+            stop_at_first_failure(failed)
     print(f"fixtures: {passed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def stop_at_first_failure(failed):
+    """NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh sets it): the first failed fixture ends the run."""
+    if failed and os.environ.get("NUMASTOR_FAIL_FAST") == "1":
+        print(f"fixtures: stopped at the first failure (NUMASTOR_FAIL_FAST=1)")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ import sys
 import tempfile
 
 import jsonschema
+import schemas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
@@ -65,6 +66,8 @@ def fail(msg):
     global failures
     failures += 1
     print("FAIL " + msg)
+    if os.environ.get("NUMASTOR_FAIL_FAST") == "1":  # tests/mutation/run.sh: the first one ends it
+        sys.exit(1)
 
 
 def one_document(out):
@@ -136,7 +139,7 @@ def run(numastor, label, args, kind, *, code=None, env=None, now=NOW, host=None,
             assert kind in SCHEMAS, "check --list --json printed a document without a schema in schema/"
             got = kind
         assert got == kind, f"a {got} document where a {kind} one was due: {p.stdout[:300]}"
-        jsonschema.validate(doc, SCHEMAS[kind])
+        schemas.validate(doc, SCHEMAS[kind])
         envelope(doc, now, host)
         bad = per_node_shapes(doc)
         assert not bad, f"per-node counts of another shape: {bad[:3]}"

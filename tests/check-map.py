@@ -45,6 +45,8 @@ failures = []
 def fail(name, msg):
     failures.append(f"{name}: {msg}")
     print(f"  FAIL {name}: {msg}")
+    if os.environ.get("NUMASTOR_FAIL_FAST") == "1":  # tests/mutation/run.sh: the first one ends it
+        sys.exit(1)
 
 
 def cols(line):

@@ -10,7 +10,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/numastor-prom.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+fail() { # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends the run
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+	[[ ${NUMASTOR_FAIL_FAST:-0} != 1 ]] || exit 1
+}
 
 python3 "$here/fixtures/gen-fixtures.py" "$tmp/fx" >/dev/null || fail "generating fixtures"
 for root in "$tmp"/fx/* /; do

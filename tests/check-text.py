@@ -47,6 +47,8 @@ failures = []
 def fail(what):
     failures.append(what)
     print("FAIL " + what)
+    if os.environ.get("NUMASTOR_FAIL_FAST") == "1":  # tests/mutation/run.sh: the first one ends it
+        sys.exit(1)
 
 
 def columns(line):

@@ -15,7 +15,8 @@
 # The tree as it is now (HEAD plus the working tree's changes, untracked files included) is
 # copied once into a temporary directory and built there once; then for each mutant the patch
 # is applied (patch -p1), the tree rebuilt (ninja: only what the patch touched), the kill
-# command run, and the patch taken out again (patch -R, checked). Prints `KILLED NAME (Ns)`, `SURVIVED NAME (Ns)` or
+# command run (with NUMASTOR_FAIL_FAST=1: the test scripts that run many cases stop at the first
+# failed one, since one is all a kill needs), and the patch taken out again (patch -R, checked). Prints `KILLED NAME (Ns)`, `SURVIVED NAME (Ns)` or
 # `ERROR NAME: why` (the patch does not apply, the tree does not build, no kill command) per
 # mutant and a summary; exits 1 when any survived or erred. NUMASTOR_MUTATION_KEEP=1 keeps
 # the work directories; each mutant's build and kill output is in its directory's log.
@@ -135,7 +136,7 @@ for patch in "${mutants[@]}"; do
 	else
 		if ! ninja -C "$work/tree/build" >> "$log" 2>&1; then
 			status="ERROR $name: the mutated tree does not build (see $log)"
-		elif (cd "$work/tree" && bash -c "$kill_cmd") >> "$log" 2>&1; then
+		elif (cd "$work/tree" && NUMASTOR_FAIL_FAST=1 bash -c "$kill_cmd") >> "$log" 2>&1; then
 			status="SURVIVED $name"
 		else
 			status="KILLED $name"
