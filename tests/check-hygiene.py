@@ -37,6 +37,7 @@ import sys
 import tempfile
 
 import jsonschema
+import schemas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -393,7 +394,7 @@ def strict_json(raw, schema, what):
         raise AssertionError("%s is not valid UTF-8: %s" % (what, e))
     doc = json.loads(text)
     try:
-        jsonschema.validate(doc, schema)
+        schemas.validate(doc, schema)
     except jsonschema.ValidationError as e:
         raise AssertionError("%s fails its schema at %s: %s" % (what, "/".join(map(str, e.absolute_path)), e.message[:300]))
     return doc
@@ -460,7 +461,7 @@ def schema_bites(base_doc):
         d = json.loads(json.dumps(base_doc))
         spoil(d)
         try:
-            jsonschema.validate(d, SCHEMA)
+            schemas.validate(d, SCHEMA)
         except jsonschema.ValidationError:
             continue
         raise AssertionError("the schema accepts a %s of the wrong form" % what)

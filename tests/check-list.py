@@ -20,6 +20,7 @@ import sys
 import tempfile
 
 import jsonschema
+import schemas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.join(HERE, "..")
@@ -195,7 +196,7 @@ def check_fixture(numastor, root, name, cols, default):
         fail(f"{name}: --list --json exit {r.returncode}, the report's is {rep.returncode}")
     lst = json.loads(r.stdout)
     try:
-        jsonschema.validate(lst, SCHEMA)
+        schemas.validate(lst, SCHEMA)
     except jsonschema.ValidationError as e:
         fail(f"{name}: --list --json does not validate against numastor-list.schema.json: {e.message}")
     got_names = [row.get("name") for row in lst["devices"]]
@@ -348,7 +349,7 @@ def check_devices(numastor, vm, hba):
         fail(f"check --list vda1: no note on stderr ({r.stderr!r})")
     r = run(numastor, "check", "--sysroot", vm, "--list", "--json", "vda1")
     lst = json.loads(r.stdout)
-    jsonschema.validate(lst, SCHEMA)
+    schemas.validate(lst, SCHEMA)
     if not any("vda1 is a partition of vda" in n["message"] for n in lst["notes"]):
         fail(f"check --list --json vda1: no note ({lst['notes']})")
     r = run(numastor, "check", "--sysroot", vm, "vda")

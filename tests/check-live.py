@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import jsonschema
+import schemas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor.schema.json")))
@@ -36,7 +37,7 @@ def read(path):
 
 
 def check_doc(doc, who):
-    jsonschema.validate(doc, SCHEMA)
+    schemas.validate(doc, SCHEMA)
     # multipath path devices are reported under their head; empty ones (size 0) only with -a
     blocks = sorted(n for n in os.listdir("/sys/block")
                     if read(f"/sys/block/{n}/hidden") != "1" and read(f"/sys/block/{n}/size") != "0")
@@ -93,7 +94,7 @@ def main():
             assert code == 0, f"exited {code}: {err[:300]}"
             if "--json" in args:
                 plan = json.loads(out)
-                jsonschema.validate(plan, FIX_SCHEMA)
+                schemas.validate(plan, FIX_SCHEMA)
                 assert plan["dry_run"] is True and all(e["result"] is None for e in plan["irqs"])
             else:
                 assert "summary:" in out, out[-300:]

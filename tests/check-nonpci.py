@@ -39,6 +39,7 @@ import sys
 import tempfile
 
 import jsonschema
+import schemas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
@@ -545,7 +546,7 @@ def main():
                 doc = None
             if doc is not None:
                 try:
-                    jsonschema.validate(doc, SCHEMA)
+                    schemas.validate(doc, SCHEMA)
                 except jsonschema.ValidationError as e:
                     c.fail("schema", "%s at %s" % (e.message[:300], "/".join(str(x) for x in e.absolute_path)))
                 c.ok(doc.get("summary", {}).get("exit_code") == code, "exit",

@@ -30,6 +30,7 @@ import tempfile
 import time
 
 import jsonschema
+import schemas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor-probe.schema.json")))
@@ -94,7 +95,7 @@ def main():
             p = run(numastor, "--duration", "0.5", "--json", name)
             try:
                 doc = json.loads(p.stdout)
-                jsonschema.validate(doc, SCHEMA)
+                schemas.validate(doc, SCHEMA)
             except (ValueError, jsonschema.ValidationError) as e:
                 fail(f"probe --json {name}: exit {p.returncode}: {type(e).__name__}: {str(e)[:300]}; "
                      f"stderr {p.stderr[:300]!r}")
@@ -176,7 +177,7 @@ def main():
                     fail(f"probe {' '.join(args)} as uid 65534: exit {p.returncode}, stderr {p.stderr[:300]!r}")
                 if "--json" in args:
                     try:
-                        jsonschema.validate(json.loads(p.stdout), ERROR_SCHEMA)
+                        schemas.validate(json.loads(p.stdout), ERROR_SCHEMA)
                     except (ValueError, jsonschema.ValidationError) as e:
                         fail(f"probe --json as uid 65534: not an error document: {str(e)[:200]}")
 

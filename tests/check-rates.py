@@ -22,6 +22,7 @@ import tempfile
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 import jsonschema
+import schemas
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCHEMA = json.load(open(os.path.join(HERE, "..", "schema", "numastor.schema.json")))
@@ -37,7 +38,7 @@ def check(numastor, root, *args, env=None):
                        env=e)
     assert p.returncode in (0, 1, 2), f"check exited {p.returncode}: {p.stderr[:300]}"
     doc = json.loads(p.stdout)
-    jsonschema.validate(doc, SCHEMA)
+    schemas.validate(doc, SCHEMA)
     return doc
 
 

@@ -23,6 +23,7 @@ import tempfile
 import time
 
 import jsonschema
+import schemas
 
 from jsondiff import first_difference
 
@@ -64,7 +65,7 @@ def checked(numastor, tree, name, disks):
     devs = doc["devices"]
     sample = dict(doc, devices=[d for i, d in enumerate(devs) if i % 32 == 0 or i == len(devs) - 1])
     try:
-        jsonschema.validate(sample, SCHEMA)
+        schemas.validate(sample, SCHEMA)
     except jsonschema.ValidationError as e:
         fail(f"{name}: the document is not valid against the schema: {e.message[:200]}")
         return None
