@@ -14,7 +14,8 @@
 #   #        build/ with -Dtest_hooks=true when meson_options.txt has it) that must FAIL
 # The tree as it is now (HEAD plus the working tree's changes, untracked files included) is
 # copied once into a temporary directory and built there once; then for each mutant the patch
-# is applied (patch -p1), the tree rebuilt (ninja: only what the patch touched), the kill
+# is applied (patch -p1), what the kill command runs rebuilt (ninja: numastor and the build/
+# paths it names, or everything when it runs meson; only what the patch touched), the kill
 # command run (with NUMASTOR_FAIL_FAST=1: the test scripts that run many cases stop at the first
 # failed one, since one is all a kill needs), and the patch taken out again (patch -R, checked). Prints `KILLED NAME (Ns)`, `SURVIVED NAME (Ns)` or
 # `ERROR NAME: why` (the patch does not apply, the tree does not build, no kill command) per
@@ -134,7 +135,17 @@ for patch in "${mutants[@]}"; do
 	if ! (cd "$work/tree" && patch -p1 --quiet --no-backup-if-mismatch < "$patch") > "$log" 2>&1; then
 		status="ERROR $name: the patch does not apply (see $log)"
 	else
-		if ! ninja -C "$work/tree/build" >> "$log" 2>&1; then
+		# Only what the kill command runs: numastor and the build/ paths it names (a unit test),
+		# everything when it runs meson, ninja or a build of its own; ninja brings each of them up
+		# to date with the sources as they are now, whatever an earlier mutant left built.
+		targets=(numastor)
+		if [[ $kill_cmd =~ (meson|ninja|check-release|check-install|check-units) ]]; then
+			targets=()
+		else
+			read -ra words <<< "$kill_cmd"
+			for w in "${words[@]}"; do [[ $w == build/* ]] && targets+=("${w#build/}"); done
+		fi
+		if ! ninja -C "$work/tree/build" "${targets[@]}" >> "$log" 2>&1; then
 			status="ERROR $name: the mutated tree does not build (see $log)"
 		elif (cd "$work/tree" && NUMASTOR_FAIL_FAST=1 bash -c "$kill_cmd") >> "$log" 2>&1; then
 			status="SURVIVED $name"
