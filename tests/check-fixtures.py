@@ -1120,7 +1120,7 @@ def main():
 def stop_at_first_failure(failed):
     """NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh sets it): the first failed fixture ends the run."""
     if failed and os.environ.get("NUMASTOR_FAIL_FAST") == "1":
-        print(f"fixtures: stopped at the first failure (NUMASTOR_FAIL_FAST=1)")
+        print("fixtures: stopped at the first failure (NUMASTOR_FAIL_FAST=1)")
         sys.exit(1)
 
 

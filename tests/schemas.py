@@ -8,9 +8,10 @@ _validators = {}
 
 
 def validate(instance, schema):
-    v = _validators.get(id(schema))
-    if v is None or v[0] is not schema:
+    key = id(schema)
+    if key not in _validators:
         cls = jsonschema.validators.validator_for(schema)
         cls.check_schema(schema)
-        v = _validators[id(schema)] = (schema, cls(schema))
-    v[1].validate(instance)
+        # the schema is kept with its validator, so its id cannot pass to another object
+        _validators[key] = (schema, cls(schema))
+    _validators[key][1].validate(instance)
