@@ -197,17 +197,6 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 		e->reason = ns_fmt("hardware queue %d serves no online CPU (CPUs %s are not present or offline)",
 				   h->index, cpus ? cpus : "?");
 		e->target.known = true;
-	} else if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes) && ns_cpuset_count(&h->nodes) == 1 &&
-		   ns_cpuset_count(&h->online) && ns_cpuset_subset(&h->online, &m->isolation.cpus)) {
-		/* a queue of isolated CPUs only: its vector goes to the housekeeping CPUs of their node */
-		const struct ns_node *n = ns_machine_node(m, ns_cpuset_first(&h->nodes));
-		if (n)
-			target_from(e, m, &n->cpus, &plan->allowed);
-		ns_cpuset_format(&h->cpus, &cpus);
-		e->reason =
-			ns_fmt("hardware queue %d serves only isolated CPUs %s: the vector goes to the housekeeping "
-			       "CPUs of their node %d",
-			       h->index, cpus ? cpus : "?", n ? n->id : -1);
 	} else if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes)) {
 		target_from(e, m, &h->cpus, &plan->allowed);
 		ns_cpuset_format(&h->cpus, &cpus);
