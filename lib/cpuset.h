@@ -33,6 +33,9 @@ int ns_cpuset_copy(struct ns_cpuset *dst, const struct ns_cpuset *src);
 
 /*
  * "0-3,8,10-11"; also takes the "0, 1, 2, 3" form of blk-mq cpu_list and an empty string.
+ * Both parsers take the text as the kernel prints it: blanks around it are padding, and
+ * "(null)" in any justification (a NULL mask printed in nr_cpu_ids columns: cpu/nohz_full
+ * without nohz_full=) is the empty set, known.
  * Numbers in the kernel's decimal form (no sign, no leading zeros). Fails closed: -EINVAL for
  * garbage, -ERANGE for a CPU at or beyond limit (NS_CPU_MAX when 0), and then the set is empty
  * and unknown, never partial. Ranges are set a word at a time and the storage is grown once.

@@ -68,12 +68,6 @@ static void read_cpuset(struct ns_root *root, const struct ns_machine *m, const 
 		ns_note_read(notes, "machine", field, mask ? mask_path : path, r, NULL);
 		return;
 	}
-	if (strcmp(txt, "(null)") == 0) { /* cpu/nohz_full without nohz_full= */
-		free(txt);
-		ns_cpuset_clear(s);
-		s->known = true;
-		return;
-	}
 	r = ns_machine_parse_cpus(m, s, txt, mask);
 	if (r < 0)
 		ns_note_read(notes, "machine", field, mask ? mask_path : path, r, txt);
