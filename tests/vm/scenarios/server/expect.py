@@ -1,0 +1,237 @@
+"""server: a server-shaped machine (machine: 2 sockets x 6 cores x 2 SMT threads, 16 CPUs present
+of 24 possible, two nodes with CPUs and memory, Debian's stock command line), one boot.
+
+The machine as the kernel shows it (topology.txt, truth.txt) must be the one asked for: at
+least 16 online CPUs, more possible than online, CPUs and memory on both nodes, every online
+CPU with one SMT sibling on its own node, and NVMe hardware queues that serve no online CPU
+(nvme makes one queue per possible CPU): otherwise the scenario shows nothing.
+
+Stock checks: compare.py holds `check --json` to ground truth for every disk, path, PCI
+function, IRQ and hardware queue (a queue's nodes are those of its online CPUs, none for a
+queue of not-present CPUs alone; online_cpus its CPUs that the kernel lists online), and the
+stock scenario's own expectations hold here too (its findings and exit code, the two NVMe's
+nodes, the multipath head's paths, the measured pairing: at least 16 queue/CPU pairs; here
+from CPUs 0, 1, 11, 12, 13 and 15, the other queues by the kernel's naming).
+
+Fix (not in a capture's replay): the guest put the node-1 HBA's one unmanaged vector on CPU 0
+(node 0) by hand. Then:
+- `fix --dry-run --json` plans to move that vector, changes no IRQ of the machine, and every
+  move it plans targets online CPUs of the device's own node only (never a possible CPU that is
+  not there, never the other node);
+- `fix --json` makes the same moves; each reads back at its target in the kernel, result.status
+  applied, or applied-effective-differs exactly when the kernel's effective CPU is outside the
+  target; managed vectors untouched (those of planned devices listed as skipped); no other
+  storage IRQ moved; exit 1 exactly when an entry failed; the journal holds the previous values;
+  `check --json` marks exactly the moved IRQs placed_by_numastor; once a moved vector fired the
+  kernel delivers it inside the target;
+- `fix --revert --json` restores every storage IRQ's exact smp_affinity_list (the misplaced
+  vector back on CPU 0), reports each restored, and removes the journal.
+"""
+
+import importlib.util
+import os
+
+from compare import cpulist, cpuset
+import fixlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _stock():
+    spec = importlib.util.spec_from_file_location("expect_stock_for_server",
+                                                  os.path.join(os.path.dirname(HERE), "stock", "expect.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check(ctx):
+    check_machine(ctx)
+    _stock().check(ctx)
+    check_queues(ctx)
+    if ctx.read("replayed") is None:  # the guest's own run, not tests/check-captures.py's replay
+        check_fix(ctx)
+
+
+def topology(ctx):
+    """topology.txt: {"online"|"possible"|"present": set}, {cpu: (package core, siblings)}."""
+    sets, cpus = {}, {}
+    for line in (ctx.read("topology.txt") or "").splitlines():
+        rec = line.split("\t")
+        if rec[0] == "cpus" and len(rec) == 3:
+            sets[rec[1]] = cpuset(rec[2])
+        elif rec[0] == "cpu" and len(rec) == 4:
+            cpus[int(rec[1])] = (rec[2], cpuset(rec[3]))
+    return sets, cpus
+
+
+def check_machine(ctx):
+    t = ctx.truth
+    online, possible = cpuset(t.machine["online_cpus"]), cpuset(t.machine["possible_cpus"])
+    ctx.expect(len(online) >= 16, f"test bed: {len(online)} CPUs online ({cpulist(online)}), not 16 or more")
+    ctx.expect(possible > online, f"test bed: possible CPUs {cpulist(possible)} are not more than the online "
+               f"{cpulist(online)}")
+    ctx.expect(sorted(t.nodes) == [0, 1], f"test bed: nodes {sorted(t.nodes)}, not 0 and 1")
+    for node, attrs in sorted(t.nodes.items()):
+        ctx.expect(cpuset(attrs["cpus"]) and int(attrs.get("memory_kb", 0)) > 0,
+                   f"test bed: node {node} has CPUs {attrs['cpus']!r} and {attrs.get('memory_kb')} kB")
+    sets, cpus = topology(ctx)
+    if not sets:
+        ctx.expect(ctx.read("replayed") is not None, "test bed: the guest wrote no topology.txt")
+        return
+    ctx.equal("test bed", "present CPUs (topology.txt)", cpulist(sets.get("present", set())), cpulist(online))
+    ctx.equal("test bed", "CPUs with a topology directory", cpulist(cpus), cpulist(online))
+    for cpu, (core, siblings) in sorted(cpus.items()):
+        ok = len(siblings) == 2 and cpu in siblings and t.node_of_cpu(min(siblings)) == t.node_of_cpu(max(siblings))
+        ctx.expect(ok, f"test bed: cpu{cpu} (package/core {core}): thread_siblings_list {cpulist(siblings)}, "
+                   "not two SMT threads of one node")
+
+
+def check_queues(ctx):
+    """nvme makes a queue per possible CPU: some serve no online CPU. The comparison holds their
+    nodes (none) and online_cpus (empty) to ground truth; here that such queues exist."""
+    online = cpuset(ctx.truth.machine["online_cpus"])
+    offline_only = {d: sorted(i for i, h in hctx.items() if not cpuset(h["cpu_list"]) & online)
+                    for d, hctx in ctx.truth.hctx.items() if d.startswith("nvme")}
+    ctx.expect(offline_only and all(offline_only.values()),
+               f"test bed: an NVMe without a hardware queue of not-online CPUs alone: {offline_only}")
+    for dev in ctx.doc.get("devices", []):
+        for h in dev.get("hw_queues", []):
+            if h.get("cpus") is not None and not cpuset(h["cpus"]) & online:
+                ctx.equal(f"{dev['name']}: hw_queue {h.get('index')} (cpus {h['cpus']}, none online)",
+                          "nodes", h.get("nodes"), [])
+
+
+def facts(ctx, key):
+    return [line.split("\t", 1)[1] for line in (ctx.read("facts.txt") or "").splitlines()
+            if line.split("\t", 1)[0] == key]
+
+
+def check_fix(ctx):
+    before = fixlib.truth(ctx, "before.txt")
+    after = fixlib.truth(ctx, "after-fix.txt")
+    after_io = fixlib.truth(ctx, "after-io.txt")
+    reverted = fixlib.truth(ctx, "after-revert.txt")
+    b, a, io, r = (fixlib.storage_irqs(t) for t in (before, after, after_io, reverted))
+    misplaced = sorted(int(x) for x in facts(ctx, "misplaced"))
+    if not ctx.expect(misplaced, "test bed: the guest put no vector of the node-1 HBA on CPU 0"):
+        return
+    for num in misplaced:
+        ctx.expect(num in b and b[num][1]["smp_affinity_list"] == "0" and b[num][1]["managed"] == "0",
+                   f"test bed: irq {num}: not an unmanaged storage vector on CPU 0 before the fix")
+
+    # The dry run: the misplaced vectors planned, nothing changed, every target on the device's node.
+    plan = fixlib.json_out(ctx, "plan")
+    doc = fixlib.json_out(ctx, "fix")
+    if plan is None or doc is None:
+        return
+    ctx.expect(plan["dry_run"] is True, "plan: dry_run is false for --dry-run")
+    ctx.equal("plan", "exit code", fixlib.rc(ctx, "plan"), 0)
+    planned = {e["irq"]: e for e in fixlib.moves(plan)}
+    for num in misplaced:
+        ctx.expect(num in planned, f"plan: irq {num} ({b[num][1]['actions']}), node-1 HBA's vector on CPU 0 "
+                   f"(node 0): not planned to move; plan: {sorted(planned)}")
+    plan_irqs = fixlib.irqs(ctx, "irqs-plan.txt")
+    for num, (disk, t) in sorted(b.items()):
+        if num in plan_irqs:
+            fixlib.kernel_equal(ctx, f"{disk}: irq {num} ({t['actions']})", "smp_affinity_list after --dry-run",
+                                plan_irqs[num]["affinity"], t["smp_affinity_list"])
+    online = cpuset(before.machine["online_cpus"])
+    for num, e in sorted(planned.items()):
+        subject = f"plan: irq {num} ({e['name']})"
+        if not ctx.expect(num in b, f"{subject}: not a storage IRQ of ground truth"):
+            continue
+        # the function's node (a multipath path disk's own, not its head's)
+        pci_disk = next(d for d, nums in before.irqs.items() if num in nums)
+        numa = int(before.disks[pci_disk].get("numa_node", "-1"))
+        target = cpuset(e["target"])
+        node_cpus = cpuset(before.nodes.get(numa, {}).get("cpus", ""))
+        ctx.expect(numa >= 0 and target and target <= node_cpus,
+                   f"{subject}: target {e['target']!r} is not within the online CPUs of the device's node "
+                   f"{numa} ({cpulist(node_cpus)})")
+        ctx.expect(target <= online, f"{subject}: target {e['target']!r} names CPUs not online "
+                   f"({cpulist(target - online)}; online {cpulist(online)})")
+
+    # The fix: the same moves, applied.
+    ctx.expect(doc["dry_run"] is False, "fix: dry_run is true on an applying run")
+    plan_by_irq = {e["irq"]: e for e in doc["irqs"]}
+    moved = {e["irq"]: e for e in fixlib.moves(doc)}
+    ctx.equal("fix", "moves (irq, target)", sorted((n, e["target"]) for n, e in moved.items()),
+              sorted((n, e["target"]) for n, e in planned.items()))
+    failed = 0
+    for num, e in sorted(plan_by_irq.items()):
+        subject = f"fix: irq {num} ({e['name']})"
+        if not ctx.expect(num in b and num in a, f"{subject}: not a storage IRQ of ground truth"):
+            continue
+        disk, t = b[num]
+        ctx.equal(subject, "device", e["device"], disk)
+        ctx.equal(subject, "current", e["current"], t["smp_affinity_list"], fixlib.same_cpus)
+        ctx.equal(subject, "managed", e["managed"], t["managed"] == "1")
+        res = e["result"] or {}
+        if e["action"] == "move":
+            now = a[num][1]
+            ctx.equal(subject, "target (kernel after the fix)", e["target"], now["smp_affinity_list"],
+                      fixlib.same_cpus)
+            ctx.equal(subject, "result.affinity", res.get("affinity"), now["smp_affinity_list"], fixlib.same_cpus)
+            outside = not cpuset(now["effective_affinity_list"]) <= cpuset(e["target"])
+            ctx.equal(subject, "result.status", res.get("status"),
+                      "applied-effective-differs" if outside else "applied")
+            if not fixlib.same_cpus(res.get("effective_affinity"), now["effective_affinity_list"]):
+                ctx.expect(not outside, f"{subject}: result.effective_affinity={res.get('effective_affinity')} "
+                           f"ground-truth={now['effective_affinity_list']}")
+        elif e["action"] == "skip":
+            ctx.equal(subject, "result.status", res.get("status"), "skipped")
+        failed += res.get("status") == "failed"
+    ctx.equal("fix", "summary.failed", doc["summary"]["failed"], failed)
+    ctx.equal("fix", "exit code", fixlib.rc(ctx, "fix"), 1 if failed else 0)
+
+    planned_disks = {e["device"] for e in doc["irqs"]}
+    for num, (disk, t) in sorted(b.items()):
+        subject = f"{disk}: irq {num} ({t['actions']})"
+        if num not in a:
+            ctx.fail(f"{subject}: gone after the fix")
+            continue
+        if t["managed"] == "1":
+            fixlib.kernel_equal(ctx, subject, "smp_affinity_list after the fix (managed)",
+                                a[num][1]["smp_affinity_list"], t["smp_affinity_list"])
+            if disk in planned_disks:
+                e = plan_by_irq.get(num)
+                if ctx.expect(e is not None, f"fix: {subject}: managed vector of a planned device missing from the plan"):
+                    ctx.equal(f"fix: irq {num}", "action", e["action"], "skip")
+        elif num not in moved:
+            fixlib.kernel_equal(ctx, subject, "smp_affinity_list after the fix (not planned to move)",
+                                a[num][1]["smp_affinity_list"], t["smp_affinity_list"])
+
+    fired = 0
+    for num, e in sorted(moved.items()):
+        count_after = sum(int(x) for x in a[num][1]["per_cpu_count"].split(",") if x)
+        count_io = sum(int(x) for x in io[num][1]["per_cpu_count"].split(",") if x)
+        if count_io > count_after:
+            fired += 1
+            ctx.expect(cpuset(io[num][1]["effective_affinity_list"]) <= cpuset(e["target"]),
+                       f"{io[num][0]}: irq {num}: fired after the fix but the kernel delivers on CPU "
+                       f"{io[num][1]['effective_affinity_list']}, outside the target {e['target']}")
+    ctx.expect(fired, "test bed: no moved vector fired during the reads from every disk")
+
+    fixlib.check_journal(ctx, "fix", fixlib.journal(ctx, "journal-fix.json"),
+                         {n: (b[n][1]["smp_affinity_list"], e["target"]) for n, e in moved.items()})
+    placed = fixlib.check_json(ctx, "placed")
+    if placed is not None:
+        for dev in placed.get("devices", []):
+            for path in dev.get("paths") or []:
+                for irq in (path.get("pci") or {}).get("irqs", []):
+                    ctx.equal(f"check after fix: {dev['name']}: irq {irq['irq']} ({irq.get('name')})",
+                              "placed_by_numastor", irq.get("placed_by_numastor"), irq["irq"] in moved)
+
+    rev = fixlib.json_out(ctx, "revert")
+    ctx.equal("revert", "exit code", fixlib.rc(ctx, "revert"), 0)
+    if rev is not None:
+        ctx.equal("revert", "failed", rev["failed"], 0)
+        ctx.equal("revert", "reverted", len(rev["reverted"]), len(moved))
+        for item in rev["reverted"]:
+            ctx.expect(item["restored"] is True, f"revert: {item['what']}: not restored ({item['problem']})")
+    for num, (disk, t) in sorted(b.items()):
+        if num in r:
+            fixlib.kernel_equal(ctx, f"{disk}: irq {num} ({t['actions']})", "smp_affinity_list after revert",
+                                r[num][1]["smp_affinity_list"], t["smp_affinity_list"])
+    ctx.expect(ctx.read("journal-revert.json") is None, "revert: /run/numastor/journal.json still there")
