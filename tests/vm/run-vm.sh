@@ -26,8 +26,9 @@
 # ARGS" replaces -smp's value (4,sockets=2,cores=2,threads=1), "cpu MODEL[,PROPS]" adds -cpu,
 # and "numa ARGS" lines (each one -numa ARGS, in order) replace the two -numa node lines
 # (node 0 = CPUs 0-1, node 1 = CPUs 2-3); the memory backends m0 and m1 (1G each) stay for
-# them to name. The server scenario's machine: "smp 16,maxcpus=24,sockets=2,cores=6,threads=2"
-# with "numa cpu,node-id=N,socket-id=N" per socket. Every other scenario's machine stays as it is.
+# them to name; "accel PROPS" is appended to -accel tcg. The server scenario's machine: "smp
+# 16,maxcpus=24,sockets=2,cores=6,threads=2" with "numa cpu,node-id=N,socket-id=N" per socket.
+# Every other scenario's machine stays as it is.
 #
 # Every machine has the bed's NVMe subsystem too: qemu's nvme-subsys with two nvme controllers
 # of one serial (NSMPATH0001) sharing namespace 1, one on the root bus pcie.0 and one behind the
@@ -94,7 +95,7 @@ if [[ -f "$extra_file" ]]; then
 	done < "$extra_file"
 fi
 
-machine_props=q35 memory_props=2G smp_props=4,sockets=2,cores=2,threads=1
+machine_props=q35 memory_props=2G smp_props=4,sockets=2,cores=2,threads=1 accel_props=tcg
 # shellcheck disable=SC2054 # the commas belong to qemu option values
 numa_args=(-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1)
 cpu_args=() scenario_numa=()
@@ -109,7 +110,8 @@ if [[ -f "$machine_file" ]]; then
 		smp) smp_props=${props// /} ;;
 		cpu) cpu_args=(-cpu "${props// /}") ;;
 		numa) scenario_numa+=(-numa "${props// /}") ;;
-		*) vm_die "$machine_file: unknown line '$key $props' (machine, memory, smp, cpu or numa)" ;;
+		accel) accel_props+=",${props// /}" ;;
+		*) vm_die "$machine_file: unknown line '$key $props' (machine, memory, smp, cpu, numa or accel)" ;;
 		esac
 	done < "$machine_file"
 fi
@@ -131,7 +133,7 @@ fi
 
 # shellcheck disable=SC2054 # the commas belong to qemu option values
 qemu_args=(
-	-accel tcg -nographic -nodefaults -no-reboot -monitor none
+	-accel "$accel_props" -nographic -nodefaults -no-reboot -monitor none
 	-machine "$machine_props" "${cpu_args[@]}" -smp "$smp_props" -m "$memory_props"
 	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
 	"${numa_args[@]}"
