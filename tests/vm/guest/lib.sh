@@ -503,6 +503,25 @@ vm_irqs() {
 	done
 }
 
+# Every IRQ of the machine with its counts (vm_irqs and per_cpu_count), one line each:
+#   <irq> <actions> <smp_affinity_list> <effective_affinity_list> <per_cpu_count>
+# A reading of where everything sits and whether it fired, for a machine whose full vm_truth
+# (every queue and vector, managed-ness probed) takes seconds under TCG.
+vm_irqs_counts() {
+	local _d _n _a _s _e
+	for _d in /proc/irq/[0-9]*; do
+		_n=${_d##*/}
+		_rd "/sys/kernel/irq/$_n/actions"
+		_a=$_v
+		_rd "$_d/smp_affinity_list"
+		_s=$_v
+		_rd "$_d/effective_affinity_list"
+		_e=$_v
+		_rd "/sys/kernel/irq/$_n/per_cpu_count"
+		_t "$_n" "$_a" "$_s" "$_e" "$_v"
+	done
+}
+
 # Read a little from every disk with O_DIRECT so that each queue's vector fires: on x86
 # without interrupt remapping a new affinity takes effect at the vector's next interrupt.
 vm_fire_disks() {
