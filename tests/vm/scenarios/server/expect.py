@@ -12,10 +12,11 @@ nothing.
 
 Stock checks: compare.py holds `check --json` to ground truth for every disk, path, PCI
 function, IRQ and hardware queue (a queue's nodes are those of its online CPUs, none for a
-queue of not-present CPUs alone; online_cpus its CPUs that the kernel lists online), and the
+queue of offline or not-present CPUs alone; online_cpus its CPUs that the kernel lists
+online), and the
 stock scenario's own expectations hold here too (its findings and exit code, the two NVMe's
 nodes, the multipath head's paths, the measured pairing: at least 16 queue/CPU pairs; here
-from CPUs 0, 1, 11, 12, 13 and 15, the other queues by the kernel's naming).
+from CPUs 0, 1, 11, 12 and 13, the other queues by the kernel's naming).
 
 Fix (not in a capture's replay): the guest put the node-1 HBA's one unmanaged vector on CPU 0
 (node 0) by hand. Then:
@@ -24,12 +25,15 @@ Fix (not in a capture's replay): the guest put the node-1 HBA's one unmanaged ve
   not there, never the other node);
 - `fix --json` makes the same moves; each reads back at its target in the kernel, result.status
   applied, or applied-effective-differs exactly when the kernel's effective CPU is outside the
-  target; managed vectors untouched (those of planned devices listed as skipped); no other
-  storage IRQ moved; exit 1 exactly when an entry failed; the journal holds the previous values;
+  target; no other IRQ of the machine moved (managed vectors of planned devices listed as
+  skipped); exit 1 exactly when an entry failed; the journal holds the previous values;
   `check --json` marks exactly the moved IRQs placed_by_numastor; once a moved vector fired the
   kernel delivers it inside the target;
-- `fix --revert --json` restores every storage IRQ's exact smp_affinity_list (the misplaced
-  vector back on CPU 0), reports each restored, and removes the journal.
+- `fix --revert --json` restores every IRQ's exact smp_affinity_list (the misplaced vector back
+  on CPU 0), reports each restored, and removes the journal.
+Ground truth for fix: the guest's full vm_truth once before it (disks, functions,
+managed-ness), and every IRQ of the machine with its counts (vm_irqs_counts) before, after the
+dry run, after the fix, after every disk was read, and after the revert.
 """
 
 import importlib.util
@@ -138,18 +142,34 @@ def facts(ctx, key):
             if line.split("\t", 1)[0] == key]
 
 
+def irq_readings(ctx, name):
+    """A vm_irqs_counts reading: {irq: {"actions", "affinity", "effective", "count"}}, count the
+    sum of its per_cpu_count."""
+    out = {}
+    for line in (ctx.read(name) or "").splitlines():
+        rec = line.split("\t")
+        if len(rec) == 5:
+            out[int(rec[0])] = {"actions": rec[1], "affinity": rec[2], "effective": rec[3],
+                                "count": sum(int(x) for x in rec[4].split(",") if x)}
+    if not out:
+        ctx.fail(f"test bed: no IRQ reading {name}")
+    return out
+
+
 def check_fix(ctx):
     before = fixlib.truth(ctx, "before.txt")
-    after = fixlib.truth(ctx, "after-fix.txt")
-    after_io = fixlib.truth(ctx, "after-io.txt")
-    reverted = fixlib.truth(ctx, "after-revert.txt")
-    b, a, io, r = (fixlib.storage_irqs(t) for t in (before, after, after_io, reverted))
+    b = fixlib.storage_irqs(before)
+    i_before, i_plan, i_fix, i_io, i_revert = (irq_readings(ctx, f"irqs-{step}.txt")
+                                               for step in ("before", "plan", "fix", "io", "revert"))
     misplaced = sorted(int(x) for x in facts(ctx, "misplaced"))
     if not ctx.expect(misplaced, "test bed: the guest put no vector of the node-1 HBA on CPU 0"):
         return
     for num in misplaced:
         ctx.expect(num in b and b[num][1]["smp_affinity_list"] == "0" and b[num][1]["managed"] == "0",
                    f"test bed: irq {num}: not an unmanaged storage vector on CPU 0 before the fix")
+    for num, (disk, t) in sorted(b.items()):
+        ctx.expect(num in i_before and i_before[num]["affinity"] == t["smp_affinity_list"],
+                   f"test bed: {disk}: irq {num}: the two readings before the fix disagree")
 
     # The dry run: the misplaced vectors planned, nothing changed, every target on the device's node.
     plan = fixlib.json_out(ctx, "plan")
@@ -162,11 +182,9 @@ def check_fix(ctx):
     for num in misplaced:
         ctx.expect(num in planned, f"plan: irq {num} ({b[num][1]['actions']}), node-1 HBA's vector on CPU 0 "
                    f"(node 0): not planned to move; plan: {sorted(planned)}")
-    plan_irqs = fixlib.irqs(ctx, "irqs-plan.txt")
-    for num, (disk, t) in sorted(b.items()):
-        if num in plan_irqs:
-            fixlib.kernel_equal(ctx, f"{disk}: irq {num} ({t['actions']})", "smp_affinity_list after --dry-run",
-                                plan_irqs[num]["affinity"], t["smp_affinity_list"])
+    for num, i in sorted(i_before.items()):
+        fixlib.kernel_equal(ctx, f"irq {num} ({i['actions']})", "smp_affinity_list after --dry-run",
+                            i_plan.get(num, {}).get("affinity"), i["affinity"])
     online = cpuset(before.machine["online_cpus"])
     for num, e in sorted(planned.items()):
         subject = f"plan: irq {num} ({e['name']})"
@@ -192,7 +210,7 @@ def check_fix(ctx):
     failed = 0
     for num, e in sorted(plan_by_irq.items()):
         subject = f"fix: irq {num} ({e['name']})"
-        if not ctx.expect(num in b and num in a, f"{subject}: not a storage IRQ of ground truth"):
+        if not ctx.expect(num in b and num in i_fix, f"{subject}: not a storage IRQ of ground truth"):
             continue
         disk, t = b[num]
         ctx.equal(subject, "device", e["device"], disk)
@@ -200,48 +218,44 @@ def check_fix(ctx):
         ctx.equal(subject, "managed", e["managed"], t["managed"] == "1")
         res = e["result"] or {}
         if e["action"] == "move":
-            now = a[num][1]
-            ctx.equal(subject, "target (kernel after the fix)", e["target"], now["smp_affinity_list"],
-                      fixlib.same_cpus)
-            ctx.equal(subject, "result.affinity", res.get("affinity"), now["smp_affinity_list"], fixlib.same_cpus)
-            outside = not cpuset(now["effective_affinity_list"]) <= cpuset(e["target"])
+            now = i_fix[num]
+            ctx.equal(subject, "target (kernel after the fix)", e["target"], now["affinity"], fixlib.same_cpus)
+            ctx.equal(subject, "result.affinity", res.get("affinity"), now["affinity"], fixlib.same_cpus)
+            outside = not cpuset(now["effective"]) <= cpuset(e["target"])
             ctx.equal(subject, "result.status", res.get("status"),
                       "applied-effective-differs" if outside else "applied")
-            if not fixlib.same_cpus(res.get("effective_affinity"), now["effective_affinity_list"]):
+            # what numastor read back, unless the deferred move completed in between
+            if not fixlib.same_cpus(res.get("effective_affinity"), now["effective"]):
                 ctx.expect(not outside, f"{subject}: result.effective_affinity={res.get('effective_affinity')} "
-                           f"ground-truth={now['effective_affinity_list']}")
+                           f"ground-truth={now['effective']}")
         elif e["action"] == "skip":
             ctx.equal(subject, "result.status", res.get("status"), "skipped")
         failed += res.get("status") == "failed"
     ctx.equal("fix", "summary.failed", doc["summary"]["failed"], failed)
     ctx.equal("fix", "exit code", fixlib.rc(ctx, "fix"), 1 if failed else 0)
 
+    # Nothing but the moves changed, in the whole machine; managed vectors of planned devices
+    # are in the plan as skipped.
+    for num, i in sorted(i_before.items()):
+        if num not in moved:
+            fixlib.kernel_equal(ctx, f"irq {num} ({i['actions']})", "smp_affinity_list after the fix (not moved)",
+                                i_fix.get(num, {}).get("affinity"), i["affinity"])
     planned_disks = {e["device"] for e in doc["irqs"]}
     for num, (disk, t) in sorted(b.items()):
-        subject = f"{disk}: irq {num} ({t['actions']})"
-        if num not in a:
-            ctx.fail(f"{subject}: gone after the fix")
-            continue
-        if t["managed"] == "1":
-            fixlib.kernel_equal(ctx, subject, "smp_affinity_list after the fix (managed)",
-                                a[num][1]["smp_affinity_list"], t["smp_affinity_list"])
-            if disk in planned_disks:
-                e = plan_by_irq.get(num)
-                if ctx.expect(e is not None, f"fix: {subject}: managed vector of a planned device missing from the plan"):
-                    ctx.equal(f"fix: irq {num}", "action", e["action"], "skip")
-        elif num not in moved:
-            fixlib.kernel_equal(ctx, subject, "smp_affinity_list after the fix (not planned to move)",
-                                a[num][1]["smp_affinity_list"], t["smp_affinity_list"])
+        if t["managed"] == "1" and disk in planned_disks:
+            e = plan_by_irq.get(num)
+            if ctx.expect(e is not None, f"fix: {disk}: irq {num}: managed vector of a planned device missing "
+                          "from the plan"):
+                ctx.equal(f"fix: irq {num}", "action", e["action"], "skip")
 
+    # Once a moved vector fired, the kernel delivers it inside the target.
     fired = 0
     for num, e in sorted(moved.items()):
-        count_after = sum(int(x) for x in a[num][1]["per_cpu_count"].split(",") if x)
-        count_io = sum(int(x) for x in io[num][1]["per_cpu_count"].split(",") if x)
-        if count_io > count_after:
+        if num in i_io and i_io[num]["count"] > i_fix[num]["count"]:
             fired += 1
-            ctx.expect(cpuset(io[num][1]["effective_affinity_list"]) <= cpuset(e["target"]),
-                       f"{io[num][0]}: irq {num}: fired after the fix but the kernel delivers on CPU "
-                       f"{io[num][1]['effective_affinity_list']}, outside the target {e['target']}")
+            ctx.expect(cpuset(i_io[num]["effective"]) <= cpuset(e["target"]),
+                       f"irq {num} ({e['name']}): fired after the fix but the kernel delivers on CPU "
+                       f"{i_io[num]['effective']}, outside the target {e['target']}")
     ctx.expect(fired, "test bed: no moved vector fired during the reads from every disk")
 
     fixlib.check_journal(ctx, "fix", fixlib.journal(ctx, "journal-fix.json"),
@@ -254,6 +268,7 @@ def check_fix(ctx):
                     ctx.equal(f"check after fix: {dev['name']}: irq {irq['irq']} ({irq.get('name')})",
                               "placed_by_numastor", irq.get("placed_by_numastor"), irq["irq"] in moved)
 
+    # Revert: every IRQ of the machine back to its exact previous smp_affinity_list.
     rev = fixlib.json_out(ctx, "revert")
     ctx.equal("revert", "exit code", fixlib.rc(ctx, "revert"), 0)
     if rev is not None:
@@ -261,8 +276,7 @@ def check_fix(ctx):
         ctx.equal("revert", "reverted", len(rev["reverted"]), len(moved))
         for item in rev["reverted"]:
             ctx.expect(item["restored"] is True, f"revert: {item['what']}: not restored ({item['problem']})")
-    for num, (disk, t) in sorted(b.items()):
-        if num in r:
-            fixlib.kernel_equal(ctx, f"{disk}: irq {num} ({t['actions']})", "smp_affinity_list after revert",
-                                r[num][1]["smp_affinity_list"], t["smp_affinity_list"])
+    for num, i in sorted(i_before.items()):
+        fixlib.kernel_equal(ctx, f"irq {num} ({i['actions']})", "smp_affinity_list after revert",
+                            i_revert.get(num, {}).get("affinity"), i["affinity"])
     ctx.expect(ctx.read("journal-revert.json") is None, "revert: /run/numastor/journal.json still there")
