@@ -130,6 +130,33 @@ int ns_cpuset_copy(struct ns_cpuset *dst, const struct ns_cpuset *src)
 	return ns_cpuset_or(dst, src);
 }
 
+static int combine(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b, bool invert)
+{
+	size_t n = a->nwords;
+	unsigned long *w = n ? malloc(n * sizeof(*w)) : NULL;
+
+	if (n && !w)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		w[i] = a->words[i] & (invert ? ~word(b, i) : word(b, i));
+	bool known = a->known && b->known;
+	ns_cpuset_clear(dst);
+	dst->words = w;
+	dst->nwords = n;
+	dst->known = known;
+	return 0;
+}
+
+int ns_cpuset_and(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b)
+{
+	return combine(dst, a, b, false);
+}
+
+int ns_cpuset_andnot(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b)
+{
+	return combine(dst, a, b, true);
+}
+
 /* Set CPUs a..b, whole words at a time; the storage is already grown to hold b. */
 static void set_range(struct ns_cpuset *s, unsigned a, unsigned b)
 {

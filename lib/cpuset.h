@@ -30,6 +30,9 @@ bool ns_cpuset_subset(const struct ns_cpuset *a, const struct ns_cpuset *of);
 bool ns_cpuset_intersects(const struct ns_cpuset *a, const struct ns_cpuset *b);
 int ns_cpuset_or(struct ns_cpuset *dst, const struct ns_cpuset *src);
 int ns_cpuset_copy(struct ns_cpuset *dst, const struct ns_cpuset *src);
+/* dst = a & b, dst = a & ~b (dst may be a); known when both are. */
+int ns_cpuset_and(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b);
+int ns_cpuset_andnot(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b);
 
 /*
  * "0-3,8,10-11"; also takes the "0, 1, 2, 3" form of blk-mq cpu_list and an empty string.
