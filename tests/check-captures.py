@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Real-kernel captures, replayed on every test run: each directory under
-tests/fixtures/captures/ is the `stock` scenario of the VM bed on one of Debian's kernels
-(tests/vm/keep-capture.sh made it): `numastor snapshot` of the guest taken between two readings
-of the guest's own ground truth (truth-before.txt, truth.txt: the kernel's files as the bed's
-shell read them), the queue -> vector pairing measured with I/O pinned to each CPU
-(pairing.txt), and what that kernel showed (kernel-facts.txt).
+tests/fixtures/captures/ is the `stock` scenario of the VM bed on one of Debian's kernels, or
+(a file `scenario` naming it) another scenario that takes the same capture, such as `server`,
+the server-shaped machine (tests/vm/keep-capture.sh made them): `numastor snapshot` of the
+guest taken between two readings of the guest's own ground truth (truth-before.txt,
+truth.txt: the kernel's files as the bed's shell read them), the queue -> vector pairing
+measured with I/O pinned to each CPU (pairing.txt), what that kernel showed (kernel-facts.txt)
+and, for the server machine, its CPU topology (topology.txt). A text file may be kept gzip'd
+(FILE.gz: the server machine's ground truth is large).
 
 Each capture is replayed with `numastor check --snapshot` and held to its ground truth by the
-bed's own comparison (tests/vm/compare.py with the stock scenario's expectations): every disk,
-path, PCI function, IRQ and hardware queue, the pinned findings and exit code. Then:
+bed's own comparison (tests/vm/compare.py with its scenario's expectations, stock's by default):
+every disk, path, PCI function, IRQ and hardware queue (on the server machine also the queues of
+not-present CPUs: no nodes, no online CPUs), the pinned findings and exit code. Then:
 
 - where the kernel has no request-queue file for a bio-based disk (6.12's multipath head has no
   queue/rq_affinity), the report has no note about it; its twin, the same file removed from a
@@ -18,6 +22,7 @@ path, PCI function, IRQ and hardware queue, the pinned findings and exit code. T
 
     check-captures.py NUMASTOR
 """
+import gzip
 import json
 import os
 import shutil
@@ -29,8 +34,8 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURES = os.path.join(HERE, "fixtures", "captures")
 COMPARE = os.path.join(HERE, "vm", "compare.py")
-STOCK = os.path.join(HERE, "vm", "scenarios", "stock")
-KEPT = ("truth.txt", "truth-before.txt", "pairing.txt", "scenario.rc", "notes.txt")
+SCENARIOS = os.path.join(HERE, "vm", "scenarios")
+KEPT = ("truth.txt", "truth-before.txt", "pairing.txt", "scenario.rc", "notes.txt", "topology.txt")
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 failures = 0
@@ -40,6 +45,21 @@ def fail(msg):
     global failures
     failures += 1
     print(f"FAIL {msg}")
+
+
+def kept(cdir, name):
+    """A kept file's path, FILE or (gzip'd) FILE.gz; None when the capture has neither."""
+    for path in (os.path.join(cdir, name), os.path.join(cdir, name + ".gz")):
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def copy_kept(src, dest):
+    """A kept file into dest under its plain name, uncompressed."""
+    opener = gzip.open if src.endswith(".gz") else open
+    with opener(src, "rb") as f, open(os.path.join(dest, os.path.basename(src).removesuffix(".gz")), "wb") as out:
+        shutil.copyfileobj(f, out)
 
 
 def truth_disks(path):
@@ -79,21 +99,29 @@ def check_capture(numastor, name, cdir):
         res = os.path.join(tmp, "result")
         os.mkdir(res)
         for f in KEPT:
-            if os.path.exists(os.path.join(cdir, f)):
-                shutil.copy(os.path.join(cdir, f), res)
+            if kept(cdir, f):
+                copy_kept(kept(cdir, f), res)
+        scenario = "stock"
+        if os.path.exists(os.path.join(cdir, "scenario")):
+            with open(os.path.join(cdir, "scenario"), encoding="utf-8") as f:
+                scenario = f.read().strip()
+        sdir = os.path.join(SCENARIOS, scenario)
+        if not os.path.isfile(os.path.join(sdir, "guest.sh")):
+            fail(f"{name}: the capture names scenario {scenario!r}, which the bed does not have")
+            return
         p = replay(numastor, ["--snapshot", bundle])
         for ext, text in (("out", p.stdout), ("err", p.stderr), ("rc", f"{p.returncode}\n")):
             with open(os.path.join(res, f"check.{ext}"), "w", encoding="utf-8") as f:
                 f.write(text)
         with open(os.path.join(res, "replayed"), "w", encoding="utf-8") as f:
             f.write(bundle + "\n")
-        c = subprocess.run([sys.executable, COMPARE, res, STOCK], capture_output=True, text=True)
+        c = subprocess.run([sys.executable, COMPARE, res, sdir], capture_output=True, text=True)
         if c.returncode != 0:
             fail(f"{name}: the replayed report disagrees with the capture's ground truth:\n"
                  + "".join("    " + line + "\n" for line in c.stdout.splitlines()[:30]))
             return
         doc = json.loads(p.stdout)
-        truth = truth_disks(os.path.join(cdir, "truth.txt"))
+        truth = truth_disks(os.path.join(res, "truth.txt"))
         notes = doc.get("notes") or []
 
         # no note for a request-queue file a bio-based disk does not have
@@ -144,7 +172,7 @@ def check_capture(numastor, name, cdir):
             if not [n for n in twin.get("notes") or [] if n.get("subject") == victim[0]
                     and n.get("field") == "queue.rq_affinity"]:
                 fail(f"{name}: twin: {victim[0]} (blk-mq) lost queue/rq_affinity and no note says so")
-        print(f"PASS {name}: {len(truth)} disks held to the capture's ground truth, "
+        print(f"PASS {name}: {len(truth)} disks held to the capture's ground truth ({scenario}), "
               f"{len(sources)} vectors' sources, {len(absent)} absent request-queue files un-noted, twin noted")
 
 

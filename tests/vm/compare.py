@@ -405,8 +405,11 @@ def compare_irq(ctx, disk, irq, num, truth_irq, truth_irq_before, hctx, pairing_
     # whose CPUs' reads completed on this vector; none when no read did), else by its name.
     measured = ctx.truth.measured(pairing_disk or disk)
     named = named_queue(truth_irq["actions"])
-    if measured:
-        cpus = {cpu for cpu, grew in measured.items() if num in grew}
+    cpus = {cpu for cpu, grew in measured.items() if num in grew}
+    # a queue none of whose CPUs read (not online, or left out of the measurement:
+    # VM_PAIR_CPUS) may be this vector's even though no read grew it: then its name tells
+    unmeasured = [i for i, q in hctx.items() if not cpuset(q["cpu_list"]) & set(measured)]
+    if measured and (cpus or not unmeasured):
         queues = sorted(i for i, q in hctx.items() if cpus & cpuset(q["cpu_list"]))
         if len(queues) > 1:
             ctx.fail(f"{subject}: hw_queue: reads of queues {queues} all completed on this vector")
@@ -497,10 +500,12 @@ def compare_queue_irq(ctx, disk, index, h, pairing_disk=None, subject=None, numa
             if eff is not None and not set(where) <= cpuset(eff):
                 ctx.mismatch(subject, f"irq {irq} effective_affinity (measured delivery CPUs)", eff, cpulist(where))
         ctx.measured_pairs += seen
-        if seen or not any(cpu in measured for cpu in cpus):
+        if seen:
             return
-        ctx.fail(f"{subject}: reads from CPUs {cpulist(cpus)} completed on no vector of this disk's function")
-        return
+        if any(cpu in measured for cpu in cpus):
+            ctx.fail(f"{subject}: reads from CPUs {cpulist(cpus)} completed on no vector of this disk's function")
+            return
+        # none of the queue's CPUs read (not online, or not measured): the kernel's naming
     named = [n for n, t in irqs.items() if isinstance(named_queue(t["actions"]), int)
              and not isinstance(named_queue(t["actions"]), bool) and named_queue(t["actions"]) == index]
     if named:
@@ -602,7 +607,9 @@ def compare_queues(ctx, disk, tdisk, queues, numastor_irqs, pairing_disk=None, l
     """numastor's hardware queues (by index) against ground-truth disk tdisk's: CPUs, tags,
     the nodes of those CPUs, the memory node where measured, and each queue's vector."""
     hctx = ctx.truth.hctx.get(tdisk, {})
-    ctx.equal(disk, label + "hw_queues", sorted(queues, key=str), sorted(hctx))
+    ctx.equal(disk, label + "hw_queues", sorted(queues, key=index_order), sorted(hctx))
+    online = cpuset(ctx.truth.machine.get("online_cpus", ""))
+    reports_online = schema_has_online_cpus()
     for index, th in sorted(hctx.items()):
         h = queues.get(index)
         if h is None:
@@ -618,7 +625,27 @@ def compare_queues(ctx, disk, tdisk, queues, numastor_irqs, pairing_disk=None, l
         cpus = cpuset(th["cpu_list"]) | iso
         ctx.equal_cpus(subject, "cpus", h.get("cpus"), cpulist(cpus))
         ctx.equal(subject, "nr_tags", h.get("nr_tags"), int(th["nr_tags"]))
-        ctx.equal(subject, "nodes", h.get("nodes"), sorted({ctx.truth.node_of_cpu(c) for c in cpus}))
+        # With more possible than present CPUs (hotplug headroom) blk-mq maps queues to CPUs
+        # that are not online, some (nvme: one queue per possible CPU) to those alone. The
+        # kernel names a node only for an online CPU (nodeN/cpulist): a queue's nodes are its
+        # online CPUs' nodes, none when it serves no online CPU. online_cpus is the queue's CPUs
+        # that /sys/devices/system/cpu/online lists ("" for none).
+        served = cpus & online
+        nodes = {ctx.truth.node_of_cpu(c) for c in served}
+        if None in nodes:
+            ctx.fail(f"{subject}: test bed: online CPUs {cpulist(c for c in served if ctx.truth.node_of_cpu(c) is None)} "
+                     "are in no node's cpulist")
+            nodes.discard(None)
+        ctx.equal(subject, "nodes", h.get("nodes"), sorted(nodes))
+        if h.get("nodes") is not None and (h.get("nodes") == []) != (not served):
+            ctx.fail(f"{subject}: nodes: numastor={fmt(h.get('nodes'))} while the queue serves "
+                     f"{'no online CPU' if not served else 'online CPUs ' + cpulist(served)} (cpus {cpulist(cpus)})")
+        if "online_cpus" in h or reports_online:
+            ctx.equal(subject, "online_cpus", h.get("online_cpus"), cpulist(served),
+                      lambda a, b: a is not None and cpuset(a) == cpuset(b))
+        elif cpus - online:
+            ctx.inferred.append(f"{subject}: online_cpus (not in this numastor's report; CPUs "
+                                f"{cpulist(cpus - online)} not online)")
         mem = th.get("memory_node", "inferred")
         if mem == "inferred":
             ctx.inferred.append(f"{subject}: memory_node")
@@ -626,6 +653,25 @@ def compare_queues(ctx, disk, tdisk, queues, numastor_irqs, pairing_disk=None, l
             ctx.equal(subject, "memory_node", h.get("memory_node"), int(mem))
         compare_queue_irq(ctx, tdisk, index, h, pairing_disk=pairing_disk, subject=subject,
                           numastor_irqs=numastor_irqs)
+
+
+def index_order(index):
+    """Hardware queue indexes in numeric order (a null or odd index last, not a crash)."""
+    return (0, index, "") if isinstance(index, int) and not isinstance(index, bool) else (1, 0, str(index))
+
+
+_ONLINE_CPUS_IN_SCHEMA = None
+
+
+def schema_has_online_cpus():
+    """Does check --json's schema give a hardware queue online_cpus? Then every queue must
+    carry it (the schema's own check already says so when it is required)."""
+    global _ONLINE_CPUS_IN_SCHEMA
+    if _ONLINE_CPUS_IN_SCHEMA is None:
+        with open(SCHEMA, encoding="utf-8") as f:
+            hw = json.load(f).get("$defs", {}).get("hw_queue", {})
+        _ONLINE_CPUS_IN_SCHEMA = "online_cpus" in hw.get("properties", {})
+    return _ONLINE_CPUS_IN_SCHEMA
 
 
 def compare_memory_nodes(ctx, disk, tdisks, alloc):

@@ -22,7 +22,13 @@
 # A scenario may also add properties to the machine and its memory: scenarios/SCENARIO/machine
 # holds lines "machine PROPS" (appended to -machine q35) and "memory PROPS" (appended to
 # -m 2G), '#' starting a comment; pmem's "machine nvdimm=on" and "memory slots=2,maxmem=4G"
-# make room for its nvdimm. Every other scenario's machine stays as it is.
+# make room for its nvdimm. It may also replace the CPU topology and the NUMA layout: "smp
+# ARGS" replaces -smp's value (4,sockets=2,cores=2,threads=1), "cpu MODEL[,PROPS]" adds -cpu,
+# and "numa ARGS" lines (each one -numa ARGS, in order) replace the two -numa node lines
+# (node 0 = CPUs 0-1, node 1 = CPUs 2-3); the memory backends m0 and m1 (1G each) stay for
+# them to name; "accel PROPS" is appended to -accel tcg. The server scenario's machine: "smp
+# 16,maxcpus=24,sockets=2,cores=6,threads=2" with "numa cpu,node-id=N,socket-id=N" per socket.
+# Every other scenario's machine stays as it is.
 #
 # Every machine has the bed's NVMe subsystem too: qemu's nvme-subsys with two nvme controllers
 # of one serial (NSMPATH0001) sharing namespace 1, one on the root bus pcie.0 and one behind the
@@ -89,7 +95,10 @@ if [[ -f "$extra_file" ]]; then
 	done < "$extra_file"
 fi
 
-machine_props=q35 memory_props=2G
+machine_props=q35 memory_props=2G smp_props=4,sockets=2,cores=2,threads=1 accel_props=tcg
+# shellcheck disable=SC2054 # the commas belong to qemu option values
+numa_args=(-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1)
+cpu_args=() scenario_numa=()
 machine_file="$VM_DIR/scenarios/$scenario/machine"
 if [[ -f "$machine_file" ]]; then
 	while read -r key props; do
@@ -98,10 +107,15 @@ if [[ -f "$machine_file" ]]; then
 		'' | '#'*) ;;
 		machine) machine_props+=",${props// /}" ;;
 		memory) memory_props+=",${props// /}" ;;
-		*) vm_die "$machine_file: unknown line '$key $props' (machine or memory)" ;;
+		smp) smp_props=${props// /} ;;
+		cpu) cpu_args=(-cpu "${props// /}") ;;
+		numa) scenario_numa+=(-numa "${props// /}") ;;
+		accel) accel_props+=",${props// /}" ;;
+		*) vm_die "$machine_file: unknown line '$key $props' (machine, memory, smp, cpu, numa or accel)" ;;
 		esac
 	done < "$machine_file"
 fi
+((${#scenario_numa[@]} == 0)) || numa_args=("${scenario_numa[@]}")
 
 # The node-1 HBA: megasas-gen2 where the kernel has megaraid_sas; the cloud flavour has none,
 # and there an ich9-ahci (libata, one unmanaged MSI vector as megasas has) takes its place
@@ -119,10 +133,10 @@ fi
 
 # shellcheck disable=SC2054 # the commas belong to qemu option values
 qemu_args=(
-	-accel tcg -nographic -nodefaults -no-reboot -monitor none
-	-machine "$machine_props" -smp 4,sockets=2,cores=2,threads=1 -m "$memory_props"
+	-accel "$accel_props" -nographic -nodefaults -no-reboot -monitor none
+	-machine "$machine_props" "${cpu_args[@]}" -smp "$smp_props" -m "$memory_props"
 	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
-	-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1
+	"${numa_args[@]}"
 	-kernel "$kdir/vmlinux" -initrd "$initrd"
 	-append "console=ttyS0 panic=-1 quiet numastor_vm.scenario=$scenario $append"
 	-serial "file:$outdir/console.log" -serial "file:$outdir/results.b64"

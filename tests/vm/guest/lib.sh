@@ -396,8 +396,11 @@ _fn_irqs() {
 # disk's PCI functions (each path's for a multipath head) read before and after. One line per
 # vector and CPU:  pair <disk> <cpu> <irq> <per_cpu_count before> <per_cpu_count after>
 # (compare.py takes the vector that grew as the queue's, the CPUs it grew on as where it
-# completes). Nothing else does I/O meanwhile.
+# completes). Nothing else does I/O meanwhile. VM_PAIR_CPUS ("0 1 12", space-separated) limits
+# the CPUs that read (a machine with many CPUs under TCG); compare.py holds the queues of the
+# others to the kernel's naming.
 VM_PAIR_READS=64
+VM_PAIR_CPUS=
 vm_measure_pairing() {
 	local _d _c _cpu _irqs _i _p _b _pol _sd
 	for _d in $(vm_disks); do
@@ -434,6 +437,10 @@ vm_measure_pairing() {
 			_cpu=${_c##*cpu}
 			_rd "$_c/online"
 			[ "$_v" = 0 ] && continue
+			case " ${VM_PAIR_CPUS:-$_cpu} " in
+			*" $_cpu "*) ;;
+			*) continue ;;
+			esac
 			_b=
 			for _i in $_irqs; do
 				_rd "/sys/kernel/irq/$_i/per_cpu_count"
@@ -493,6 +500,25 @@ vm_irqs() {
 		_s=$_v
 		_rd "$_d/effective_affinity_list"
 		_t "$_n" "$_a" "$_s" "$_v"
+	done
+}
+
+# Every IRQ of the machine with its counts (vm_irqs and per_cpu_count), one line each:
+#   <irq> <actions> <smp_affinity_list> <effective_affinity_list> <per_cpu_count>
+# A reading of where everything sits and whether it fired, for a machine whose full vm_truth
+# (every queue and vector, managed-ness probed) takes seconds under TCG.
+vm_irqs_counts() {
+	local _d _n _a _s _e
+	for _d in /proc/irq/[0-9]*; do
+		_n=${_d##*/}
+		_rd "/sys/kernel/irq/$_n/actions"
+		_a=$_v
+		_rd "$_d/smp_affinity_list"
+		_s=$_v
+		_rd "$_d/effective_affinity_list"
+		_e=$_v
+		_rd "/sys/kernel/irq/$_n/per_cpu_count"
+		_t "$_n" "$_a" "$_s" "$_e" "$_v"
 	done
 }
 
