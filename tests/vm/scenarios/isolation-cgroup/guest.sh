@@ -10,13 +10,14 @@ VM_DISKS=$((VM_DISKS + 1))
 vm_load_storage
 vm_wait_disks 60
 vm_cpu_cycle 2
-vm_cgroup2_mount
-vm_cpuset_partition nsiso 3 isolated
-vm_isolation_truth > "$VM_OUT/isolation.txt"
+# the pairing first: once CPU 3 is the partition's, the root cgroup's tasks may not run there
 vm_hctx_cpus > "$VM_OUT/hctx-cpus.txt"
 # shellcheck disable=SC2034 # read by vm_measure_pairing
 VM_PAIR_READS=32
 vm_measure_pairing > "$VM_OUT/iso-pairing.txt"
+vm_cgroup2_mount
+vm_cpuset_partition nsiso 3 isolated
+vm_isolation_truth > "$VM_OUT/isolation.txt"
 vm_truth > "$VM_OUT/probe.txt"
 vm_fire_disks
 vm_fire_admin
