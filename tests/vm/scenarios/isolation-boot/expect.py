@@ -40,7 +40,10 @@ def check(ctx):
                f"{cpulist(iso.cpu_isolated)!r}")
     ctx.expect(iso.nohz_full == cpuset(iso.params.get("nohz_full") or ""),
                f"test bed: nohz_full={iso.params.get('nohz_full')} but cpu/nohz_full reads {cpulist(iso.nohz_full)!r}")
-    ctx.expect(iso.cgroup == set(), f"test bed: cgroup-isolated CPUs {iso.cgroup!r} on a machine that made no partition")
+    # no partition was made (6.12's root cpuset.cpus.isolated lists the boot-time isolcpus= CPUs
+    # all the same: measured 2-3 on 6.12.95)
+    parts = sorted(k for k in iso.facts if k.startswith("cgroup.partition."))
+    ctx.expect(not parts, f"test bed: cgroup partitions {parts} on a machine that made none")
     # before cgroup2 was mounted
     nocg = isolib.Isolation(ctx, "isolation-nocgroup.txt")
     ctx.expect(not nocg.cgroup_mounted, "test bed: cgroup2 was mounted before the guest mounted it")
