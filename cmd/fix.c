@@ -25,7 +25,7 @@
 #include "util.h"
 
 /* fix's documents (plan, modules, revert); every change is listed in schema/CHANGES.md */
-#define FIX_SCHEMA_VERSION 3
+#define FIX_SCHEMA_VERSION 4
 /* --hotplug: the longest wait for a module swap or revert that holds the lock (a swap waits
  * up to 60 s per disk, then may roll back) */
 #define HOTPLUG_SWAP_WAIT_S 1800
@@ -184,6 +184,7 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 		json_object_object_add(x, "managed", e->managed < 0 ? NULL : json_object_new_boolean(e->managed));
 		json_object_object_add(x, "current", ns_cpuset_json(&e->current));
 		json_object_object_add(x, "target", ns_cpuset_json(&e->target));
+		json_object_object_add(x, "isolated_left_out", ns_cpuset_json(&e->isolated_left_out));
 		json_object_object_add(x, "action", json_object_new_string(ns_plan_action_name(e->action)));
 		json_object_object_add(x, "reason", json_object_new_string(e->reason));
 		json_object_object_add(x, "answers", json_object_new_string(e->answers));

@@ -98,6 +98,7 @@ static enum note_class note_class(const char *field)
 		{"online_cpus", NC_MACHINE},
 		{"isolated_cpus", NC_MACHINE},
 		{"nohz_full_cpus", NC_MACHINE},
+		{"isolation", NC_MACHINE},
 		{"kernel_max", NC_MACHINE},
 		{"kernel_release", NC_MACHINE},
 		{"tainted", NC_MACHINE},
@@ -175,6 +176,15 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 
 	family(out, "numastor_numa_nodes", "gauge", "NUMA nodes with CPUs or memory.");
 	fprintf(out, "numastor_numa_nodes %zu\n", m->nnodes);
+
+	family(out, "numastor_isolated_cpus", "gauge",
+	       "CPUs isolated by isolcpus=, nohz_full= or a cgroup v2 isolated partition (absent when unknown).");
+	if (m->isolation.cpus.known)
+		fprintf(out, "numastor_isolated_cpus %u\n", ns_cpuset_count(&m->isolation.cpus));
+	family(out, "numastor_housekeeping_cpus", "gauge",
+	       "Online CPUs that are not isolated: where numastor fix places vectors (absent when unknown).");
+	if (m->isolation.housekeeping.known)
+		fprintf(out, "numastor_housekeeping_cpus %u\n", ns_cpuset_count(&m->isolation.housekeeping));
 
 	family(out, "numastor_irqbalance_running", "gauge",
 	       "1 when irqbalance runs, 0 when not (absent when unknown).");

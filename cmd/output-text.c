@@ -541,6 +541,54 @@ static void print_summary(const struct pen *p, const struct ns_system *sys, cons
 	    ns_findings_count(f, NS_SEV_WARNING), ns_findings_count(f, NS_SEV_INFO), code);
 }
 
+/* How CPUs were isolated beyond cpu/isolated and cpu/nohz_full: the command line's flags and
+ * lists, cgroup partitions, and what is left for housekeeping. Nothing when nothing is isolated. */
+static void print_isolation(const struct pen *p, const struct ns_machine *m)
+{
+	static const unsigned flags[] = {NS_ISO_DOMAIN, NS_ISO_MANAGED_IRQ, NS_ISO_NOHZ, NS_ISO_IO_QUEUE};
+	const struct ns_isolation *iso = &m->isolation;
+	char *line = NULL, *c;
+	size_t len = 0;
+	FILE *f;
+
+	if (!ns_cpuset_count(&iso->cpus) && !ns_cpuset_count(&iso->irqaffinity) && iso->cgroup.known)
+		return;
+	if (!(f = open_memstream(&line, &len)))
+		return;
+	fputs("isolation:", f);
+	if (iso->isolcpus.known) {
+		fputs(" isolcpus=", f);
+		for (size_t i = 0, k = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+			if (iso->isolcpus_flags & flags[i])
+				fprintf(f, "%s%s", k++ ? "," : "", ns_isolation_flag_name(flags[i]));
+		c = ns_text_cpus(&iso->isolcpus);
+		fprintf(f, " %s,", c);
+		free(c);
+	}
+	if (iso->nohz_full.known) {
+		c = ns_text_cpus(&iso->nohz_full);
+		fprintf(f, " nohz_full= %s,", c);
+		free(c);
+	}
+	if (iso->irqaffinity.known) {
+		c = ns_text_cpus(&iso->irqaffinity);
+		fprintf(f, " irqaffinity= %s,", c);
+		free(c);
+	}
+	c = ns_text_cpus(&iso->cgroup);
+	fprintf(f, " cgroup partitions %s;", iso->cgroup.known && !ns_cpuset_count(&iso->cgroup) ? "none" : c);
+	free(c);
+	c = ns_text_cpus(&iso->housekeeping);
+	fprintf(f, " housekeeping CPUs %s", c);
+	free(c);
+	if (!iso->cmdline_known)
+		fputs(" (kernel command line unknown)", f);
+	fclose(f);
+	if (line)
+		say(p, 2, NULL, "%s", line);
+	free(line);
+}
+
 static void print_machine(const struct pen *p, const struct ns_system *sys)
 {
 	static const char *const head[] = {"NODE", "CPUS", "COUNT", "MEMORY", "DISTANCES"};
@@ -557,6 +605,7 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 	say(p, 2, NULL, "root %s", t(p, ns_root_dir(sys->root))); /* its own line: a long path wraps alone */
 	if (strcmp(iso, "-") != 0 || strcmp(nohz, "-") != 0)
 		say(p, 2, NULL, "isolated CPUs %s, nohz_full CPUs %s", iso, nohz);
+	print_isolation(p, m);
 	if (ib->running == 1)
 		say(p, 2, NULL, "irqbalance: running (pid %ld), %s", ib->pid,
 		    ib->policyscript ? t(p, ib->policyscript) : "no policy script");
@@ -583,7 +632,11 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 			say(p, 2, NULL, "kernel fixes: %s", fixes);
 		free(fixes);
 	}
-	if (!ns_machine_multi_node(m))
+	if (m->numa_support == 0)
+		say(p, 2, NULL,
+		    "no NUMA support in this kernel (no node/ in sysfs): node 0 is the online CPUs, "
+		    "locality is moot.");
+	else if (!ns_machine_multi_node(m))
 		say(p, 2, NULL, "single NUMA node: locality is moot.");
 	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
 	for (size_t i = 0; i < m->nnodes; i++) {

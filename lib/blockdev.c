@@ -502,6 +502,11 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 	}
 }
 
+bool ns_hctx_serves_online(const struct ns_hctx *h)
+{
+	return !h->online.known || ns_cpuset_count(&h->online) > 0;
+}
+
 /* The blk-mq hardware queues of one path's disk, paired with the path's vectors. */
 
 /*
@@ -649,7 +654,8 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 			h->irq = &pci->irqs[0];
 			h->pairing = NS_PAIRING_SINGLE_VECTOR;
 		}
-		if (isolated_left_out(env->machine, h) < 0)
+		if (isolated_left_out(env->machine, h) < 0 ||
+		    ns_cpuset_and(&h->online, &h->cpus, &env->machine->online) < 0)
 			return;
 	}
 }
@@ -883,6 +889,7 @@ void ns_disk_free(struct ns_disk *d)
 		free(d->hctx[i].controller);
 		ns_cpuset_clear(&d->hctx[i].cpus);
 		ns_cpuset_clear(&d->hctx[i].isolated);
+		ns_cpuset_clear(&d->hctx[i].online);
 		ns_cpuset_clear(&d->hctx[i].nodes);
 	}
 	free(d->hctx);

@@ -90,6 +90,8 @@ struct ns_hctx {
 	char *controller;	   /* the path it belongs to (multipath) */
 	struct ns_cpuset cpus;	   /* the CPUs it serves: cpu_list, plus isolated_cpus */
 	struct ns_cpuset isolated; /* isolated CPUs it serves that cpu_list leaves out (blk-mq, 6.9 on) */
+	struct ns_cpuset online;   /* those of cpus online now: empty for a queue that serves only CPUs
+				    * not present or offline (hotplug headroom: possible > present) */
 	struct ns_cpuset nodes;	   /* node ids of cpus */
 	long nr_tags;		   /* -1 unknown */
 	int memory_node;	   /* node of the first CPU of cpus, -1 unknown */
@@ -157,6 +159,10 @@ const char *ns_transport_name(enum ns_transport t);
 const char *ns_pairing_name(enum ns_pairing p);
 const char *ns_node_source_name(enum ns_node_source s);
 bool ns_disk_is_virtual(const struct ns_disk *d);
+/* Does the queue serve an online CPU (or is that unknown)? A queue of CPUs that are not present
+ * or are offline (possible > present: hotplug headroom) carries no I/O now: no placement of it is
+ * judged. */
+bool ns_hctx_serves_online(const struct ns_hctx *h);
 
 /* What reading a disk needs: the root, the machine (nodes of CPUs), where notes go, and the PCI
  * function cache (a function shared by several disks is read once): pci(data, syspath, &out)

@@ -130,6 +130,33 @@ int ns_cpuset_copy(struct ns_cpuset *dst, const struct ns_cpuset *src)
 	return ns_cpuset_or(dst, src);
 }
 
+static int combine(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b, bool invert)
+{
+	size_t n = a->nwords;
+	unsigned long *w = n ? malloc(n * sizeof(*w)) : NULL;
+
+	if (n && !w)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		w[i] = a->words[i] & (invert ? ~word(b, i) : word(b, i));
+	bool known = a->known && b->known;
+	ns_cpuset_clear(dst);
+	dst->words = w;
+	dst->nwords = n;
+	dst->known = known;
+	return 0;
+}
+
+int ns_cpuset_and(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b)
+{
+	return combine(dst, a, b, false);
+}
+
+int ns_cpuset_andnot(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b)
+{
+	return combine(dst, a, b, true);
+}
+
 /* Set CPUs a..b, whole words at a time; the storage is already grown to hold b. */
 static void set_range(struct ns_cpuset *s, unsigned a, unsigned b)
 {
@@ -147,10 +174,39 @@ static void set_range(struct ns_cpuset *s, unsigned a, unsigned b)
 	s->words[wb] |= last;
 }
 
+static bool blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n';
+}
+
 static void skip_blanks(const char **p)
 {
-	while (**p == ' ' || **p == '\t' || **p == '\n')
+	while (blank(**p))
 		(*p)++;
+}
+
+/*
+ * The kernel prints a CPU set attribute with "%*pbl" (list) or "%*pb" (mask), the field width
+ * being nr_cpu_ids. For a NULL mask vsprintf prints "(null)" in that width, right-justified:
+ * "(null)" on a machine of six CPUs or fewer, 90 blanks and "(null)" on a 96-CPU one. Of the
+ * attributes numastor reads, cpu/nohz_full is the one a NULL mask reaches: tick_nohz_full_mask
+ * is allocated only with nohz_full= under CPUMASK_OFFSTACK (Debian's 6.1 and 6.12). The others
+ * print masks that always exist (cpu/online, possible, isolated; node cpulist and cpumap; a
+ * PCI function's local_cpulist and local_cpus; a root bus's cpulistaffinity and cpuaffinity;
+ * an IRQ's smp_affinity(_list), effective_affinity(_list), and affinity_hint, which prints an
+ * empty mask, not a NULL one, when the driver gave none; blk-mq's cpu_list, which is "%u, "
+ * by hand) but are read the same way: the text trimmed of blanks, "(null)" an empty set.
+ */
+static bool kernel_null(const char *text)
+{
+	size_t len;
+
+	while (blank(*text))
+		text++;
+	len = strlen(text);
+	while (len && blank(text[len - 1]))
+		len--;
+	return len == 6 && memcmp(text, "(null)", 6) == 0;
 }
 
 /* One number of a list: decimal in the kernel's form (lib/number.h), below limit. */
@@ -219,6 +275,10 @@ int ns_cpuset_parse_list_max(struct ns_cpuset *s, const char *text, unsigned lim
 		return -EINVAL;
 	if (limit == 0 || limit > NS_CPU_MAX)
 		limit = NS_CPU_MAX;
+	if (kernel_null(text)) {
+		s->known = true; /* a NULL mask: no CPU */
+		return 0;
+	}
 	r = walk_list(text, limit, NULL, &top);
 	if (r < 0)
 		return r;
@@ -248,7 +308,16 @@ int ns_cpuset_parse_mask_max(struct ns_cpuset *s, const char *text, unsigned lim
 		return -EINVAL;
 	if (limit == 0 || limit > NS_CPU_MAX)
 		limit = NS_CPU_MAX;
+	if (kernel_null(text)) {
+		s->known = true; /* a NULL mask: no CPU */
+		return 0;
+	}
+	/* the blanks around the digits are the kernel's padding, not part of the mask */
+	while (blank(*text))
+		text++;
 	len = strlen(text);
+	while (len && blank(text[len - 1]))
+		len--;
 	/* hex digits in comma-separated groups (32 bits each in the kernel's form): no empty group */
 	if (len == 0 || text[0] == ',' || text[len - 1] == ',')
 		return -EINVAL;

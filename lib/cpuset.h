@@ -30,9 +30,15 @@ bool ns_cpuset_subset(const struct ns_cpuset *a, const struct ns_cpuset *of);
 bool ns_cpuset_intersects(const struct ns_cpuset *a, const struct ns_cpuset *b);
 int ns_cpuset_or(struct ns_cpuset *dst, const struct ns_cpuset *src);
 int ns_cpuset_copy(struct ns_cpuset *dst, const struct ns_cpuset *src);
+/* dst = a & b, dst = a & ~b (dst may be a); known when both are. */
+int ns_cpuset_and(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b);
+int ns_cpuset_andnot(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b);
 
 /*
  * "0-3,8,10-11"; also takes the "0, 1, 2, 3" form of blk-mq cpu_list and an empty string.
+ * Both parsers take the text as the kernel prints it: blanks around it are padding, and
+ * "(null)" in any justification (a NULL mask printed in nr_cpu_ids columns: cpu/nohz_full
+ * without nohz_full=) is the empty set, known.
  * Numbers in the kernel's decimal form (no sign, no leading zeros). Fails closed: -EINVAL for
  * garbage, -ERANGE for a CPU at or beyond limit (NS_CPU_MAX when 0), and then the set is empty
  * and unknown, never partial. Ranges are set a word at a time and the storage is grown once.

@@ -73,8 +73,8 @@ static size_t queue_vectors(const struct ns_disk *d, const struct ns_irq **out, 
 	for (size_t i = 0; i < d->nhctx && n < cap; i++) {
 		const struct ns_irq *irq = d->hctx[i].irq;
 		bool dup = false;
-		if (!irq)
-			continue;
+		if (!irq || !ns_hctx_serves_online(&d->hctx[i]))
+			continue; /* a queue of CPUs not present or offline carries no I/O now */
 		for (size_t k = 0; k < n; k++)
 			dup |= out[k] == irq;
 		if (!dup)
@@ -374,7 +374,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		bool dup = false;
 
 		/* rates over check --interval, else since numastor fix placed it, else since boot */
-		if (!counts || total == 0)
+		if (!counts || total == 0 || !ns_hctx_serves_online(h))
 			continue;
 		for (size_t k = 0; k < i; k++)
 			dup |= c->d->hctx[k].irq == irq;
@@ -441,7 +441,8 @@ static int rule_mismatch(struct ns_findings *f, struct disk_ctx *c)
 		const struct ns_hctx *h = &c->d->hctx[i];
 		struct json_object *e;
 		if (!h->irq || h->irq->managed != 1 || !h->irq->affinity.known || !h->cpus.known ||
-		    h->pairing == NS_PAIRING_SINGLE_VECTOR || ns_cpuset_equal(&h->irq->affinity, &h->cpus))
+		    !ns_hctx_serves_online(h) || h->pairing == NS_PAIRING_SINGLE_VECTOR ||
+		    ns_cpuset_equal(&h->irq->affinity, &h->cpus))
 			continue;
 		e = json_object_new_object();
 		json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
@@ -787,6 +788,266 @@ static int rule_nodes_overlap(const struct ns_system *sys, struct ns_findings *f
 	return r;
 }
 
+/*
+ * CPU isolation (lib/isolation.h). Operators isolate CPUs so that nothing but their task runs
+ * there: a device interrupt on an isolated CPU is the failure they isolate to avoid. Each vector
+ * is judged once, on the first disk that names it (an HBA's vector serves all its disks: one
+ * cause, one alarm).
+ */
+struct iso_seen {
+	int *irqs;
+	size_t n;
+};
+
+static bool iso_seen(struct iso_seen *seen, int irq)
+{
+	int *nv;
+
+	for (size_t i = 0; i < seen->n; i++)
+		if (seen->irqs[i] == irq)
+			return true;
+	nv = realloc(seen->irqs, (seen->n + 1) * sizeof(*nv));
+	if (nv) {
+		seen->irqs = nv;
+		seen->irqs[seen->n++] = irq;
+	}
+	return false;
+}
+
+static bool iso_active(const struct ns_isolation *iso)
+{
+	return iso->cpus.known && ns_cpuset_count(&iso->cpus) > 0;
+}
+
+/* Do the online CPUs of the queue lie on isolated CPUs only? */
+static bool queue_isolated_only(const struct ns_isolation *iso, const struct ns_hctx *h)
+{
+	return h->online.known && ns_cpuset_count(&h->online) > 0 && ns_cpuset_subset(&h->online, &iso->cpus);
+}
+
+static const struct ns_hctx *queue_of_irq(const struct ns_disk *d, const struct ns_irq *irq)
+{
+	for (size_t i = 0; i < d->nhctx; i++)
+		if (d->hctx[i].irq == irq)
+			return &d->hctx[i];
+	return NULL;
+}
+
+/* A hardware queue served only by isolated CPUs: I/O submitted there completes there. */
+static int rule_isolated_queue(struct ns_findings *f, const struct ns_system *sys, const struct ns_disk *d)
+{
+	const struct ns_isolation *iso = &sys->machine.isolation;
+	struct json_object *queues = json_object_new_array(), *irqs = json_object_new_array(), *ev;
+	struct ns_cpuset cpus = {0};
+	size_t n = 0;
+	unsigned long long fired = 0;
+	char *txt = NULL, *idx = NULL;
+	size_t idxlen = 0;
+	FILE *im = open_memstream(&idx, &idxlen);
+	int r;
+
+	for (size_t i = 0; i < d->nhctx; i++) {
+		const struct ns_hctx *h = &d->hctx[i];
+		if (!queue_isolated_only(iso, h))
+			continue;
+		json_object_array_add(queues, json_object_new_int(h->index));
+		if (im)
+			fprintf(im, "%s%d", n ? ", " : "", h->index);
+		if (h->irq) {
+			json_object_array_add(irqs, json_object_new_int(h->irq->irq));
+			fired += h->irq->on_isolated;
+		}
+		ns_cpuset_or(&cpus, &h->online);
+		n++;
+	}
+	if (im)
+		fclose(im);
+	cpus.known = true;
+	if (!n) {
+		json_object_put(queues);
+		json_object_put(irqs);
+		free(idx);
+		return 0;
+	}
+	ns_cpuset_format(&cpus, &txt);
+	ev = json_object_new_object();
+	json_object_object_add(ev, "hw_queues", queues);
+	json_object_object_add(ev, "cpus", ns_cpuset_json(&cpus));
+	json_object_object_add(ev, "irqs", irqs);
+	json_object_object_add(ev, "fired_on_isolated", json_object_new_int64((int64_t)fired));
+	r = add(f, "isolated-queue", fired ? NS_SEV_WARNING : NS_SEV_INFO, d->name, ev,
+		ns_fmt("Hardware queue%s %s of %s serve%s only isolated CPUs (%s): I/O submitted there completes "
+		       "there, and %s on an isolated CPU%s.",
+		       n > 1 ? "s" : "", idx ? idx : "?", d->name, n > 1 ? "" : "s", txt ? txt : "?",
+		       fired ? "the interrupts have fired there" : "the interrupts fire", fired ? " since boot" : ""),
+		NULL,
+		ns_fmt("Keep the isolated CPUs' tasks from submitting I/O to %s (a housekeeping thread can do it for "
+		       "them), or isolate fewer CPUs: blk-mq maps every possible CPU to a queue, and a managed "
+		       "vector whose queue has no housekeeping CPU stays on an isolated one even with "
+		       "isolcpus=managed_irq.",
+		       d->name));
+	free(txt);
+	free(idx);
+	ns_cpuset_clear(&cpus);
+	return r;
+}
+
+/*
+ * Vectors whose effective affinity includes an isolated CPU, outside the queues served only by
+ * isolated CPUs (rule_isolated_queue speaks for those). kernel: those user space may not move
+ * (isolated-managed-irq), else those it may or whose managed-ness is unknown (isolated-movable-irq).
+ */
+static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys, const struct ns_disk *d,
+			      struct iso_seen *seen, bool kernel)
+{
+	const struct ns_isolation *iso = &sys->machine.isolation;
+	struct json_object *irqs = json_object_new_array(), *ev;
+	struct ns_cpuset on = {0}, one = {0};
+	struct vec_counts vc = {0};
+	unsigned long long fired = 0;
+	bool boot_cpu = false, asked_managed = true;
+	size_t n = 0;
+	char *cpus = NULL;
+	int r;
+
+	for (size_t p = 0; p < d->npaths; p++) {
+		const struct ns_pci *pci = d->paths[p].fabric ? NULL : d->paths[p].pci;
+		for (size_t k = 0; pci && k < pci->nirqs; k++) {
+			const struct ns_irq *irq = &pci->irqs[k];
+			const struct ns_hctx *h = queue_of_irq(d, irq);
+			enum vec_class cls = vector_class(irq);
+			const struct ns_cpuset *t = ns_irq_target(irq);
+			if ((cls == VEC_KERNEL || cls == VEC_UNSETTABLE) != kernel)
+				continue;
+			if (!t->known || !ns_cpuset_intersects(t, &iso->cpus))
+				continue;
+			if (h && (queue_isolated_only(iso, h) || !ns_hctx_serves_online(h)))
+				continue;
+			if (iso_seen(seen, irq->irq))
+				continue;
+			ns_cpuset_and(&one, t, &iso->cpus);
+			ns_cpuset_foreach (c, &one) {
+				/* isolated at boot (command line, cpu/isolated, cpu/nohz_full), not only by a
+				 * cgroup partition made later: counts since boot are then its own */
+				if (!iso->cgroup.known || !ns_cpuset_test(&iso->cgroup, (unsigned)c) ||
+				    ns_cpuset_test(&sys->machine.isolated, (unsigned)c) ||
+				    ns_cpuset_test(&sys->machine.nohz_full, (unsigned)c) ||
+				    ns_cpuset_test(&iso->isolcpus, (unsigned)c))
+					boot_cpu = true;
+				if (!ns_cpuset_test(&iso->managed_irq, (unsigned)c))
+					asked_managed = false;
+			}
+			ns_cpuset_or(&on, &one);
+			fired += irq->on_isolated;
+			count_vector(&vc, irq);
+			json_object_array_add(irqs, json_object_new_int(irq->irq));
+			n++;
+		}
+	}
+	ns_cpuset_clear(&one);
+	on.known = true;
+	if (!n) {
+		json_object_put(irqs);
+		ns_cpuset_clear(&on);
+		return 0;
+	}
+	ns_cpuset_format(&on, &cpus);
+	ev = json_object_new_object();
+	json_object_object_add(ev, "irqs", irqs);
+	json_object_object_add(ev, "cpus", ns_cpuset_json(&on));
+	json_object_object_add(ev, "fired_on_isolated", json_object_new_int64((int64_t)fired));
+	{
+		bool many = n > 1, cpus_many = ns_cpuset_count(&on) > 1;
+		char *what = ns_fmt("%zu vector%s of %s that user space may %s sit%s on isolated CPU%s %s", n,
+				    many ? "s" : "", d->name, kernel ? "not move" : "move", many ? "" : "s",
+				    cpus_many ? "s" : "", cpus ? cpus : "?");
+		char *how = fired ? ns_fmt(", where %s fired %llu times since boot", many ? "they" : "it", fired)
+				  : ns_fmt(" (%s not fired there yet)", many ? "they have" : "it has");
+		if (kernel)
+			/* the kernel placed them: with managed_irq it avoids isolated CPUs whenever the
+			 * vector's mask holds a housekeeping one, so the cause is that it was not asked to */
+			r = add(f, "isolated-managed-irq", fired && boot_cpu ? NS_SEV_CRITICAL : NS_SEV_WARNING,
+				d->name, ev,
+				ns_fmt("%s%s although %s queue%s also serve%s housekeeping CPUs: %s", what ? what : "",
+				       how ? how : "", many ? "their" : "its", many ? "s" : "", many ? "" : "s",
+				       asked_managed ? "the kernel was asked to keep managed interrupts off them "
+						       "(isolcpus=managed_irq) but placed them while the housekeeping "
+						       "CPUs of "
+						       "their mask were offline."
+						     : "the kernel was not asked to keep managed interrupts off them "
+						       "(isolcpus=managed_irq covers none or not all of them)."),
+				NULL,
+				asked_managed
+					? ns_fmt("Bring the housekeeping CPUs online and reset the controller (or "
+						 "reload "
+						 "its driver) so the kernel places the vectors again.")
+					: ns_fmt("Add managed_irq to isolcpus= (isolcpus=managed_irq,domain,%s) and "
+						 "reboot: the kernel then keeps managed vectors on the housekeeping "
+						 "CPUs "
+						 "of their mask. CPUs isolated only by a cgroup partition or "
+						 "nohz_full= "
+						 "get no such protection.",
+						 cpus ? cpus : "LIST"));
+		else
+			r = add(f, "isolated-movable-irq", fired && boot_cpu ? NS_SEV_CRITICAL : NS_SEV_WARNING,
+				d->name, ev,
+				ns_fmt("%s (placed there by the administrator, irqbalance or the kernel's default)%s.",
+				       what ? what : "", how ? how : ""),
+				all_movable(&vc) ? "numastor fix" : NULL,
+				all_movable(&vc)
+					? ns_fmt("Move them to housekeeping CPUs of the device's node (`numastor fix` "
+						 "never places a vector on an isolated CPU), and keep irqbalance from "
+						 "moving them back (`numastor fix --irqbalance=policy`).")
+					: not_movable_text(&vc, "set their affinity to housekeeping CPUs by hand."));
+		free(what);
+		free(how);
+	}
+	free(cpus);
+	ns_cpuset_clear(&on);
+	return r;
+}
+
+/*
+ * isolcpus=io_queue (Daniel Wagner's series, where a kernel carries it): blk-mq makes no more
+ * queues than housekeeping CPUs. Said, so that the queue count is not taken for a fault.
+ */
+static int rule_queues_housekeeping(struct ns_findings *f, const struct ns_system *sys, const struct ns_disk *d)
+{
+	const struct ns_machine *m = &sys->machine;
+	const struct ns_isolation *iso = &m->isolation;
+	unsigned online = ns_cpuset_count(&m->online), hk = ns_cpuset_count(&iso->housekeeping);
+	struct json_object *ev;
+
+	if (!(iso->isolcpus_flags & NS_ISO_IO_QUEUE) || !iso->housekeeping.known || !m->online.known || !d->nhctx ||
+	    d->npaths > 1 || d->nhctx >= online || d->nhctx > hk)
+		return 0;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "hw_queues", json_object_new_int64((int64_t)d->nhctx));
+	json_object_object_add(ev, "online_cpus", json_object_new_int64(online));
+	json_object_object_add(ev, "housekeeping_cpus", ns_cpuset_json(&iso->housekeeping));
+	return add(f, "queues-sized-to-housekeeping", NS_SEV_INFO, d->name, ev,
+		   ns_fmt("%s has %zu hardware queues for %u online CPUs: isolcpus=io_queue made the kernel size them "
+			  "to the %u housekeeping CPUs, so the isolated CPUs submit through queues whose "
+			  "interrupts stay on housekeeping CPUs.",
+			  d->name, d->nhctx, online, hk),
+		   NULL,
+		   ns_fmt("Nothing to do: this is what io_queue asks for. Without it each CPU gets a queue of its "
+			  "own and queues of isolated CPUs interrupt them (a reboot)."));
+}
+
+static int isolation_rules(struct ns_findings *f, const struct ns_system *sys, const struct ns_disk *d,
+			   struct iso_seen *seen)
+{
+	int r;
+
+	if (!iso_active(&sys->machine.isolation) || ns_disk_is_virtual(d))
+		return rule_queues_housekeeping(f, sys, d);
+	if ((r = rule_isolated_queue(f, sys, d)) < 0 || (r = rule_isolated_irqs(f, sys, d, seen, false)) < 0 ||
+	    (r = rule_isolated_irqs(f, sys, d, seen, true)) < 0)
+		return r;
+	return rule_queues_housekeeping(f, sys, d);
+}
+
 int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 {
 	bool scsi_patched = sys->scsi_mod && sys->scsi_mod->patched == 1;
@@ -795,6 +1056,15 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 	memset(out, 0, sizeof(*out));
 	if ((r = rule_nodes_overlap(sys, out)) < 0)
 		return r;
+	/* isolation is judged on any machine, one node or many */
+	{
+		struct iso_seen seen = {0};
+		for (size_t i = 0; i < sys->ndisks && r >= 0; i++)
+			r = isolation_rules(out, sys, &sys->disks[i], &seen);
+		free(seen.irqs);
+		if (r < 0)
+			return r;
+	}
 	if (!ns_machine_multi_node(&sys->machine)) {
 		struct json_object *ev = json_object_new_object();
 		json_object_object_add(ev, "nodes", json_object_new_int((int)sys->machine.nnodes));

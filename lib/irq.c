@@ -206,6 +206,11 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 		irq->nper_node = 0;
 		irq->total = 0;
 	}
+	/* since boot, on the CPUs isolated now (the isolation findings' evidence that it fired there) */
+	if (irq->counts_known)
+		ns_cpuset_foreach (cpu, &m->isolation.cpus)
+			if ((size_t)cpu < c.n)
+				irq->on_isolated += c.v[cpu];
 	ns_counts_free(&c);
 }
 

@@ -46,7 +46,8 @@ struct ns_irq {
 	bool counts_known; /* per_cpu_count was read */
 	size_t ncpu;
 	unsigned long long total;
-	unsigned long long *per_node; /* indexed by node id, nper_node entries */
+	unsigned long long *per_node;	/* indexed by node id, nper_node entries */
+	unsigned long long on_isolated; /* of total, on the machine's isolated CPUs (isolation.cpus) */
 	size_t nper_node;
 	int hw_queue;	  /* hctx index this vector serves, -1 none/unknown */
 	int queue_of_ctl; /* for nvme: the N of nvmeXqN, -1 */

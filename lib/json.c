@@ -158,6 +158,31 @@ static void w_millis(struct ns_jsonw *w, const char *k, double v)
 	ns_jsonw_number_text(w, txt);
 }
 
+/* A command-line CPU list: null when the parameter was not given (or the command line is unknown). */
+static void w_isolation(struct ns_jsonw *w, const struct ns_isolation *iso)
+{
+	static const unsigned flags[] = {NS_ISO_DOMAIN, NS_ISO_MANAGED_IRQ, NS_ISO_NOHZ, NS_ISO_IO_QUEUE};
+
+	K("isolation");
+	ns_jsonw_begin_object(w);
+	w_bool(w, "cmdline_known", iso->cmdline_known);
+	w_cpuset(w, "isolcpus", &iso->isolcpus);
+	K("isolcpus_flags");
+	ns_jsonw_begin_array(w);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (iso->isolcpus_flags & flags[i])
+			ns_jsonw_string(w, ns_isolation_flag_name(flags[i]));
+	ns_jsonw_end_array(w);
+	w_cpuset(w, "nohz_full", &iso->nohz_full);
+	w_cpuset(w, "irqaffinity", &iso->irqaffinity);
+	w_cpuset(w, "cgroup_isolated_cpus", &iso->cgroup);
+	w_str(w, "cgroup_basis", iso->cgroup_basis);
+	w_cpuset(w, "managed_irq_cpus", &iso->managed_irq);
+	w_cpuset(w, "isolated_cpus", &iso->cpus);
+	w_cpuset(w, "housekeeping_cpus", &iso->housekeeping);
+	ns_jsonw_end_object(w);
+}
+
 static void w_machine(struct ns_jsonw *w, const struct ns_system *sys)
 {
 	const struct ns_machine *m = &sys->machine;
@@ -170,6 +195,8 @@ static void w_machine(struct ns_jsonw *w, const struct ns_system *sys)
 	w_cpuset(w, "possible_cpus", &m->possible);
 	w_cpuset(w, "isolated_cpus", &m->isolated);
 	w_cpuset(w, "nohz_full_cpus", &m->nohz_full);
+	w_tri(w, "numa_support", m->numa_support);
+	w_isolation(w, &m->isolation);
 	K("nodes");
 	ns_jsonw_begin_array(w);
 	for (size_t i = 0; i < m->nnodes; i++) {
@@ -470,6 +497,7 @@ static void w_disk(struct ns_jsonw *w, const struct ns_disk *d)
 		w_str(w, "controller", h->controller);
 		w_cpuset(w, "cpus", &h->cpus);
 		w_cpuset(w, "isolated_cpus", &h->isolated); /* null when unknown */
+		w_cpuset(w, "online_cpus", &h->online);	    /* "": it serves no online CPU */
 		w_nodes_known(w, "nodes", &h->nodes);
 		w_int_min(w, "nr_tags", h->nr_tags, 0);
 		w_node(w, "memory_node", h->memory_node);

@@ -68,12 +68,6 @@ static void read_cpuset(struct ns_root *root, const struct ns_machine *m, const 
 		ns_note_read(notes, "machine", field, mask ? mask_path : path, r, NULL);
 		return;
 	}
-	if (strcmp(txt, "(null)") == 0) { /* cpu/nohz_full without nohz_full= */
-		free(txt);
-		ns_cpuset_clear(s);
-		s->known = true;
-		return;
-	}
 	r = ns_machine_parse_cpus(m, s, txt, mask);
 	if (r < 0)
 		ns_note_read(notes, "machine", field, mask ? mask_path : path, r, txt);
@@ -284,7 +278,10 @@ static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_note
 	int r = ns_list_dir(root, NODE_DIR, &names, &n);
 
 	if (r < 0) {
-		/* no NUMA support in this kernel: one node holding every CPU */
+		/* no NUMA support in this kernel (no node/): one node, node 0, whose CPUs are the online
+		 * ones (cpumask_of_node(0) is cpu_online_mask, include/asm-generic/topology.h); a
+		 * node/ that cannot be read leaves whether the kernel has NUMA unknown */
+		m->numa_support = r == -ENOENT ? 0 : -1;
 		if (r != -ENOENT)
 			ns_note_read(notes, "machine", "nodes", NODE_DIR, r, NULL);
 		m->nodes = calloc(1, sizeof(*m->nodes));
@@ -292,8 +289,9 @@ static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_note
 			return -ENOMEM;
 		m->nnodes = 1;
 		m->nodes[0].memory_bytes = -1;
-		return ns_cpuset_copy(&m->nodes[0].cpus, &m->possible);
+		return ns_cpuset_copy(&m->nodes[0].cpus, &m->online);
 	}
+	m->numa_support = 1;
 	m->nodes = calloc(n ? n : 1, sizeof(*m->nodes));
 	if (!m->nodes) {
 		ns_strv_free(names, n);
@@ -674,6 +672,27 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 	r = record_unknown_exclusions(root, m);
 	if (r < 0)
 		return r;
+	{
+		struct ns_isolation_in in = {.online = &m->online,
+					     .possible = &m->possible,
+					     .isolated = &m->isolated,
+					     .nohz_full = &m->nohz_full,
+					     .cpu_limit = m->cpu_limit};
+		struct ns_isolation *iso = &m->isolation;
+		r = ns_isolation_read(root, &in, iso, notes);
+		if (r < 0)
+			return r;
+		/* fix keeps IRQs off every isolated CPU: an isolation input it cannot read is a refusal */
+		if (iso->unparsed_param) {
+			char field[64];
+			snprintf(field, sizeof(field), "isolation.%s", iso->unparsed_param);
+			r = record_unparsed(m, field, "proc/cmdline", iso->unparsed_raw, iso->unparsed_err);
+		} else if (!iso->cgroup.known) {
+			r = record_unparsed(m, "isolation.cgroup_isolated_cpus", "sys/fs/cgroup", NULL, -EIO);
+		}
+		if (r < 0)
+			return r;
+	}
 	read_node_list(root, NODE_DIR "/online", &m->online_nodes, notes);
 	read_node_list(root, NODE_DIR "/has_cpu", &m->cpu_nodes, notes);
 	r = read_nodes(root, m, notes);
@@ -712,6 +731,7 @@ void ns_machine_free(struct ns_machine *m)
 		free(m->unparsed[i].raw);
 	}
 	free(m->unparsed);
+	ns_isolation_free(&m->isolation);
 	free(m->irqbalance.policyscript);
 	ns_cpuset_clear(&m->irqbalance.banned_cpus);
 	memset(m, 0, sizeof(*m));

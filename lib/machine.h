@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "cpuset.h"
+#include "isolation.h"
 #include "notes.h"
 #include "root.h"
 
@@ -28,7 +29,8 @@ struct ns_irqbalance {
 
 /*
  * An exclusion input fix must honour (irqbalance's banned list, cpu/isolated, cpu/nohz_full,
- * cpu/online, whose complement are the offline CPUs) that could not be read or did not parse:
+ * cpu/online, whose complement are the offline CPUs; isolcpus=, nohz_full= and irqaffinity= of
+ * the command line, cgroup v2 isolated partitions) that could not be read or did not parse:
  * fix refuses rather than plan from a partial set of excluded CPUs (lib/plan.c).
  */
 struct ns_unparsed {
@@ -57,6 +59,11 @@ struct ns_machine {
 	 * overlap was seen and some node's CPUs are unknown */
 	struct ns_cpuset overlapping_nodes, overlapping_cpus;
 	struct ns_irqbalance irqbalance;
+	/* CPU isolation: the command line, cpu/isolated, cpu/nohz_full and cgroup partitions */
+	struct ns_isolation isolation;
+	/* 1: the kernel has NUMA (node/ exists), 0: built without (node 0 is then the online CPUs,
+	 * cpumask_of_node(0) in include/asm-generic/topology.h), -1: node/ could not be read */
+	int numa_support;
 	struct ns_unparsed *unparsed; /* exclusion inputs that did not parse, nunparsed of them */
 	size_t nunparsed;
 };

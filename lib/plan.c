@@ -21,7 +21,7 @@ static bool placement_finding(const char *id)
 {
 	return strcmp(id, "node-forced") == 0 || strcmp(id, "irq-confined") == 0 ||
 	       strcmp(id, "irq-fires-remote") == 0 || strcmp(id, "vector-serves-all-nodes") == 0 ||
-	       strcmp(id, "irqbalance-confines") == 0;
+	       strcmp(id, "irqbalance-confines") == 0 || strcmp(id, "isolated-movable-irq") == 0;
 }
 
 /* Comma-separated ids of the placement findings about a device; NULL when none. */
@@ -48,7 +48,9 @@ static char *answers_for(const struct ns_findings *f, const char *device)
 }
 
 /*
- * The CPUs an IRQ may go to: online, not isolated, not nohz_full, not banned by irqbalance.
+ * The CPUs an IRQ may go to: online, not isolated (cpu/isolated, cpu/nohz_full, isolcpus= and
+ * nohz_full= of the command line, cgroup v2 isolated partitions: lib/isolation.h), not banned by
+ * irqbalance.
  * Never from a partial exclusion set: -EBADMSG when one of them did not parse or could not be
  * read (lib/machine.c records each in m->unparsed, for fix to name), as an unknown set would
  * exclude no CPU at all.
@@ -63,6 +65,7 @@ static int allowed_cpus(const struct ns_system *sys, struct ns_cpuset *out)
 	out->known = true;
 	ns_cpuset_foreach (c, &m->online) {
 		if (ns_cpuset_test(&m->isolated, (unsigned)c) || ns_cpuset_test(&m->nohz_full, (unsigned)c) ||
+		    ns_cpuset_test(&m->isolation.cpus, (unsigned)c) ||
 		    ns_cpuset_test(&m->irqbalance.banned_cpus, (unsigned)c))
 			continue;
 		if (ns_cpuset_set(out, (unsigned)c) < 0)
@@ -79,6 +82,15 @@ static void restrict_to(const struct ns_cpuset *s, const struct ns_cpuset *allow
 	ns_cpuset_foreach (c, s)
 		if (ns_cpuset_test(allowed, (unsigned)c))
 			ns_cpuset_set(out, (unsigned)c);
+}
+
+/* The row's target: s & allowed, and the isolated CPUs of s it leaves out (said per row). */
+static void target_from(struct ns_plan_irq *e, const struct ns_machine *m, const struct ns_cpuset *s,
+			const struct ns_cpuset *allowed)
+{
+	restrict_to(s, allowed, &e->target);
+	ns_cpuset_and(&e->isolated_left_out, s, &m->isolation.cpus);
+	e->isolated_left_out.known = true;
 }
 
 static const struct ns_hctx *queue_of(const struct ns_disk *d, const struct ns_irq *irq)
@@ -179,28 +191,47 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 	e->answers = strdup(answers);
 	ns_cpuset_copy(&e->current, &irq->affinity);
 
-	if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes)) {
-		restrict_to(&h->cpus, &plan->allowed, &e->target);
+	if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes) && ns_cpuset_count(&h->nodes) == 1 &&
+	    ns_cpuset_count(&h->online) && ns_cpuset_subset(&h->online, &m->isolation.cpus)) {
+		/* a queue of isolated CPUs only: its vector goes to the housekeeping CPUs of their node */
+		const struct ns_node *n = ns_machine_node(m, ns_cpuset_first(&h->nodes));
+		if (n)
+			target_from(e, m, &n->cpus, &plan->allowed);
+		ns_cpuset_format(&h->cpus, &cpus);
+		e->reason =
+			ns_fmt("hardware queue %d serves only isolated CPUs %s: the vector goes to the housekeeping "
+			       "CPUs of their node %d",
+			       h->index, cpus ? cpus : "?", n ? n->id : -1);
+	} else if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes)) {
+		target_from(e, m, &h->cpus, &plan->allowed);
 		ns_cpuset_format(&h->cpus, &cpus);
 		e->reason = ns_fmt("hardware queue %d serves CPUs %s: completions land on the submitters' node",
 				   h->index, cpus ? cpus : "?");
 	} else if (d->node >= 0) {
 		const struct ns_node *n = ns_machine_node(m, d->node);
 		if (n)
-			restrict_to(&n->cpus, &plan->allowed, &e->target);
+			target_from(e, m, &n->cpus, &plan->allowed);
 		e->reason = h ? ns_fmt("hardware queue %d serves every node: the vector goes to the device's node %d",
 				       h->index, d->node)
 			      : ns_fmt("no hardware queue pairing: the vector goes to the device's node %d", d->node);
 	} else {
 		const struct ns_node *n = nth_node_with_cpus(m, b->spread_next++);
 		if (n)
-			restrict_to(&n->cpus, &plan->allowed, &e->target);
+			target_from(e, m, &n->cpus, &plan->allowed);
 		e->reason =
 			ns_fmt("%s has no NUMA node of its own: its unpaired vectors are spread across nodes (this one "
 			       "to node %d)",
 			       d->name, n ? n->id : -1);
 	}
 	free(cpus);
+	if (e->reason && ns_cpuset_count(&e->isolated_left_out)) {
+		char *iso = NULL, *r;
+		ns_cpuset_format(&e->isolated_left_out, &iso);
+		r = ns_fmt("%s; isolated CPUs %s left out", e->reason, iso ? iso : "?");
+		free(iso);
+		free(e->reason);
+		e->reason = r;
+	}
 	if (!e->reason || !e->device || !e->pci || !e->answers) {
 		plan->nirqs++;
 		return -ENOMEM;
@@ -237,7 +268,8 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 		e->reason = r;
 		e->action = NS_PLAN_SKIP;
 	} else if (ns_cpuset_count(&e->target) == 0) {
-		char *r = ns_fmt("no allowed CPU (online, not isolated, not nohz_full, not banned) for it; %s",
+		char *r = ns_fmt("no allowed CPU (online, not isolated, not nohz_full, not in a cgroup-isolated "
+				 "partition, not banned) for it; %s",
 				 e->reason);
 		free(e->reason);
 		e->reason = r;
@@ -292,8 +324,7 @@ int ns_plan_build(const struct ns_system *sys, const struct ns_findings *finding
 	r = allowed_cpus(sys, &plan->allowed);
 	if (r < 0)
 		return r;
-	if (!ns_machine_multi_node(&sys->machine))
-		return 0;
+	/* on one node only the isolation findings place anything (answers_for finds no other) */
 	for (size_t i = 0; i < sys->ndisks; i++) {
 		const struct ns_disk *d = &sys->disks[i];
 		char *answers = answers_for(findings, d->name);
@@ -346,6 +377,7 @@ void ns_plan_free(struct ns_plan *plan)
 		free(e->answers);
 		ns_cpuset_clear(&e->current);
 		ns_cpuset_clear(&e->target);
+		ns_cpuset_clear(&e->isolated_left_out);
 	}
 	free(plan->irqs);
 	for (size_t i = 0; i < plan->nrqs; i++) {

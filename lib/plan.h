@@ -28,6 +28,7 @@ struct ns_plan_irq {
 	int hw_queue; /* -1 none */
 	int managed;  /* 1, 0, -1 unknown */
 	struct ns_cpuset current, target;
+	struct ns_cpuset isolated_left_out; /* isolated CPUs of the natural target left out of target */
 	enum ns_plan_action action;
 	char *reason;
 	char *answers; /* comma-separated finding ids */

@@ -693,12 +693,17 @@ PINNED = {
     # sdf's node was set after boot (node-set): where its host went is unknown, no host finding
     "hba-isolated-node1-remote-host": (1, {("alloc-remote", d, I) for d in ("sda", "sdb", "sdc", "sdd", "sde")} |
                                           {("host-alloc-remote", "sda", W), ("host-alloc-remote", "sdc", W),
-                                           ("node-set", "sdf", W)}),
+                                           ("node-set", "sdf", W)} |
+                                          # issue 27: their queues serve node 1's CPUs, all isolated, and
+                                          # their vectors fired there
+                                          {("isolated-queue", d, W) for d in ("sda", "sdb", "sdc", "sde", "sdf")}),
     # its twin: CPU 15 stays a housekeeping CPU, the probes ran on node 1
     "hba-isolated-node1-cpu15-housekeeping": (0, {("alloc-remote", d, I) for d in ("sda", "sdb", "sdc", "sdd", "sde")}),
     # 6.12 and isolcpus=: a queue's cpu_list without its isolated CPUs is not a mismatch with its
     # vector, nor are its interrupts remote (the twin: twin-612-2n-managed-mismatch's nvme1n1)
-    "nvme-612-isolcpus-queues": (1, {("queue-affinity-mismatch", "nvme1n1", W)}),
+    # issue 27: queue 3 of each serves only the isolated CPUs 12-15, and fired on CPU 12
+    "nvme-612-isolcpus-queues": (1, {("queue-affinity-mismatch", "nvme1n1", W), ("isolated-queue", "nvme0n1", W),
+                                     ("isolated-queue", "nvme1n1", W)}),
     # issue 17: disks on no PCI function. pmem, Xen and fabrics disks on their node have nothing
     # wrong; the fabric paths' NIC/HCA vectors are not the disk's queue vectors (no irq-confined
     # from a NIC's IRQs); the 2-NIC head's iopolicy is numa

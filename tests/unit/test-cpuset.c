@@ -51,6 +51,39 @@ int main(void)
 	CHECK(ns_cpuset_parse_mask(&b, "ff") == 0);
 	CHECK_STR(fmt(&b), "0-7");
 	CHECK(ns_cpuset_parse_mask(&b, "xyz") == -EINVAL);
+	/*
+	 * The kernel's own forms: "%*pbl"/"%*pb" of a NULL mask is "(null)" right-justified to
+	 * nr_cpu_ids columns (cpu/nohz_full without nohz_full=): 90 blanks on a 96-CPU machine,
+	 * none on four CPUs; an empty set, known, in either parser. Padding around a real list or
+	 * mask is trimmed; "(null)" with anything else beside it is still garbage.
+	 */
+	{
+		char padded[128];
+		snprintf(padded, sizeof(padded), "%96s", "(null)"); /* 90 blanks */
+		CHECK(strlen(padded) == 96);
+		CHECK(ns_cpuset_parse_list(&b, padded) == 0);
+		CHECK(b.known && ns_cpuset_count(&b) == 0);
+		CHECK(ns_cpuset_parse_mask(&b, padded) == 0);
+		CHECK(b.known && ns_cpuset_count(&b) == 0);
+		CHECK(ns_cpuset_parse_list(&b, "(null)") == 0);
+		CHECK(b.known && ns_cpuset_count(&b) == 0);
+		CHECK(ns_cpuset_parse_list(&b, "  (null)") == 0); /* possible_cpus=8: two blanks */
+		CHECK(b.known && ns_cpuset_count(&b) == 0);
+		CHECK(ns_cpuset_parse_list(&b, "(null)  \n") == 0); /* left-justified, trailing newline */
+		CHECK(b.known && ns_cpuset_count(&b) == 0);
+		CHECK(ns_cpuset_parse_list(&b, "  8-15") == 0);
+		CHECK_STR(fmt(&b), "8-15");
+		CHECK(ns_cpuset_parse_mask(&b, "   ff00 \n") == 0);
+		CHECK_STR(fmt(&b), "8-15");
+		CHECK(ns_cpuset_parse_list(&b, "(null),3") == -EINVAL);
+		CHECK(!b.known);
+		CHECK(ns_cpuset_parse_list(&b, "(nul)") == -EINVAL);
+		CHECK(ns_cpuset_parse_list(&b, "( null )") == -EINVAL);
+		CHECK(ns_cpuset_parse_mask(&b, "(null)x") == -EINVAL);
+		CHECK(ns_cpuset_parse_mask(&b, "f f") == -EINVAL);
+		CHECK(ns_cpuset_parse_mask(&b, "   ") == -EINVAL);
+		CHECK(!b.known);
+	}
 	/* big machines: no NR_CPUS */
 	CHECK(ns_cpuset_parse_list(&b, "0-447") == 0);
 	CHECK(ns_cpuset_count(&b) == 448);
