@@ -3,8 +3,9 @@ isolated) and a one-queue virtio-blk disk (its managed vector's mask has every C
 is what the guest read from the kernel (isolib.py says how); numastor is held to it:
 
 - `machine.isolation` equals /proc/cmdline and the kernel's cpu/isolated, cpu/nohz_full and the
-  cgroup files: before cgroup2 is mounted `cgroup_isolated_cpus` is null (unknown), after it ""
-  (no isolated partition; 6.1 has no root cpuset.cpus.isolated, the partitions are walked);
+  cgroup files: before cgroup2 is mounted `cgroup_isolated_cpus` "" with `cgroup_basis`
+  no-cgroup2 (nothing to read: inferred), after it the root's cpuset.cpus.isolated (6.12: it
+  lists the boot-time isolcpus= CPUs too) or, on 6.1, which has none, the partitions walked ("");
 - every vector whose kernel effective affinity includes an isolated CPU is named in its device's
   isolation finding (movable: isolated-movable-irq; managed: isolated-managed-irq, or, when its
   queue's online CPUs are all isolated, the queue in isolated-queue), no vector off them is, and

@@ -3,9 +3,11 @@ what their guest read from the kernel (guest/lib.sh: vm_isolation_truth, vm_hctx
 vm_measure_pairing, vm_truth, vm_irqs). isolation-cgroup's expect.py imports it from here.
 
 Ground truth, never numastor's rules:
-- the isolated CPUs are the union of what the kernel lists: cpu/isolated, cpu/nohz_full and the
-  cgroup's isolated partitions (the root's cpuset.cpus.isolated where the kernel has it, else the
-  cpuset.cpus.effective of every partition whose cpuset.cpus.partition reads "isolated");
+- the isolated CPUs are the union of what the kernel lists: cpu/isolated, cpu/nohz_full, the
+  isolcpus= and nohz_full= lists of /proc/cmdline, and the cgroup's isolated partitions (the
+  root's cpuset.cpus.isolated where the kernel has it, else the cpuset.cpus.effective of every
+  partition whose cpuset.cpus.partition reads "isolated"; with no cgroup2 mounted the kernel
+  shows none: "", inferred, as numastor's cgroup_basis "no-cgroup2" says);
 - the command line's isolcpus=, nohz_full= and irqaffinity= are the kernel's /proc/cmdline as
   the kernel parses it (flags before the list; no flag means domain);
 - the CPUs a hardware queue serves are blk-mq's software contexts under mq/N (cpuM), which keep
@@ -74,19 +76,23 @@ class Isolation:
         self.cpu_isolated = kernel_cpus(f.get("cpu.isolated"))
         self.nohz_full = kernel_cpus(f.get("cpu.nohz_full"))
         self.cgroup_mounted = f.get("cgroup2.mount", "none") != "none"
-        self.cgroup_basis = None
         if not self.cgroup_mounted:
-            self.cgroup = None
+            # nothing to read: none can be seen (numastor's "no-cgroup2"; inferred, not measured)
+            self.cgroup, self.cgroup_basis = set(), "no-cgroup2"
         elif f.get("cgroup.root.cpus_isolated", "(no file)") != "(no file)":
             self.cgroup = kernel_cpus(f["cgroup.root.cpus_isolated"])
-            self.cgroup_basis = "the root's cpuset.cpus.isolated"
+            self.cgroup_basis = "cpuset.cpus.isolated"
         else:
             self.cgroup = set()
             for key, value in f.items():
                 if key.startswith("cgroup.partition.") and value.strip() == "isolated":
                     self.cgroup |= kernel_cpus(f.get("cgroup.effective." + key[len("cgroup.partition."):]))
-            self.cgroup_basis = "the isolated partitions' cpuset.cpus.effective (no root cpuset.cpus.isolated)"
-        self.isolated = self.cpu_isolated | self.nohz_full | (self.cgroup or set())
+            self.cgroup_basis = "partitions"
+        iso = self.params.get("isolcpus")
+        self.cmdline_isolcpus = cpuset(isolcpus_parts(iso)[0]) if iso is not None else set()
+        self.cmdline_nohz_full = cpuset(self.params.get("nohz_full") or "")
+        self.isolated = (self.cpu_isolated | self.nohz_full | self.cmdline_isolcpus | self.cmdline_nohz_full
+                         | self.cgroup)
         self.housekeeping = self.online - self.isolated
 
     def expected(self):
@@ -99,7 +105,8 @@ class Isolation:
             "isolcpus_flags": sorted(flags),
             "nohz_full": self.params.get("nohz_full"),
             "irqaffinity": self.params.get("irqaffinity"),
-            "cgroup_isolated_cpus": None if self.cgroup is None else cpulist(self.cgroup),
+            "cgroup_isolated_cpus": cpulist(self.cgroup),
+            "cgroup_basis": self.cgroup_basis,
             "managed_irq_cpus": cpus if "managed_irq" in flags else "",
             "isolated_cpus": cpulist(self.isolated),
             "housekeeping_cpus": cpulist(self.housekeeping),
@@ -181,13 +188,16 @@ def vectors(truth):
 def check_findings(ctx, doc, truth, truth_before, iso, queues, label):
     """The isolation findings of one `check --json` against the kernel's affinities read around
     it. Every vector whose effective affinity includes an isolated CPU is named by its device's
-    findings: a movable one in isolated-movable-irq; a managed one in isolated-managed-irq when
-    its queue also serves a housekeeping CPU, else (its queue serves isolated CPUs alone) that
-    queue in isolated-queue. No vector whose effective affinity avoids the isolated CPUs is
-    named, and isolated-queue names exactly the queues whose online CPUs are all isolated.
-    Returns counts of what the kernel showed, for the test bed's own checks."""
+    findings: when the queue it completes (measured) serves isolated CPUs alone, that queue in
+    isolated-queue; else a managed one in isolated-managed-irq, a movable one in
+    isolated-movable-irq, with those isolated CPUs in the finding's evidence.cpus. No vector
+    whose effective affinity avoids the isolated CPUs is named, and isolated-queue names exactly
+    the queues whose online CPUs are all isolated, with those CPUs. Returns counts of what the
+    kernel showed, for the test bed's own checks."""
     isolated, online = iso.isolated, iso.online
     named = {fid: {} for fid in ISO_FINDINGS}  # id -> device -> irqs or queue indices
+    ev_cpus = {fid: {} for fid in ISO_FINDINGS}  # id -> device -> evidence.cpus
+    queue_irqs = {}  # device -> the irqs isolated-queue's evidence names
     for f in (doc or {}).get("findings", []):
         fid = f.get("id")
         if fid not in ISO_FINDINGS:
@@ -199,13 +209,18 @@ def check_findings(ctx, doc, truth, truth_before, iso, queues, label):
         if not ctx.expect(isinstance(items, list) and items, f"{subject}: evidence.{key} is {items!r}"):
             continue
         named[fid].setdefault(f.get("device"), set()).update(items)
+        if fid == "isolated-queue":
+            queue_irqs.setdefault(f.get("device"), set()).update(ev.get("irqs") or [])
         cpus = ev.get("cpus")
         ctx.expect(isinstance(cpus, str) and cpuset(cpus) and cpuset(cpus) <= isolated,
                    f"{subject}: evidence.cpus={cpus!r} is not a non-empty set of isolated CPUs "
                    f"(the kernel's: {cpulist(isolated)})")
+        if isinstance(cpus, str):
+            ev_cpus[fid].setdefault(f.get("device"), set()).update(cpuset(cpus))
     seen = {"movable-on-isolated": 0, "managed-mixed-on-isolated": 0, "managed-queue-isolated": 0,
             "managed-mixed-housekeeping": 0}
     known = {}
+    want_cpus = {"isolated-movable-irq": {}, "isolated-managed-irq": {}}
     for disk, dev, num, t in vectors(truth):
         known.setdefault(dev, set()).add(num)
         subject = f"{label}: {dev}: irq {num} ({t['actions']})"
@@ -214,49 +229,54 @@ def check_findings(ctx, doc, truth, truth_before, iso, queues, label):
             ctx.fail(f"{subject}: effective_affinity_list moved while numastor ran "
                      f"({old.get('effective_affinity_list')} -> {t['effective_affinity_list']})")
             continue
+        if t["managed"] not in ("0", "1"):
+            ctx.fail(f"test bed: {subject}: managed-ness unknown ({t['managed']})")
+            continue
+        managed = t["managed"] == "1"
         on = cpuset(t["effective_affinity_list"]) & isolated
         in_movable = num in named["isolated-movable-irq"].get(dev, set())
         in_managed = num in named["isolated-managed-irq"].get(dev, set())
-        if t["managed"] == "0":
-            seen["movable-on-isolated"] += bool(on)
-            ctx.expect(in_movable == bool(on),
-                       f"{subject}: user-movable, effective affinity {t['effective_affinity_list']} (isolated: "
-                       f"{cpulist(isolated)}): numastor {'names' if in_movable else 'does not name'} it in "
-                       f"isolated-movable-irq")
-            ctx.expect(not in_managed, f"{subject}: user-movable, yet named in isolated-managed-irq")
-        elif t["managed"] == "1":
-            ctx.expect(not in_movable, f"{subject}: kernel-managed, yet named in isolated-movable-irq")
-            cpus = queues.vector_cpus(dev, num)
-            qs = queues.queue_of(disk, cpus)
+        # the queue whose reads completed on this vector, measured (none for an admin or
+        # config vector, which no read fires)
+        cpus = queues.vector_cpus(dev, num)
+        qs = queues.queue_of(disk, cpus)
+        served = None
+        if managed or cpus:
             if not ctx.expect(len(qs) == 1,
-                              f"test bed: {subject}: managed; reads from CPUs {cpulist(cpus)!r} completed on it, "
-                              f"served by hw queues {qs} of {disk}: not one queue"):
+                              f"test bed: {subject}: reads from CPUs {cpulist(cpus)!r} completed on it, served by "
+                              f"hw queues {qs} of {disk}: not one queue"):
                 continue
             served = queues.served[disk][qs[0]] & online
-            ctx.expect(cpus == served,
+            ctx.expect(cpus == served or not managed,
                        f"test bed: {subject}: reads from CPUs {cpulist(cpus)} completed on it, its queue "
                        f"{qs[0]} serves the online CPUs {cpulist(served)}")
-            if not on:
-                seen["managed-mixed-housekeeping"] += bool(served & isolated)
-                ctx.expect(not in_managed, f"{subject}: effective affinity {t['effective_affinity_list']} avoids "
-                           f"the isolated CPUs {cpulist(isolated)}, yet named in isolated-managed-irq")
-            elif served <= isolated:
-                seen["managed-queue-isolated"] += 1
-                ctx.expect(not in_managed, f"{subject}: its queue {qs[0]} serves isolated CPUs alone "
-                           f"({cpulist(served)}), yet named in isolated-managed-irq")
-                ctx.expect(qs[0] in named["isolated-queue"].get(dev, set()),
-                           f"{subject}: on isolated CPU(s) {cpulist(on)}, its queue {qs[0]} serves isolated CPUs "
-                           f"alone ({cpulist(served)}): the queue is not in isolated-queue")
-            else:
-                seen["managed-mixed-on-isolated"] += 1
-                ctx.expect(in_managed, f"{subject}: kernel-managed on isolated CPU(s) {cpulist(on)} while its "
-                           f"queue {qs[0]} also serves housekeeping CPUs ({cpulist(served - isolated)}): not in "
-                           f"isolated-managed-irq")
+        folded = bool(on) and served is not None and served <= isolated
+        fid = "isolated-managed-irq" if managed else "isolated-movable-irq"
+        if not on:
+            seen["managed-mixed-housekeeping"] += managed and bool(served & isolated)
+        elif folded:
+            seen["managed-queue-isolated"] += managed
+            ctx.expect(qs[0] in named["isolated-queue"].get(dev, set()),
+                       f"{subject}: on isolated CPU(s) {cpulist(on)}, its queue {qs[0]} serves isolated CPUs "
+                       f"alone ({cpulist(served)}): the queue is not in isolated-queue")
         else:
-            ctx.fail(f"test bed: {subject}: managed-ness unknown ({t['managed']})")
+            seen["managed-mixed-on-isolated" if managed else "movable-on-isolated"] += 1
+            want_cpus[fid].setdefault(dev, set()).update(on)
+        what = "kernel-managed" if managed else "user-movable"
+        ctx.expect((in_managed if managed else in_movable) == (bool(on) and not folded),
+                   f"{subject}: {what}, effective affinity {t['effective_affinity_list']} (isolated: "
+                   f"{cpulist(isolated)}{'; its queue serves isolated CPUs alone' if folded else ''}): numastor "
+                   f"{'names' if (in_managed if managed else in_movable) else 'does not name'} it in {fid}")
+        ctx.expect(not (in_movable if managed else in_managed),
+                   f"{subject}: {what}, yet named in "
+                   f"{'isolated-movable-irq' if managed else 'isolated-managed-irq'}")
+    for fid, by_dev in want_cpus.items():
+        for dev, cpus in sorted(by_dev.items()):
+            ctx.equal(f"{label}: {dev}", f"{fid} evidence.cpus (its vectors' isolated effective CPUs)",
+                      cpulist(ev_cpus[fid].get(dev, set())), cpulist(cpus))
     # isolated-queue: exactly the queues whose online CPUs are all isolated (a head's queues are
-    # its paths', numbered per path)
-    want = {}
+    # its paths', numbered per path), their online CPUs its evidence.cpus
+    want, want_q_cpus = {}, {}
     for disk, qs in queues.served.items():
         if disk not in truth.disks:
             continue
@@ -264,21 +284,30 @@ def check_findings(ctx, doc, truth, truth_before, iso, queues, label):
         for index, cpus in qs.items():
             if cpus & online and cpus & online <= isolated:
                 want.setdefault(dev, set()).add(index)
+                want_q_cpus.setdefault(dev, set()).update(cpus & online)
     for dev in sorted(set(want) | set(named["isolated-queue"]), key=str):
         ctx.equal(f"{label}: {dev}", "isolated-queue hw_queues (queues whose online CPUs are all isolated)",
                   sorted(named["isolated-queue"].get(dev, set())), sorted(want.get(dev, set())))
+        if dev in want and dev in named["isolated-queue"]:
+            ctx.equal(f"{label}: {dev}", "isolated-queue evidence.cpus (those queues' online CPUs)",
+                      cpulist(ev_cpus["isolated-queue"].get(dev, set())), cpulist(want_q_cpus[dev]))
     for fid in ("isolated-movable-irq", "isolated-managed-irq"):
         for dev, nums in named[fid].items():
             ctx.expect(nums <= known.get(dev, set()),
                        f"{label}: {fid} on {dev} names IRQs {sorted(nums - known.get(dev, set()))} that are "
                        f"not the device's vectors")
+    for dev, nums in queue_irqs.items():
+        ctx.expect(nums <= known.get(dev, set()),
+                   f"{label}: isolated-queue on {dev} names IRQs {sorted(nums - known.get(dev, set()))} that are "
+                   f"not the device's vectors")
     return seen
 
 
-def check_fix(ctx, iso, before, doc_dry, doc):
+def check_fix(ctx, iso, before, queues, doc_dry, doc):
     """fix --dry-run and fix against the kernel: nothing planned onto an isolated CPU,
-    isolated_left_out sound, every movable vector on an isolated CPU moved, the dry run equal to
-    the run and without effect. Returns the plan's moves {irq: row}."""
+    isolated_left_out sound (isolated CPUs outside the target; for a move of a function with a
+    node, at least the isolated CPUs of that node its queue serves), every movable vector on an
+    isolated CPU moved, the dry run equal to the run. Returns the plan's moves {irq: row}."""
     isolated, online = iso.isolated, iso.online
     b = fixlib.storage_irqs(before)
     for tag, d in (("dryrun", doc_dry), ("fix", doc)):
@@ -304,13 +333,15 @@ def check_fix(ctx, iso, before, doc_dry, doc):
                            f"{cpulist(target & isolated)}")
             ctx.expect(cpuset(out) <= isolated and not cpuset(out) & (target or set()),
                        f"{subject}: isolated_left_out {out!r}: not isolated CPUs outside the target {e.get('target')}")
-            fn = pci_truth(before, e.get("pci"))
+            disk, fn = pci_disk(before, e.get("pci"))
             if e["action"] == "move" and fn and int(fn["numa_node"]) >= 0:
                 local = cpuset(fn["local_cpulist"]) & isolated
+                if e.get("hw_queue") is not None:
+                    local &= queues.served.get(disk, {}).get(e["hw_queue"], set())
                 ctx.expect(local <= cpuset(out),
-                           f"{subject}: the function's node has isolated CPUs {cpulist(local)} (local_cpulist "
-                           f"{fn['local_cpulist']}) the target {e.get('target')} leaves out, but isolated_left_out "
-                           f"is {out!r}")
+                           f"{subject}: isolated CPUs {cpulist(local)} of the function's node (local_cpulist "
+                           f"{fn['local_cpulist']}) its queue serves are left out of the target {e.get('target')}, "
+                           f"but isolated_left_out is {out!r}")
     if doc_dry is not None and doc is not None:
         ctx.equal("dryrun", "plan (irq: action, target)",
                   {e["irq"]: (e["action"], e.get("target")) for e in doc_dry.get("irqs", [])},
@@ -324,12 +355,18 @@ def check_fix(ctx, iso, before, doc_dry, doc):
     return moves
 
 
-def pci_truth(truth, addr):
-    """The ground-truth disk record of PCI function addr (any disk on it)."""
-    for attrs in truth.disks.values():
+def pci_disk(truth, addr):
+    """(disk, record) of the ground-truth disk on PCI function addr (a path disk for a path of
+    a multipath head); (None, None) when none."""
+    for disk, attrs in sorted(truth.disks.items()):
         if attrs.get("pci") == addr:
-            return attrs
-    return None
+            return disk, attrs
+    return None, None
+
+
+def pci_truth(truth, addr):
+    """The ground-truth disk record of PCI function addr."""
+    return pci_disk(truth, addr)[1]
 
 
 def check_applied(ctx, iso, irqs_before, irqs_dry, irqs_fix, moves, after_fix, after_io, label="fix"):
@@ -401,7 +438,7 @@ def run(ctx):
     before = ctx.truth
     dry = fixlib.json_out(ctx, "dryrun")
     doc = fixlib.json_out(ctx, "fix")
-    moves = check_fix(ctx, iso, before, dry, doc)
+    moves = check_fix(ctx, iso, before, queues, dry, doc)
     ib, idr, ifx = (fixlib.irqs(ctx, n) for n in ("irqs-before.txt", "irqs-dryrun.txt", "irqs-fix.txt"))
     after_fix, after_io = fixlib.truth(ctx, "after-fix.txt"), fixlib.truth(ctx, "after-io.txt")
     fired = check_applied(ctx, iso, ib, idr, ifx, moves, after_fix, after_io)
