@@ -14,7 +14,9 @@ is what the guest read from the kernel (isolib.py says how); numastor is held to
 - fix --dry-run changes nothing and plans what fix does; no target, nor any vector the kernel
   shows moved, includes an isolated CPU; every movable vector on an isolated CPU is moved, and
   once it fired the kernel delivers it inside its target; a row's `isolated_left_out` names
-  isolated CPUs outside its target, at least those of its function's node (local_cpulist);
+  isolated CPUs outside its target, for a move at least the isolated CPUs of its function's node
+  (local_cpulist) that its queue serves (blk-mq's software contexts: the megasas queue serves
+  0-3 although cpu_list reads 0-1);
 - fix --revert restores every IRQ's smp_affinity_list.
 
 The test bed's own checks: the kernel took the command line (cpu/isolated and cpu/nohz_full are
