@@ -958,6 +958,8 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 	json_object_object_add(ev, "fired_on_isolated", json_object_new_int64((int64_t)fired));
 	{
 		bool many = n > 1, cpus_many = ns_cpuset_count(&on) > 1;
+		char *all = NULL; /* every isolated CPU: what isolcpus= would list */
+		ns_cpuset_format(&iso->cpus, &all);
 		char *what = ns_fmt("%zu vector%s of %s that user space may %s sit%s on isolated CPU%s %s", n,
 				    many ? "s" : "", d->name, kernel ? "not move" : "move", many ? "" : "s",
 				    cpus_many ? "s" : "", cpus ? cpus : "?");
@@ -987,7 +989,7 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 						 "of their mask. CPUs isolated only by a cgroup partition or "
 						 "nohz_full= "
 						 "get no such protection.",
-						 cpus ? cpus : "LIST"));
+						 all ? all : "LIST"));
 		else
 			r = add(f, "isolated-movable-irq", fired && boot_cpu ? NS_SEV_CRITICAL : NS_SEV_WARNING,
 				d->name, ev,
@@ -1001,6 +1003,7 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 					: not_movable_text(&vc, "set their affinity to housekeeping CPUs by hand."));
 		free(what);
 		free(how);
+		free(all);
 	}
 	free(cpus);
 	ns_cpuset_clear(&on);
@@ -1068,9 +1071,13 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 	if (!ns_machine_multi_node(&sys->machine)) {
 		struct json_object *ev = json_object_new_object();
 		json_object_object_add(ev, "nodes", json_object_new_int((int)sys->machine.nnodes));
-		return add(out, "single-node", NS_SEV_INFO, NULL, ev,
-			   ns_fmt("This machine has a single NUMA node: device and interrupt locality is moot."), NULL,
-			   ns_fmt("Nothing to do."));
+		return add(
+			out, "single-node", NS_SEV_INFO, NULL, ev,
+			sys->machine.numa_support == 0
+				? ns_fmt("This kernel has no NUMA support (no node/ in sysfs): one node holds "
+					 "every CPU, and device and interrupt locality is moot.")
+				: ns_fmt("This machine has a single NUMA node: device and interrupt locality is moot."),
+			NULL, ns_fmt("Nothing to do."));
 	}
 	for (size_t i = 0; i < sys->ndisks; i++) {
 		const struct ns_disk *d = &sys->disks[i];

@@ -299,10 +299,16 @@ int ns_isolation_read(struct ns_root *root, const struct ns_isolation_in *in, st
 	if ((iso->isolcpus_flags & NS_ISO_MANAGED_IRQ) && (r = ns_cpuset_or(&iso->managed_irq, &iso->isolcpus)) < 0)
 		return r;
 	/* every isolated CPU: what the kernel's files say and what it was told */
-	if ((r = add_known(&iso->cpus, in->isolated)) < 0 || (r = add_known(&iso->cpus, in->nohz_full)) < 0 ||
-	    (r = add_known(&iso->cpus, &iso->isolcpus)) < 0 || (r = add_known(&iso->cpus, &iso->nohz_full)) < 0 ||
-	    (r = add_known(&iso->cpus, &iso->cgroup)) < 0)
-		return r;
+	const struct ns_cpuset *sources[] = {
+		in->isolated,	 /* cpu/isolated: isolcpus= with domain */
+		in->nohz_full,	 /* cpu/nohz_full */
+		&iso->isolcpus,	 /* isolcpus= whatever its flags (managed_irq alone is in no file) */
+		&iso->nohz_full, /* nohz_full= */
+		&iso->cgroup,	 /* cgroup v2 isolated partitions */
+	};
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++)
+		if ((r = add_known(&iso->cpus, sources[i])) < 0)
+			return r;
 	iso->cpus.known = in->isolated->known && in->nohz_full->known && iso->cgroup.known && !iso->unparsed_param;
 	if (in->online->known && (r = ns_cpuset_andnot(&iso->housekeeping, in->online, &iso->cpus)) < 0)
 		return r;

@@ -64,8 +64,8 @@ static int allowed_cpus(const struct ns_system *sys, struct ns_cpuset *out)
 		return -EBADMSG;
 	out->known = true;
 	ns_cpuset_foreach (c, &m->online) {
-		if (ns_cpuset_test(&m->isolated, (unsigned)c) || ns_cpuset_test(&m->nohz_full, (unsigned)c) ||
-		    ns_cpuset_test(&m->isolation.cpus, (unsigned)c) ||
+		/* isolation.cpus holds cpu/isolated and cpu/nohz_full too (lib/isolation.c) */
+		if (ns_cpuset_test(&m->isolation.cpus, (unsigned)c) ||
 		    ns_cpuset_test(&m->irqbalance.banned_cpus, (unsigned)c))
 			continue;
 		if (ns_cpuset_set(out, (unsigned)c) < 0)
@@ -191,17 +191,12 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 	e->answers = strdup(answers);
 	ns_cpuset_copy(&e->current, &irq->affinity);
 
-	if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes) && ns_cpuset_count(&h->nodes) == 1 &&
-	    ns_cpuset_count(&h->online) && ns_cpuset_subset(&h->online, &m->isolation.cpus)) {
-		/* a queue of isolated CPUs only: its vector goes to the housekeeping CPUs of their node */
-		const struct ns_node *n = ns_machine_node(m, ns_cpuset_first(&h->nodes));
-		if (n)
-			target_from(e, m, &n->cpus, &plan->allowed);
+	if (h && !ns_hctx_serves_online(h)) {
+		/* no I/O goes through it now: nothing to place it by */
 		ns_cpuset_format(&h->cpus, &cpus);
-		e->reason =
-			ns_fmt("hardware queue %d serves only isolated CPUs %s: the vector goes to the housekeeping "
-			       "CPUs of their node %d",
-			       h->index, cpus ? cpus : "?", n ? n->id : -1);
+		e->reason = ns_fmt("hardware queue %d serves no online CPU (CPUs %s are not present or offline)",
+				   h->index, cpus ? cpus : "?");
+		e->target.known = true;
 	} else if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes)) {
 		target_from(e, m, &h->cpus, &plan->allowed);
 		ns_cpuset_format(&h->cpus, &cpus);
@@ -266,6 +261,8 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 				 pci->driver ? pci->driver : "(none)", e->reason);
 		free(e->reason);
 		e->reason = r;
+		e->action = NS_PLAN_SKIP;
+	} else if (h && !ns_hctx_serves_online(h)) {
 		e->action = NS_PLAN_SKIP;
 	} else if (ns_cpuset_count(&e->target) == 0) {
 		char *r = ns_fmt("no allowed CPU (online, not isolated, not nohz_full, not in a cgroup-isolated "

@@ -539,6 +539,118 @@ def facts_masks(doc, code):
     assert not [f for f in doc["findings"] if f["severity"] == C], doc["findings"]
 
 
+# -- issue 27: server shapes and CPU isolation, from each fixture's description ----------------
+
+def facts_nohz_null_padded(doc, code):
+    """cpu/nohz_full reads "(null)" right-justified to 96 columns: no nohz_full CPU, no note."""
+    m = doc["machine"]
+    assert m["possible_cpus"] == "0-95" and m["online_cpus"] == "0-95", (m["possible_cpus"], m["online_cpus"])
+    assert m["nohz_full_cpus"] == "" and m["isolated_cpus"] == "", (m["nohz_full_cpus"], m["isolated_cpus"])
+    notes = [n for n in doc["notes"] if "nohz_full" in n["field"] or "nohz_full" in n["message"]]
+    assert not notes, f"a note about nohz_full: {notes}"
+    iso = m["isolation"]
+    assert iso["isolated_cpus"] == "" and iso["housekeeping_cpus"] == "0-95", iso
+    assert iso["cmdline_known"] is True and iso["isolcpus"] is None and iso["nohz_full"] is None, iso
+
+
+def plan_nohz_null_padded(plan, doc):
+    """fix plans on it (it refused: 'does not parse as a CPU list'): sda's vector to node 1."""
+    assert plan["allowed_cpus"] == "0-95", plan["allowed_cpus"]
+    moves = [(e["device"], e["target"]) for e in plan["irqs"] if e["action"] == "move"]
+    assert moves == [("sda", "24-47,72-95")], moves
+
+
+def facts_hotplug(doc, code):
+    """16 possible CPUs, 8 online: queues 8-15 serve no online CPU, on no node."""
+    m = doc["machine"]
+    assert m["possible_cpus"] == "0-15" and m["online_cpus"] == "0-7", (m["possible_cpus"], m["online_cpus"])
+    for name in ("nvme0n1", "nvme1n1"):
+        qs = device(doc, name)["hw_queues"]
+        assert [q["index"] for q in qs] == list(range(16)), (name, [q["index"] for q in qs])
+        for q in qs:
+            want = "" if q["index"] >= 8 else str(q["index"])
+            assert q["cpus"] == str(q["index"]), (name, q["index"], q["cpus"])
+            assert q["online_cpus"] == want, (name, q["index"], q["online_cpus"], want)
+            assert (q["nodes"] == []) == (q["index"] >= 8), (name, q["index"], q["nodes"])
+
+
+def plan_hotplug(plan, doc):
+    """The vectors of queues that serve no online CPU are left as they are, saying why."""
+    for e in plan["irqs"]:
+        if e["hw_queue"] is not None and e["hw_queue"] >= 8:
+            assert e["action"] == "skip" and "serves no online CPU" in e["reason"], e
+
+
+def facts_nonuma(doc, code):
+    """No node/: node 0 is the online CPUs (0-3 of 64 possible), and the kernel has no NUMA."""
+    m = doc["machine"]
+    assert m["numa_support"] is False, m["numa_support"]
+    assert [(n["node"], n["cpus"]) for n in m["nodes"]] == [(0, "0-3")], m["nodes"]
+    assert m["possible_cpus"] == "0-63", m["possible_cpus"]
+    f = [x for x in doc["findings"] if x["id"] == "single-node"]
+    assert f and "no NUMA support" in f[0]["message"], f
+
+
+def evidence(doc, fid, dev):
+    f = [x for x in doc["findings"] if x["id"] == fid and x["device"] == dev]
+    assert len(f) == 1, f"{fid} on {dev}: {len(f)} findings"
+    return f[0]["evidence"]
+
+
+def irq_of_queue(doc, dev, q):
+    return next(h["irq"] for h in device(doc, dev)["hw_queues"] if h["index"] == q)
+
+
+def facts_isolation(doc, code):
+    """isolcpus=8-11 nohz_full=8-11 and a cgroup partition 14-15: every source read, and each
+    finding about the vectors and queue the description names."""
+    iso = doc["machine"]["isolation"]
+    want = {"cmdline_known": True, "isolcpus": "8-11", "isolcpus_flags": ["domain"], "nohz_full": "8-11",
+            "irqaffinity": None, "cgroup_isolated_cpus": "14-15", "cgroup_basis": "cpuset.cpus.isolated",
+            "managed_irq_cpus": "", "isolated_cpus": "8-11,14-15", "housekeeping_cpus": "0-7,12-13"}
+    assert iso == want, f"isolation {iso}, expected {want}"
+    ev = evidence(doc, "isolated-queue", "nvme0n1")
+    assert ev["hw_queues"] == [3] and ev["cpus"] == "8-9" and ev["irqs"] == [irq_of_queue(doc, "nvme0n1", 3)], ev
+    ev = evidence(doc, "isolated-managed-irq", "nvme0n1")
+    assert ev["irqs"] == [irq_of_queue(doc, "nvme0n1", 4)] and ev["cpus"] == "10", ev
+    for dev, cpu in (("sda", "9"), ("sdb", "15")):
+        ev = evidence(doc, "isolated-movable-irq", dev)
+        assert ev["irqs"] == [irq_of_queue(doc, dev, 0)] and ev["cpus"] == cpu and ev["fired_on_isolated"] > 0, ev
+
+
+def plan_isolation(plan, doc):
+    """fix never uses an isolated CPU (8-11 boot, 14-15 cgroup) and says per row what it left out."""
+    assert plan["allowed_cpus"] == "0-7,12-13", plan["allowed_cpus"]
+    moves = sorted((e["device"], e["target"], e["isolated_left_out"]) for e in plan["irqs"] if e["action"] == "move")
+    assert moves == [("sda", "12-13", "8-11,14-15"), ("sdb", "12-13", "8-11,14-15")], moves
+
+
+ISOLATION_IDS = {"isolated-queue", "isolated-movable-irq", "isolated-managed-irq", "queues-sized-to-housekeeping"}
+
+
+def facts_isolation_twin(doc, code):
+    """isolcpus=managed_irq,8-11 alone: in no file but the command line, and still isolated;
+    every vector on a housekeeping CPU: no isolation finding."""
+    iso = doc["machine"]["isolation"]
+    assert doc["machine"]["isolated_cpus"] == "" and doc["machine"]["nohz_full_cpus"] == "", doc["machine"]
+    assert iso["isolcpus_flags"] == ["managed_irq"] and iso["managed_irq_cpus"] == "8-11", iso
+    assert iso["isolated_cpus"] == "8-11" and iso["housekeeping_cpus"] == "0-7,12-15", iso
+    assert iso["cgroup_isolated_cpus"] == "" and iso["cgroup_basis"] == "cpuset.cpus.isolated", iso
+    ids = {f["id"] for f in doc["findings"]} & ISOLATION_IDS
+    assert not ids, f"isolation findings on the twin: {ids}"
+
+
+def plan_isolation_twin(plan, doc):
+    assert plan["allowed_cpus"] == "0-7,12-15", plan["allowed_cpus"]
+    assert not [e for e in plan["irqs"] if e["action"] == "move"], plan["irqs"]
+
+
+def facts_io_queue(doc, code):
+    ev = evidence(doc, "queues-sized-to-housekeeping", "nvme0n1")
+    assert ev["hw_queues"] == 8 and ev["online_cpus"] == 16 and ev["housekeeping_cpus"] == "0-3,8-11", ev
+    assert doc["machine"]["isolation"]["isolcpus_flags"] == ["domain", "managed_irq", "io_queue"]
+
+
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
@@ -549,6 +661,10 @@ PLAN_FACTS = {
     "hba-mpt3sas-61-managed-unknown": plan_mpt3sas_61,
     "hba-mpt3sas-612-unsettable": plan_mpt3sas_612,
     "hba-mpt3sas-unknown-kernel": plan_mpt3sas_unknown_kernel,
+    "epyc-2s96c-nohz-null-padded": plan_nohz_null_padded,
+    "xen-2n8c-hotplug-headroom": plan_hotplug,
+    "isolation-2n16c-isolcpus-cgroup": plan_isolation,
+    "isolation-2n16c-managed-irq-twin": plan_isolation_twin,
 }
 
 
@@ -626,6 +742,12 @@ FACTS = {
     "kernel3-mask-only-17n": facts_masks,
     "overlapping-nodes-firmware-bug": facts_masks,
     "eight-nodes-distinct": facts_masks,
+    "epyc-2s96c-nohz-null-padded": facts_nohz_null_padded,
+    "xen-2n8c-hotplug-headroom": facts_hotplug,
+    "nonuma-kernel-4of64": facts_nonuma,
+    "isolation-2n16c-isolcpus-cgroup": facts_isolation,
+    "isolation-2n16c-managed-irq-twin": facts_isolation_twin,
+    "isolation-io-queue-72": facts_io_queue,
 }
 
 
@@ -729,6 +851,18 @@ PINNED = {
     "overlapping-nodes-firmware-bug": (1, {("node-cpus-overlap", None, W), ("irq-confined", "nvme1n1", W),
                                            ("queue-affinity-mismatch", "nvme1n1", W)}),
     "eight-nodes-distinct": (0, set()),
+    # issue 27: nohz_full "(null)" padded to 96 columns changes nothing: sda is
+    # hba-megaraid-node1-irq-cpu0's disk on a 96-CPU 6.1
+    "epyc-2s96c-nohz-null-padded": (1, {("irq-fires-remote", "sda", W), ("vector-serves-all-nodes", "sda", W),
+                                        ("alloc-remote", "sda", W), ("alloc-remote", "sda", I)}),
+    # the queues of absent CPUs hide no confinement and are judged by nothing
+    "xen-2n8c-hotplug-headroom": (2, {("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W)}),
+    "nonuma-kernel-4of64": (0, {("single-node", None, I)}),
+    "isolation-2n16c-isolcpus-cgroup": (2, {("isolated-queue", "nvme0n1", W), ("isolated-managed-irq", "nvme0n1", C),
+                                            ("isolated-movable-irq", "sda", C), ("isolated-movable-irq", "sdb", W),
+                                            ("alloc-remote", "sda", I), ("alloc-remote", "sdb", I)}),
+    "isolation-2n16c-managed-irq-twin": (0, {("alloc-remote", "sda", I)}),
+    "isolation-io-queue-72": (0, {("queues-sized-to-housekeeping", "nvme0n1", I)}),
 }
 
 # The correctly placed twins: devices whose placement no rule may fault (no finding at all
@@ -755,6 +889,10 @@ CORRECT = {
     "md-raid1-1node": ["md0", "nvme1n1", "nvme2n1"],
     "kernel3-mask-only-17n": ["nvme0n1", "nvme1n1", "nvme2n1"],
     "eight-nodes-distinct": ["nvme0n1"],
+    "epyc-2s96c-nohz-null-padded": ["nvme0n1", "nvme1n1", "nvme2n1", "nvme3n1"],
+    "xen-2n8c-hotplug-headroom": ["nvme1n1"],
+    "isolation-2n16c-managed-irq-twin": ["nvme0n1", "sda"],
+    "isolation-io-queue-72": ["nvme0n1"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {
@@ -1001,6 +1139,9 @@ PLAN_MOVES = {
     "twin-510-2n-forced-vs-described": quad_moves("nvme0n1", "0-7"),
     "twin-612-2n-managed-mismatch": {("sda", 0, "0-7", "move")},
     "hba-megaraid-node1-irq-cpu0": {("sda", 0, "16-31", "move")},
+    "xen-2n8c-hotplug-headroom": {("nvme0n1", q, str(q), "move") for q in range(4)} |
+    {("nvme0n1", q, str(q), "unchanged") for q in range(4, 8)} | {("nvme0n1", q, "", "skip") for q in range(8, 16)} |
+    {("nvme0n1", None, "0-3", "unchanged")},
 }
 
 

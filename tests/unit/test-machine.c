@@ -161,6 +161,21 @@ int main(void)
 	CHECK(ns_machine_multi_node(&m));
 	ns_machine_free(&m);
 	ns_notes_free(&notes);
+	/* issue 27: a command-line isolation list numastor does not read ("N") is an exclusion input
+	 * fix must refuse on, like a garbled cpu/isolated; one it reads joins the isolated CPUs */
+	fr_put("sys/devices/system/cpu/isolated", "\n");
+	fr_put("proc/cmdline", "ro quiet nohz_full=1-N\n");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(m.nunparsed == 1 && m.nunparsed && strcmp(m.unparsed[0].field, "isolation.nohz_full") == 0);
+	CHECK(m.nunparsed && strcmp(m.unparsed[0].path, "proc/cmdline") == 0);
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
+	fr_put("proc/cmdline", "ro quiet isolcpus=managed_irq,1\n");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(m.nunparsed == 0 && ns_cpuset_test(&m.isolation.cpus, 1) &&
+	      !ns_cpuset_test(&m.isolation.housekeeping, 1));
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
 	ns_root_free(root);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fr_base);
 	if (system(cmd) != 0)
