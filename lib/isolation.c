@@ -288,6 +288,11 @@ int ns_isolation_read(struct ns_root *root, const struct ns_isolation_in *in, st
 		ns_note_read(notes, "machine", "isolation.cmdline_known", "proc/cmdline", r, NULL);
 	}
 	read_cgroup(root, in->cpu_limit, iso, notes);
+	/* the root's cpuset.cpus.isolated also lists the CPUs isolcpus= isolated at boot, with no
+	 * partition made (measured on 6.12.95 with isolcpus=2-3): a partition's are the others */
+	if (iso->cgroup.known && iso->cgroup_basis && strcmp(iso->cgroup_basis, "cpuset.cpus.isolated") == 0 &&
+	    in->isolated->known && (r = ns_cpuset_andnot(&iso->cgroup, &iso->cgroup, in->isolated)) < 0)
+		return r;
 	/* the kernel keeps only the possible CPUs of a boot list */
 	if (in->possible->known) {
 		struct ns_cpuset *lists[] = {&iso->isolcpus, &iso->nohz_full, &iso->irqaffinity};

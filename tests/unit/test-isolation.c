@@ -144,6 +144,12 @@ static void cgroup_forms(struct ns_root *root)
 	CHECK(read_iso(root, &iso, &notes) == 0);
 	CHECK_STR(iso.cgroup_basis, "cpuset.cpus.isolated");
 	CHECK_STR(fmt(&iso.cgroup), "12-13");
+	/* it also lists the CPUs isolated at boot (cpu/isolated 8-9 here; 6.12.95 does so with no
+	 * partition): those are not a partition's */
+	fr_put("sys/fs/cgroup/cpuset.cpus.isolated", "8-9,12-13\n");
+	CHECK(read_iso(root, &iso, &notes) == 0);
+	CHECK_STR(fmt(&iso.cgroup), "12-13");
+	CHECK_STR(fmt(&iso.cpus), "8-13");
 	fr_put("sys/fs/cgroup/cpuset.cpus.isolated", "\n");
 	CHECK(read_iso(root, &iso, &notes) == 0);
 	CHECK(iso.cgroup.known && ns_cpuset_count(&iso.cgroup) == 0);
