@@ -4,8 +4,9 @@ is what the guest read from the kernel (isolib.py says how); numastor is held to
 
 - `machine.isolation` equals /proc/cmdline and the kernel's cpu/isolated, cpu/nohz_full and the
   cgroup files: before cgroup2 is mounted `cgroup_isolated_cpus` "" with `cgroup_basis`
-  no-cgroup2 (nothing to read: inferred), after it the root's cpuset.cpus.isolated (6.12: it
-  lists the boot-time isolcpus= CPUs too) or, on 6.1, which has none, the partitions walked ("");
+  no-cgroup2 (nothing to read: inferred), after it "" (no partition; 6.12's root
+  cpuset.cpus.isolated reads 2-3 all the same: the boot-time isolcpus= CPUs), `cgroup_basis`
+  cpuset.cpus.isolated where the kernel has that file, else partitions (6.1);
 - every vector whose kernel effective affinity includes an isolated CPU is named in its device's
   isolation finding (movable: isolated-movable-irq; managed: isolated-managed-irq, or, when its
   queue's online CPUs are all isolated, the queue in isolated-queue), no vector off them is, and

@@ -4,10 +4,11 @@ vm_measure_pairing, vm_truth, vm_irqs). isolation-cgroup's expect.py imports it 
 
 Ground truth, never numastor's rules:
 - the isolated CPUs are the union of what the kernel lists: cpu/isolated, cpu/nohz_full, the
-  isolcpus= and nohz_full= lists of /proc/cmdline, and the cgroup's isolated partitions (the
-  root's cpuset.cpus.isolated where the kernel has it, else the cpuset.cpus.effective of every
-  partition whose cpuset.cpus.partition reads "isolated"; with no cgroup2 mounted the kernel
-  shows none: "", inferred, as numastor's cgroup_basis "no-cgroup2" says);
+  isolcpus= and nohz_full= lists of /proc/cmdline, and the CPUs of the cgroup's isolated
+  partitions: the cpuset.cpus.effective of every cgroup whose cpuset.cpus.partition reads
+  "isolated", walked on every kernel (the root's cpuset.cpus.isolated, 6.7 on, is held to them:
+  it may list the boot-time isolcpus= CPUs besides, as 6.12.95 does); with no cgroup2 mounted
+  the kernel shows none: "", inferred, as numastor's cgroup_basis "no-cgroup2" says;
 - the command line's isolcpus=, nohz_full= and irqaffinity= are the kernel's /proc/cmdline as
   the kernel parses it (flags before the list; no flag means domain);
 - the CPUs a hardware queue serves are blk-mq's software contexts under mq/N (cpuM), which keep
@@ -76,18 +77,17 @@ class Isolation:
         self.cpu_isolated = kernel_cpus(f.get("cpu.isolated"))
         self.nohz_full = kernel_cpus(f.get("cpu.nohz_full"))
         self.cgroup_mounted = f.get("cgroup2.mount", "none") != "none"
+        self.cgroup = set()  # the isolated partitions' CPUs, walked
+        for key, value in f.items():
+            if key.startswith("cgroup.partition.") and value.strip() == "isolated":
+                self.cgroup |= kernel_cpus(f.get("cgroup.effective." + key[len("cgroup.partition."):]))
+        root_file = f.get("cgroup.root.cpus_isolated", "(no file)")
+        self.cgroup_root = None if root_file == "(no file)" else kernel_cpus(root_file)
         if not self.cgroup_mounted:
             # nothing to read: none can be seen (numastor's "no-cgroup2"; inferred, not measured)
-            self.cgroup, self.cgroup_basis = set(), "no-cgroup2"
-        elif f.get("cgroup.root.cpus_isolated", "(no file)") != "(no file)":
-            self.cgroup = kernel_cpus(f["cgroup.root.cpus_isolated"])
-            self.cgroup_basis = "cpuset.cpus.isolated"
+            self.cgroup_basis = "no-cgroup2"
         else:
-            self.cgroup = set()
-            for key, value in f.items():
-                if key.startswith("cgroup.partition.") and value.strip() == "isolated":
-                    self.cgroup |= kernel_cpus(f.get("cgroup.effective." + key[len("cgroup.partition."):]))
-            self.cgroup_basis = "partitions"
+            self.cgroup_basis = "partitions" if self.cgroup_root is None else "cpuset.cpus.isolated"
         iso = self.params.get("isolcpus")
         self.cmdline_isolcpus = cpuset(isolcpus_parts(iso)[0]) if iso is not None else set()
         self.cmdline_nohz_full = cpuset(self.params.get("nohz_full") or "")
@@ -438,6 +438,12 @@ def run(ctx):
     ctx.expect(iso.isolated and iso.housekeeping,
                f"test bed: the kernel shows isolated CPUs {cpulist(iso.isolated)!r} and housekeeping CPUs "
                f"{cpulist(iso.housekeeping)!r}: the scenario needs both")
+    # the root's cpuset.cpus.isolated (6.7 on): the partitions' CPUs, and maybe the boot-time
+    # isolcpus= ones (cpu/isolated) besides
+    if iso.cgroup_root is not None:
+        ctx.expect(iso.cgroup <= iso.cgroup_root <= iso.cgroup | iso.cpu_isolated,
+                   f"test bed: the root's cpuset.cpus.isolated reads {cpulist(iso.cgroup_root)!r}, the isolated "
+                   f"partitions hold {cpulist(iso.cgroup)!r}, cpu/isolated {cpulist(iso.cpu_isolated)!r}")
     queues = Queues(ctx, ctx.truth)
     check_machine(ctx, ctx.doc, iso, "check")
     seen = check_findings(ctx, ctx.doc, ctx.truth, ctx.truth_before, iso, queues, "check")

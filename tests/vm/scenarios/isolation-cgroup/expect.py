@@ -2,8 +2,8 @@
 and a two-queue virtio-blk disk; at run time CPU 2 went offline and back (the managed vectors
 whose mask is 2-3 moved to CPU 3 and stayed) and a child cgroup became an isolated cpuset
 partition of CPU 3. Ground truth is what the guest read from the kernel (isolib.py says how):
-the partition as the kernel reads it back, the root's cpuset.cpus.isolated where the kernel has
-it (6.7 on), else the isolated partitions' cpuset.cpus.effective. numastor is held to it:
+the partition as the kernel reads it back and its cpuset.cpus.effective (the root's
+cpuset.cpus.isolated, 6.7 on, held to it). numastor is held to it:
 
 - `machine.isolation`: `cgroup_isolated_cpus` the kernel's, within `isolated_cpus`;
   `housekeeping_cpus` the online CPUs without them; no isolcpus/nohz_full, irqaffinity 0;
