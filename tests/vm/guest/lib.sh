@@ -926,3 +926,130 @@ vm_kernel_facts() {
 		break
 	done
 }
+
+# --- CPU isolation scenarios (isolation-boot, isolation-cgroup) -------------------------------
+# What the kernel itself says about isolated CPUs, read in the guest; the scenarios' expect.py
+# (scenarios/isolation-boot/isolib.py) hold numastor's `machine.isolation`, its isolation
+# findings and fix's plan to it.
+
+VM_CGROUP=/sys/fs/cgroup
+
+# Mount cgroup2 at $VM_CGROUP unless something is mounted there already (the initramfs
+# mounts none; a systemd machine has it there).
+vm_cgroup2_mount() {
+	grep -q "^[^ ]* $VM_CGROUP " /proc/mounts || mount -t cgroup2 cgroup2 "$VM_CGROUP"
+}
+
+# The kernel's word on CPU isolation, one "KEY<TAB>VALUE" line each, on stdout:
+#   cmdline                        /proc/cmdline
+#   cpu.online, cpu.isolated, cpu.nohz_full    /sys/devices/system/cpu/* ("(no file)" when
+#                                  the kernel has none: nohz_full without CONFIG_NO_HZ_FULL)
+#   cgroup2.mount                  where cgroup2 is mounted ("none")
+#   cgroup.controllers             the root's cgroup.controllers
+#   cgroup.root.cpus_isolated      the root's cpuset.cpus.isolated ("(no file)": before 6.7)
+#   cgroup.root.cpus_effective     the root's cpuset.cpus.effective
+#   cgroup.partition.REL, cgroup.effective.REL   cpuset.cpus.partition and
+#                                  cpuset.cpus.effective of every cgroup below the root (REL
+#                                  its path below the mount) that has them
+# (cat, not read: a few files, and kernfs's seq files answer either way)
+vm_isolation_truth() {
+	local _f _mp='' _dev _dir _type _rest _d _rel
+	_t cmdline "$(cat /proc/cmdline)"
+	for _f in online isolated nohz_full; do
+		if [ -e "/sys/devices/system/cpu/$_f" ]; then
+			_t "cpu.$_f" "$(cat "/sys/devices/system/cpu/$_f")"
+		else
+			_t "cpu.$_f" "(no file)"
+		fi
+	done
+	while read -r _dev _dir _type _rest; do
+		if [ "$_type" = cgroup2 ]; then
+			_mp=$_dir
+			break
+		fi
+	done < /proc/mounts
+	_t cgroup2.mount "${_mp:-none}"
+	[ -n "$_mp" ] || return 0
+	_t cgroup.controllers "$(cat "$_mp/cgroup.controllers")"
+	for _f in isolated effective; do
+		if [ -e "$_mp/cpuset.cpus.$_f" ]; then
+			_t "cgroup.root.cpus_$_f" "$(cat "$_mp/cpuset.cpus.$_f")"
+		else
+			_t "cgroup.root.cpus_$_f" "(no file)"
+		fi
+	done
+	# (the root has no cpuset.cpus.partition)
+	find "$_mp" -name cpuset.cpus.partition | while read -r _d; do
+		_d=${_d%/*}
+		_rel=${_d#"$_mp"/}
+		_t "cgroup.partition.$_rel" "$(cat "$_d/cpuset.cpus.partition")"
+		_t "cgroup.effective.$_rel" "$(cat "$_d/cpuset.cpus.effective")"
+	done
+}
+
+# Make cgroup NAME below $VM_CGROUP a cpuset partition of TYPE (isolated, root) holding CPUS:
+# +cpuset into the root's cgroup.subtree_control, cpuset.cpus, then cpuset.cpus.partition,
+# read back. Facts cgroup.NAME.partition (what the kernel reads back, e.g. "isolated invalid
+# (...)" with its reason) and cgroup.NAME.partition_write (the write's error, "ok"); returns 1,
+# saying why on stderr, when the kernel did not make it.
+vm_cpuset_partition() { # name cpus type
+	local _d="$VM_CGROUP/$1" _err=ok
+	case " $(cat "$VM_CGROUP/cgroup.controllers") " in
+	*" cpuset "*) ;;
+	*)
+		echo "no cpuset controller on cgroup2 (cgroup.controllers: $(cat "$VM_CGROUP/cgroup.controllers"))" >&2
+		return 1
+		;;
+	esac
+	echo +cpuset > "$VM_CGROUP/cgroup.subtree_control"
+	mkdir -p "$_d"
+	echo "$2" > "$_d/cpuset.cpus"
+	if ! { echo "$3" > "$_d/cpuset.cpus.partition"; } 2>/tmp/.part-err; then
+		_err=$(cat /tmp/.part-err)
+	fi
+	vm_fact "cgroup.$1.partition_write" "$_err"
+	_v=$(cat "$_d/cpuset.cpus.partition")
+	vm_fact "cgroup.$1.partition" "$_v"
+	vm_fact "cgroup.$1.cpus_effective" "$(cat "$_d/cpuset.cpus.effective")"
+	if [ "$_v" != "$3" ]; then
+		echo "the kernel did not make $_d an $3 partition of CPUs $2: cpuset.cpus.partition reads '$_v' (write: $_err)" >&2
+		return 1
+	fi
+}
+
+# The CPUs blk-mq maps to each hardware queue, as the kernel links them: the cpuN directory of
+# every software context under /sys/block/DISK/mq/N/ (isolated CPUs included, which blk-mq
+# leaves out of cpu_list from 6.9 on), every disk (hidden NVMe paths too), one line each:
+#   hctx_cpus <disk> <index> <cpu,cpu,...>
+vm_hctx_cpus() {
+	local _q _c _l _d
+	for _q in /sys/block/*/mq/*; do
+		[ -d "$_q" ] || continue
+		_l=
+		for _c in "$_q"/cpu[0-9]*; do
+			[ -d "$_c" ] && _l="$_l,${_c##*/cpu}"
+		done
+		_d=${_q%/mq/*}
+		_t hctx_cpus "${_d##*/}" "${_q##*/}" "${_l#,}"
+	done
+}
+
+# Make every NVMe controller's admin vector fire (reads fire only the I/O queues'): a namespace
+# rescan sends Identify commands down the admin queue. Waits a second for the scans.
+vm_fire_admin() {
+	local _c
+	for _c in /sys/class/nvme/nvme*; do
+		[ -e "$_c/rescan_controller" ] && echo 1 > "$_c/rescan_controller"
+	done
+	sleep 1
+}
+
+# Take CPU $1 offline and back online (the kernel moves the vectors that sat on it and brings
+# its queues back); facts cpuN.offline / cpuN.online say what each write did.
+vm_cpu_cycle() { # cpu
+	local _f="/sys/devices/system/cpu/cpu$1/online"
+	echo 0 > "$_f"
+	vm_fact "cpu$1.offline" "$(cat "$_f")"
+	echo 1 > "$_f"
+	vm_fact "cpu$1.online" "$(cat "$_f")"
+}
