@@ -510,7 +510,8 @@ bool ns_hctx_serves_online(const struct ns_hctx *h)
 /* The blk-mq hardware queues of one path's disk, paired with the path's vectors. */
 
 /*
- * From 6.9 on blk-mq leaves the isolated CPUs (isolcpus=) out of a hardware queue's cpu_list:
+ * From 6.9 on (and on Debian's 6.1.192, a backport) blk-mq leaves the isolated CPUs (isolcpus=) out
+ * of a hardware queue's cpu_list:
  * its kworker stays off them, but they still submit to it (measured on Debian's 6.12 with
  * isolcpus=2-3: the queue of CPU 2 reads an empty cpu_list, its vector nvme0q1 / virtio request
  * vector is bound to CPU 2). A queue paired by name whose vector's affinity is its cpu_list plus
@@ -521,6 +522,8 @@ static int isolated_left_out(const struct ns_machine *m, struct ns_hctx *h)
 {
 	const struct ns_cpuset *aff = h->irq ? &h->irq->affinity : NULL;
 
+	if (ns_cpuset_count(&h->isolated))
+		return 0; /* its cpuN entries told (isolated_from_entries) */
 	ns_cpuset_clear(&h->isolated);
 	h->isolated.known = true;
 	if (!aff || !aff->known || !h->cpus.known || !m->isolated.known || !ns_cpuset_count(&m->isolated) ||
@@ -540,6 +543,39 @@ static int isolated_left_out(const struct ns_machine *m, struct ns_hctx *h)
 	h->memory_node = ns_machine_cpu_node(m, ns_cpuset_first(&h->cpus));
 	return 0;
 }
+/*
+ * blk-mq leaves the isolated CPUs out of a queue's cpu_list but not out of its cpuN entries
+ * (mq/N/cpuM, one per software context it maps): measured on Debian's 6.1.192 (a backport) and
+ * 6.12 with isolcpus=2-3, where the megasas disk's one queue reads "0, 1" and has cpu0..cpu3.
+ * Where CPUs are isolated, the entries give the isolated CPUs the queue serves; a tree without
+ * them (a capture of an older numastor) leaves it to isolated_left_out().
+ */
+static void isolated_from_entries(struct ns_disk_env *env, const struct ns_path *path, const char *hctx,
+				  struct ns_hctx *h, struct ns_notes *notes, const char *disk)
+{
+	const struct ns_cpuset *iso = &env->machine->isolation.cpus;
+	char p[4096], **names;
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/mq/%s", path->disk_syspath, hctx);
+	if (ns_list_dir(env->root, p, &names, &n) < 0)
+		return;
+	for (size_t k = 0; k < n; k++) {
+		long long cpu;
+		if (strncmp(names[k], "cpu", 3) != 0 || strcmp(names[k], "cpu_list") == 0 ||
+		    ns_parse_dec(names[k] + 3, 0, (long long)env->machine->cpu_limit - 1, &cpu) < 0)
+			continue;
+		if (!ns_cpuset_test(iso, (unsigned)cpu) || ns_cpuset_test(&h->cpus, (unsigned)cpu))
+			continue;
+		if (ns_cpuset_set(&h->isolated, (unsigned)cpu) < 0 || ns_cpuset_set(&h->cpus, (unsigned)cpu) < 0) {
+			ns_note(notes, disk, "hw_queues.cpus", "out of memory reading /%s", p);
+			break;
+		}
+		h->isolated.known = true;
+	}
+	ns_strv_free(names, n);
+}
+
 /* One hardware queue per slot, read on the root's threads (ns_root_parallel). */
 struct hctx_batch {
 	struct ns_disk_env *env;
@@ -583,6 +619,8 @@ static void read_hctx_item(size_t i, void *data)
 	} else {
 		h->cpus.known = true; /* a queue serving no CPU */
 	}
+	if (h->cpus.known && ns_cpuset_count(&env->machine->isolation.cpus))
+		isolated_from_entries(env, path, b->names[i], h, notes, d->name);
 	ns_machine_nodes_of(env->machine, &h->cpus, &h->nodes);
 	h->memory_node = ns_machine_cpu_node(env->machine, ns_cpuset_first(&h->cpus));
 	snprintf(p, sizeof(p), "%s/mq/%s/nr_tags", path->disk_syspath, b->names[i]);

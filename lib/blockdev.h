@@ -89,7 +89,7 @@ struct ns_hctx {
 	int index;
 	char *controller;	   /* the path it belongs to (multipath) */
 	struct ns_cpuset cpus;	   /* the CPUs it serves: cpu_list, plus isolated_cpus */
-	struct ns_cpuset isolated; /* isolated CPUs it serves that cpu_list leaves out (blk-mq, 6.9 on) */
+	struct ns_cpuset isolated; /* isolated CPUs it serves that cpu_list leaves out (blk-mq: 6.9, Debian's 6.1.192) */
 	struct ns_cpuset online;   /* those of cpus online now: empty for a queue that serves only CPUs
 				    * not present or offline (hotplug headroom: possible > present) */
 	struct ns_cpuset nodes;	   /* node ids of cpus */

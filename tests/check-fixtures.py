@@ -613,6 +613,8 @@ def facts_isolation(doc, code):
     assert ev["hw_queues"] == [3] and ev["cpus"] == "8-9" and ev["irqs"] == [irq_of_queue(doc, "nvme0n1", 3)], ev
     ev = evidence(doc, "isolated-managed-irq", "nvme0n1")
     assert ev["irqs"] == [irq_of_queue(doc, "nvme0n1", 4)] and ev["cpus"] == "10", ev
+    q = device(doc, "sda")["hw_queues"][0]
+    assert (q["cpus"], q["isolated_cpus"]) == ("8-15", "8-11"), q  # cpu_list 12-15, cpuN entries 8-15
     for dev, cpu in (("sda", "9"), ("sdb", "15")):
         ev = evidence(doc, "isolated-movable-irq", dev)
         assert ev["irqs"] == [irq_of_queue(doc, dev, 0)] and ev["cpus"] == cpu and ev["fired_on_isolated"] > 0, ev
