@@ -507,6 +507,14 @@ bool ns_hctx_serves_online(const struct ns_hctx *h)
 	return !h->online.known || ns_cpuset_count(&h->online) > 0;
 }
 
+const struct ns_hctx *ns_disk_queue_of(const struct ns_disk *d, const struct ns_irq *irq)
+{
+	for (size_t i = 0; i < d->nhctx; i++)
+		if (d->hctx[i].irq == irq)
+			return &d->hctx[i];
+	return NULL;
+}
+
 /* The blk-mq hardware queues of one path's disk, paired with the path's vectors. */
 
 /*

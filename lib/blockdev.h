@@ -87,14 +87,15 @@ struct ns_member {
 
 struct ns_hctx {
 	int index;
-	char *controller;	   /* the path it belongs to (multipath) */
-	struct ns_cpuset cpus;	   /* the CPUs it serves: cpu_list, plus isolated_cpus */
-	struct ns_cpuset isolated; /* isolated CPUs it serves that cpu_list leaves out (blk-mq: 6.9, Debian's 6.1.192) */
-	struct ns_cpuset online;   /* those of cpus online now: empty for a queue that serves only CPUs
-				    * not present or offline (hotplug headroom: possible > present) */
-	struct ns_cpuset nodes;	   /* node ids of cpus */
-	long nr_tags;		   /* -1 unknown */
-	int memory_node;	   /* node of the first CPU of cpus, -1 unknown */
+	char *controller;      /* the path it belongs to (multipath) */
+	struct ns_cpuset cpus; /* the CPUs it serves: cpu_list, plus isolated_cpus */
+	struct ns_cpuset
+		isolated;	 /* isolated CPUs it serves that cpu_list leaves out (blk-mq: 6.9, Debian's 6.1.192) */
+	struct ns_cpuset online; /* those of cpus online now: empty for a queue that serves only CPUs
+				  * not present or offline (hotplug headroom: possible > present) */
+	struct ns_cpuset nodes;	 /* node ids of cpus */
+	long nr_tags;		 /* -1 unknown */
+	int memory_node;	 /* node of the first CPU of cpus, -1 unknown */
 	const struct ns_irq *irq;
 	const struct ns_pci *pci;
 	enum ns_pairing pairing;
@@ -163,6 +164,8 @@ bool ns_disk_is_virtual(const struct ns_disk *d);
  * or are offline (possible > present: hotplug headroom) carries no I/O now: no placement of it is
  * judged. */
 bool ns_hctx_serves_online(const struct ns_hctx *h);
+/* The hardware queue of d that irq serves, NULL when none. */
+const struct ns_hctx *ns_disk_queue_of(const struct ns_disk *d, const struct ns_irq *irq);
 
 /* What reading a disk needs: the root, the machine (nodes of CPUs), where notes go, and the PCI
  * function cache (a function shared by several disks is read once): pci(data, syspath, &out)

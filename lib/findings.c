@@ -825,14 +825,6 @@ static bool queue_isolated_only(const struct ns_isolation *iso, const struct ns_
 	return h->online.known && ns_cpuset_count(&h->online) > 0 && ns_cpuset_subset(&h->online, &iso->cpus);
 }
 
-static const struct ns_hctx *queue_of_irq(const struct ns_disk *d, const struct ns_irq *irq)
-{
-	for (size_t i = 0; i < d->nhctx; i++)
-		if (d->hctx[i].irq == irq)
-			return &d->hctx[i];
-	return NULL;
-}
-
 /* A hardware queue served only by isolated CPUs: I/O submitted there completes there. */
 static int rule_isolated_queue(struct ns_findings *f, const struct ns_system *sys, const struct ns_disk *d)
 {
@@ -914,7 +906,7 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 		const struct ns_pci *pci = d->paths[p].fabric ? NULL : d->paths[p].pci;
 		for (size_t k = 0; pci && k < pci->nirqs; k++) {
 			const struct ns_irq *irq = &pci->irqs[k];
-			const struct ns_hctx *h = queue_of_irq(d, irq);
+			const struct ns_hctx *h = ns_disk_queue_of(d, irq);
 			enum vec_class cls = vector_class(irq);
 			const struct ns_cpuset *t = ns_irq_target(irq);
 			if ((cls == VEC_KERNEL || cls == VEC_UNSETTABLE) != kernel)

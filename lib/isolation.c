@@ -92,9 +92,12 @@ int ns_isolation_parse_cmdline(const char *cmdline, unsigned limit, struct ns_is
 	const char *p = cmdline;
 
 	*param = NULL;
+	char *tok = malloc(strlen(cmdline) + 1); /* a parameter is never longer than the line */
+
 	*raw = NULL;
+	if (!tok)
+		return -ENOMEM;
 	while (*p) {
-		char tok[4096];
 		size_t n = 0;
 		bool quoted = false;
 		int r = 0;
@@ -109,8 +112,7 @@ int ns_isolation_parse_cmdline(const char *cmdline, unsigned limit, struct ns_is
 				quoted = !quoted;
 				continue;
 			}
-			if (n + 1 < sizeof(tok))
-				tok[n++] = *p;
+			tok[n++] = *p;
 		}
 		tok[n] = '\0';
 		if (strcmp(tok, "--") == 0)
@@ -127,14 +129,16 @@ int ns_isolation_parse_cmdline(const char *cmdline, unsigned limit, struct ns_is
 		}
 		if (r < 0) {
 			*raw = strdup(tok);
+			free(tok);
 			return r;
 		}
 	}
+	free(tok);
 	*param = NULL;
 	return 0;
 }
 
-/* The first word of cpuset.cpus.partition: "member", "root", "isolated", or "isolated invalid (...)". */
+/* cpuset.cpus.partition: "member", "root", "isolated", or "isolated invalid (REASON)" (no partition). */
 static int partition_kind(struct ns_root *root, const char *dir, char **kind)
 {
 	char path[4096], *txt;

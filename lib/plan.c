@@ -93,14 +93,6 @@ static void target_from(struct ns_plan_irq *e, const struct ns_machine *m, const
 	e->isolated_left_out.known = true;
 }
 
-static const struct ns_hctx *queue_of(const struct ns_disk *d, const struct ns_irq *irq)
-{
-	for (size_t i = 0; i < d->nhctx; i++)
-		if (d->hctx[i].irq == irq)
-			return &d->hctx[i];
-	return NULL;
-}
-
 struct builder {
 	const struct ns_system *sys;
 	struct ns_plan *plan;
@@ -169,7 +161,7 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 {
 	struct ns_plan *plan = b->plan;
 	const struct ns_machine *m = &b->sys->machine;
-	const struct ns_hctx *h = queue_of(d, irq);
+	const struct ns_hctx *h = ns_disk_queue_of(d, irq);
 	struct ns_plan_irq *e;
 	struct ns_plan_irq *nv;
 	char *cpus = NULL;
@@ -206,9 +198,26 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 		const struct ns_node *n = ns_machine_node(m, d->node);
 		if (n)
 			target_from(e, m, &n->cpus, &plan->allowed);
-		e->reason = h ? ns_fmt("hardware queue %d serves every node: the vector goes to the device's node %d",
-				       h->index, d->node)
-			      : ns_fmt("no hardware queue pairing: the vector goes to the device's node %d", d->node);
+		if (h && n && !ns_cpuset_count(&e->target) && ns_cpuset_count(&n->cpus) &&
+		    ns_cpuset_subset(&n->cpus, &m->isolation.cpus)) {
+			/* every CPU of the device's node is isolated: off them is better than on them,
+			 * and the queue serves every node (measured: the bed's megasas on node 1 with
+			 * isolcpus= of node 1's CPUs) */
+			char *iso = NULL;
+			target_from(e, m, &h->cpus, &plan->allowed);
+			ns_cpuset_format(&n->cpus, &iso);
+			e->reason =
+				ns_fmt("hardware queue %d serves every node and the device's node %d has only isolated "
+				       "CPUs (%s): the vector goes to the housekeeping CPUs the queue serves",
+				       h->index, d->node, iso ? iso : "?");
+			free(iso);
+		} else {
+			e->reason = h ? ns_fmt("hardware queue %d serves every node: the vector goes to the device's "
+					       "node %d",
+					       h->index, d->node)
+				      : ns_fmt("no hardware queue pairing: the vector goes to the device's node %d",
+					       d->node);
+		}
 	} else {
 		const struct ns_node *n = nth_node_with_cpus(m, b->spread_next++);
 		if (n)
@@ -338,7 +347,7 @@ int ns_plan_build(const struct ns_system *sys, const struct ns_findings *finding
 					free(answers);
 					return r;
 				}
-				if (queue_of(d, irq)) {
+				if (ns_disk_queue_of(d, irq)) {
 					any = true;
 					all_managed &= irq->managed == 1;
 				}

@@ -627,6 +627,19 @@ def plan_isolation(plan, doc):
     assert moves == [("sda", "12-13", "8-11,14-15"), ("sdb", "12-13", "8-11,14-15")], moves
 
 
+def facts_bed_node1_isolated(doc, code):
+    q = device(doc, "sda")["hw_queues"][0]
+    assert (q["cpus"], q["isolated_cpus"], q["nodes"]) == ("0-3", "2-3", [0, 1]), q
+    ev = evidence(doc, "isolated-movable-irq", "sda")
+    assert ev["cpus"] == "3" and ev["fired_on_isolated"] == 4821, ev
+
+
+def plan_bed_node1_isolated(plan, doc):
+    """Node 1 is all isolated: the vector goes to the housekeeping CPUs its queue serves."""
+    moves = [(e["device"], e["target"], e["isolated_left_out"]) for e in plan["irqs"] if e["action"] == "move"]
+    assert moves == [("sda", "0-1", "2-3")], moves
+
+
 ISOLATION_IDS = {"isolated-queue", "isolated-movable-irq", "isolated-managed-irq", "queues-sized-to-housekeeping"}
 
 
@@ -667,6 +680,7 @@ PLAN_FACTS = {
     "xen-2n8c-hotplug-headroom": plan_hotplug,
     "isolation-2n16c-isolcpus-cgroup": plan_isolation,
     "isolation-2n16c-managed-irq-twin": plan_isolation_twin,
+    "isolation-bed-node1-isolated": plan_bed_node1_isolated,
 }
 
 
@@ -750,6 +764,7 @@ FACTS = {
     "isolation-2n16c-isolcpus-cgroup": facts_isolation,
     "isolation-2n16c-managed-irq-twin": facts_isolation_twin,
     "isolation-io-queue-72": facts_io_queue,
+    "isolation-bed-node1-isolated": facts_bed_node1_isolated,
 }
 
 
@@ -865,6 +880,10 @@ PINNED = {
                                             ("alloc-remote", "sda", I), ("alloc-remote", "sdb", I)}),
     "isolation-2n16c-managed-irq-twin": (0, {("alloc-remote", "sda", I)}),
     "isolation-io-queue-72": (0, {("queues-sized-to-housekeeping", "nvme0n1", I)}),
+    "isolation-bed-node1-isolated": (2, {("isolated-movable-irq", "sda", C), ("vector-serves-all-nodes", "sda", W),
+                                         ("alloc-remote", "sda", W), ("alloc-remote", "sda", I),
+                                         # every CPU of node 1 isolated: the stock host went elsewhere
+                                         ("host-alloc-remote", "sda", W)}),
 }
 
 # The correctly placed twins: devices whose placement no rule may fault (no finding at all
