@@ -1053,3 +1053,33 @@ vm_cpu_cycle() { # cpu
 	echo 1 > "$_f"
 	vm_fact "cpu$1.online" "$(cat "$_f")"
 }
+
+# The isolation scenarios' round, after their own setup: managed-ness probed by writing each
+# vector's affinity back (vm_truth), every vector fired so the round reads settled affinities,
+# the check round, fix --dry-run and fix with every IRQ read around each, the disks fired again
+# (a move takes effect at the vector's next interrupt: x86 without interrupt remapping), a
+# second check, --revert, and the disks fired once more.
+vm_isolation_fix_round() {
+	vm_truth > "$VM_OUT/probe.txt"
+	vm_fire_disks
+	vm_fire_admin
+	vm_check_round
+	vm_irqs > "$VM_OUT/irqs-before.txt"
+	vm_numastor dryrun fix --dry-run --json
+	vm_irqs > "$VM_OUT/irqs-dryrun.txt"
+	vm_numastor fix fix --json
+	vm_irqs > "$VM_OUT/irqs-fix.txt"
+	vm_truth > "$VM_OUT/after-fix.txt"
+	vm_save_journal journal-fix.json
+	# a move takes effect at the vector's next interrupt (x86 without interrupt remapping)
+	vm_fire_disks
+	vm_fire_admin
+	vm_truth > "$VM_OUT/after-io-before.txt"
+	vm_numastor afterfix check --json
+	vm_truth > "$VM_OUT/after-io.txt"
+	vm_numastor revert fix --revert --json
+	vm_irqs > "$VM_OUT/irqs-revert.txt"
+	vm_truth > "$VM_OUT/after-revert.txt"
+	vm_save_journal journal-revert.json
+	vm_fire_disks
+}

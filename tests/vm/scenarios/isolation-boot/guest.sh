@@ -16,27 +16,4 @@ vm_hctx_cpus > "$VM_OUT/hctx-cpus.txt"
 # shellcheck disable=SC2034 # read by vm_measure_pairing
 VM_PAIR_READS=32
 vm_measure_pairing > "$VM_OUT/iso-pairing.txt"
-# managed-ness is probed by writing each vector's affinity back: let every vector fire after
-# it, so that the round reads settled affinities
-vm_truth > "$VM_OUT/probe.txt"
-vm_fire_disks
-vm_fire_admin
-vm_check_round
-vm_irqs > "$VM_OUT/irqs-before.txt"
-vm_numastor dryrun fix --dry-run --json
-vm_irqs > "$VM_OUT/irqs-dryrun.txt"
-vm_numastor fix fix --json
-vm_irqs > "$VM_OUT/irqs-fix.txt"
-vm_truth > "$VM_OUT/after-fix.txt"
-vm_save_journal journal-fix.json
-# a move takes effect at the vector's next interrupt (x86 without interrupt remapping)
-vm_fire_disks
-vm_fire_admin
-vm_truth > "$VM_OUT/after-io-before.txt"
-vm_numastor afterfix check --json
-vm_truth > "$VM_OUT/after-io.txt"
-vm_numastor revert fix --revert --json
-vm_irqs > "$VM_OUT/irqs-revert.txt"
-vm_truth > "$VM_OUT/after-revert.txt"
-vm_save_journal journal-revert.json
-vm_fire_disks
+vm_isolation_fix_round
