@@ -200,6 +200,16 @@ def plan_empty(plan, doc):
     assert plan["irqs"] == [] and plan["rq_affinity"] == [], plan["irqs"][:3]
 
 
+def plan_allowed(want, empty=False):
+    """The CPUs fix may place on: online, none isolated, nohz_full or banned (from the
+    fixture's description); with empty, nothing to do either."""
+    def check(plan, doc):
+        assert plan["allowed_cpus"] == want, f"allowed_cpus {plan['allowed_cpus']}, expected {want}"
+        if empty:
+            plan_empty(plan, doc)
+    return check
+
+
 def plan_hba(plan, doc):
     [e] = plan["irqs"]
     node1 = [n["cpus"] for n in doc["machine"]["nodes"] if n["node"] == 1][0]
@@ -681,6 +691,10 @@ PLAN_FACTS = {
     "isolation-2n16c-isolcpus-cgroup": plan_isolation,
     "isolation-2n16c-managed-irq-twin": plan_isolation_twin,
     "isolation-bed-node1-isolated": plan_bed_node1_isolated,
+    # cpu/isolated 8-11 and cpu/nohz_full 12-14, no command line: only CPU 15 of node 1
+    "hba-isolated-node1-cpu15-housekeeping": plan_allowed("0-7,15", empty=True),
+    # CPUs 8-15 offline
+    "forced-offline-node1-cpus": plan_allowed("0-7"),
 }
 
 
