@@ -695,6 +695,8 @@ PLAN_FACTS = {
     "hba-isolated-node1-cpu15-housekeeping": plan_allowed("0-7,15", empty=True),
     # CPUs 8-15 offline
     "forced-offline-node1-cpus": plan_allowed("0-7"),
+    # IRQBALANCE_BANNED_CPULIST=0-1
+    "nvme-multipath-2ctrl-2nodes": plan_allowed("2-31", empty=True),
 }
 
 
