@@ -689,19 +689,22 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 	for (size_t i = first; i < d->nhctx; i++) {
 		struct ns_hctx *h = &d->hctx[i];
 		struct ns_pci *pci = path->pci;
-		if (!pci || path->fabric)
-			continue; /* a fabric path's function is a NIC or HBA: its vectors are not the queues' */
-		h->irq = ns_pci_irq_for_queue(pci, h->index);
-		if (h->irq) {
-			h->pairing =
-				path->transport == NS_TRANSPORT_NVME ? NS_PAIRING_NVME_NAME : NS_PAIRING_VIRTIO_NAME;
-		} else if (d->nhctx - first == 1 && pci->nirqs == 1) {
-			pci->irqs[0].hw_queue = h->index; /* the pairing goes both ways */
-			h->irq = &pci->irqs[0];
-			h->pairing = NS_PAIRING_SINGLE_VECTOR;
+		/* a fabric path's function is a NIC or HBA: its vectors are not the queues' */
+		if (pci && !path->fabric) {
+			h->irq = ns_pci_irq_for_queue(pci, h->index);
+			if (h->irq) {
+				h->pairing = path->transport == NS_TRANSPORT_NVME ? NS_PAIRING_NVME_NAME
+										  : NS_PAIRING_VIRTIO_NAME;
+			} else if (d->nhctx - first == 1 && pci->nirqs == 1) {
+				pci->irqs[0].hw_queue = h->index; /* the pairing goes both ways */
+				h->irq = &pci->irqs[0];
+				h->pairing = NS_PAIRING_SINGLE_VECTOR;
+			}
+			if (isolated_left_out(env->machine, h) < 0)
+				return;
 		}
-		if (isolated_left_out(env->machine, h) < 0 ||
-		    ns_cpuset_and(&h->online, &h->cpus, &env->machine->online) < 0)
+		/* every queue's, whatever carries it (a fabric path's, a pmem's) */
+		if (ns_cpuset_and(&h->online, &h->cpus, &env->machine->online) < 0)
 			return;
 	}
 }

@@ -254,9 +254,26 @@ def pci_of(doc, name):
     return device(doc, name)["paths"][0]["pci"]
 
 
+def cpu_set(text):
+    out = set()
+    for part in filter(None, text.split(",")):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+
+
 def invariants(doc):
     """What holds on every fixture: a managed vector is never user-settable; a known fact
-    names its source, an unknown one none; a node is forced or set, never both."""
+    names its source, an unknown one none; a node is forced or set, never both; a queue's
+    online CPUs are known whenever its CPUs and the machine's online CPUs are (a fabric path's
+    queues too), and are those of its CPUs that are online."""
+    online = doc["machine"]["online_cpus"]
+    for d in doc["devices"]:
+        for q in d["hw_queues"]:
+            if q["cpus"] is not None and online is not None:
+                want = sorted(cpu_set(q["cpus"]) & cpu_set(online))
+                assert q["online_cpus"] is not None and sorted(cpu_set(q["online_cpus"])) == want, \
+                    (d["name"], q["index"], q["cpus"], q["online_cpus"])
     for d in doc["devices"]:
         for p in d["paths"]:
             pci = p["pci"]
