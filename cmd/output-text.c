@@ -545,7 +545,6 @@ static void print_summary(const struct pen *p, const struct ns_system *sys, cons
  * lists, cgroup partitions, and what is left for housekeeping. Nothing when nothing is isolated. */
 static void print_isolation(const struct pen *p, const struct ns_machine *m)
 {
-	static const unsigned flags[] = {NS_ISO_DOMAIN, NS_ISO_MANAGED_IRQ, NS_ISO_NOHZ, NS_ISO_IO_QUEUE};
 	const struct ns_isolation *iso = &m->isolation;
 	char *line = NULL, *c;
 	size_t len = 0;
@@ -558,9 +557,9 @@ static void print_isolation(const struct pen *p, const struct ns_machine *m)
 	fputs("isolation:", f);
 	if (iso->isolcpus.known) {
 		fputs(" isolcpus=", f);
-		for (size_t i = 0, k = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-			if (iso->isolcpus_flags & flags[i])
-				fprintf(f, "%s%s", k++ ? "," : "", ns_isolation_flag_name(flags[i]));
+		for (size_t i = 0, k = 0; i < NS_ISO_NFLAGS; i++)
+			if (iso->isolcpus_flags & ns_isolation_flags[i])
+				fprintf(f, "%s%s", k++ ? "," : "", ns_isolation_flag_name(ns_isolation_flags[i]));
 		c = ns_text_cpus(&iso->isolcpus);
 		fprintf(f, " %s,", c);
 		free(c);

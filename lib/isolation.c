@@ -12,6 +12,8 @@
 /* cgroup directories looked at for isolated partitions (only partition roots are entered) */
 #define CGROUP_WALK_MAX 4096
 
+const unsigned ns_isolation_flags[NS_ISO_NFLAGS] = {NS_ISO_DOMAIN, NS_ISO_MANAGED_IRQ, NS_ISO_NOHZ, NS_ISO_IO_QUEUE};
+
 const char *ns_isolation_flag_name(unsigned flag)
 {
 	switch (flag) {

@@ -25,6 +25,10 @@ enum {
 	NS_ISO_IO_QUEUE = 1u << 3, /* blk-mq sizes queues to the housekeeping CPUs (not upstream as of 7.2) */
 };
 
+/* The flags in the order numastor prints them (JSON isolcpus_flags, the text report). */
+#define NS_ISO_NFLAGS 4
+extern const unsigned ns_isolation_flags[NS_ISO_NFLAGS];
+
 struct ns_isolation {
 	bool cmdline_known;	       /* proc/cmdline was read */
 	struct ns_cpuset isolcpus;     /* isolcpus= (known when given), its flags below */

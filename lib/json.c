@@ -161,7 +161,6 @@ static void w_millis(struct ns_jsonw *w, const char *k, double v)
 /* A command-line CPU list: null when the parameter was not given (or the command line is unknown). */
 static void w_isolation(struct ns_jsonw *w, const struct ns_isolation *iso)
 {
-	static const unsigned flags[] = {NS_ISO_DOMAIN, NS_ISO_MANAGED_IRQ, NS_ISO_NOHZ, NS_ISO_IO_QUEUE};
 
 	K("isolation");
 	ns_jsonw_begin_object(w);
@@ -169,9 +168,9 @@ static void w_isolation(struct ns_jsonw *w, const struct ns_isolation *iso)
 	w_cpuset(w, "isolcpus", &iso->isolcpus);
 	K("isolcpus_flags");
 	ns_jsonw_begin_array(w);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-		if (iso->isolcpus_flags & flags[i])
-			ns_jsonw_string(w, ns_isolation_flag_name(flags[i]));
+	for (size_t i = 0; i < NS_ISO_NFLAGS; i++)
+		if (iso->isolcpus_flags & ns_isolation_flags[i])
+			ns_jsonw_string(w, ns_isolation_flag_name(ns_isolation_flags[i]));
 	ns_jsonw_end_array(w);
 	w_cpuset(w, "nohz_full", &iso->nohz_full);
 	w_cpuset(w, "irqaffinity", &iso->irqaffinity);

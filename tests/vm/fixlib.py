@@ -122,3 +122,26 @@ def kernel_equal(ctx, subject, field, kernel, expected):
     if not ok:
         ctx.fail(f"{subject}: {field}: kernel={kernel} expected={expected}")
     return ok
+
+
+def check_placed(ctx, tag, moved):
+    """check --json (output TAG) after a fix marks exactly the moved IRQs placed_by_numastor."""
+    placed = check_json(ctx, tag)
+    if placed is None:
+        return
+    for dev in placed.get("devices", []):
+        for path in dev.get("paths") or []:
+            for irq in (path.get("pci") or {}).get("irqs", []):
+                ctx.equal(f"check after fix: {dev['name']}: irq {irq['irq']} ({irq.get('name')})",
+                          "placed_by_numastor", irq.get("placed_by_numastor"), irq["irq"] in moved)
+
+
+def check_revert_doc(ctx, nmoved, tag="revert"):
+    """fix --revert --json (output TAG) exited 0, failed none, and restored each of the nmoved."""
+    rev = json_out(ctx, tag)
+    ctx.equal(tag, "exit code", rc(ctx, tag), 0)
+    if rev is not None:
+        ctx.equal(tag, "failed", rev["failed"], 0)
+        ctx.equal(tag, "reverted", len(rev["reverted"]), nmoved)
+        for item in rev["reverted"]:
+            ctx.expect(item["restored"] is True, f"{tag}: {item['what']}: not restored ({item['problem']})")

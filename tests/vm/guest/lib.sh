@@ -491,16 +491,7 @@ vm_check_round() {
 # Every IRQ of the machine, one tab-separated line each:
 #   <irq> <actions> <smp_affinity_list> <effective_affinity_list>
 vm_irqs() {
-	local _d _n _a _s
-	for _d in /proc/irq/[0-9]*; do
-		_n=${_d##*/}
-		_rd "/sys/kernel/irq/$_n/actions"
-		_a=$_v
-		_rd "$_d/smp_affinity_list"
-		_s=$_v
-		_rd "$_d/effective_affinity_list"
-		_t "$_n" "$_a" "$_s" "$_v"
-	done
+	_vm_irqs_read 0
 }
 
 # Every IRQ of the machine with its counts (vm_irqs and per_cpu_count), one line each:
@@ -508,6 +499,11 @@ vm_irqs() {
 # A reading of where everything sits and whether it fired, for a machine whose full vm_truth
 # (every queue and vector, managed-ness probed) takes seconds under TCG.
 vm_irqs_counts() {
+	_vm_irqs_read 1
+}
+
+# vm_irqs' reading, with each IRQ's per_cpu_count as a fifth field when $1 is 1.
+_vm_irqs_read() {
 	local _d _n _a _s _e
 	for _d in /proc/irq/[0-9]*; do
 		_n=${_d##*/}
@@ -516,9 +512,13 @@ vm_irqs_counts() {
 		_rd "$_d/smp_affinity_list"
 		_s=$_v
 		_rd "$_d/effective_affinity_list"
-		_e=$_v
-		_rd "/sys/kernel/irq/$_n/per_cpu_count"
-		_t "$_n" "$_a" "$_s" "$_e" "$_v"
+		if [ "$1" = 1 ]; then
+			_e=$_v
+			_rd "/sys/kernel/irq/$_n/per_cpu_count"
+			_t "$_n" "$_a" "$_s" "$_e" "$_v"
+		else
+			_t "$_n" "$_a" "$_s" "$_v"
+		fi
 	done
 }
 

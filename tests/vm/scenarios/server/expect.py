@@ -260,22 +260,10 @@ def check_fix(ctx):
 
     fixlib.check_journal(ctx, "fix", fixlib.journal(ctx, "journal-fix.json"),
                          {n: (b[n][1]["smp_affinity_list"], e["target"]) for n, e in moved.items()})
-    placed = fixlib.check_json(ctx, "placed")
-    if placed is not None:
-        for dev in placed.get("devices", []):
-            for path in dev.get("paths") or []:
-                for irq in (path.get("pci") or {}).get("irqs", []):
-                    ctx.equal(f"check after fix: {dev['name']}: irq {irq['irq']} ({irq.get('name')})",
-                              "placed_by_numastor", irq.get("placed_by_numastor"), irq["irq"] in moved)
+    fixlib.check_placed(ctx, "placed", moved)
 
     # Revert: every IRQ of the machine back to its exact previous smp_affinity_list.
-    rev = fixlib.json_out(ctx, "revert")
-    ctx.equal("revert", "exit code", fixlib.rc(ctx, "revert"), 0)
-    if rev is not None:
-        ctx.equal("revert", "failed", rev["failed"], 0)
-        ctx.equal("revert", "reverted", len(rev["reverted"]), len(moved))
-        for item in rev["reverted"]:
-            ctx.expect(item["restored"] is True, f"revert: {item['what']}: not restored ({item['problem']})")
+    fixlib.check_revert_doc(ctx, len(moved))
     for num, i in sorted(i_before.items()):
         fixlib.kernel_equal(ctx, f"irq {num} ({i['actions']})", "smp_affinity_list after revert",
                             i_revert.get(num, {}).get("affinity"), i["affinity"])
