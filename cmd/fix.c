@@ -746,6 +746,14 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 				"applies to this machine (build the modules with " NUMASTOR_BUILD_MODULES ")",
 				o->module_dir ? o->module_dir : "/" NS_MODULE_DIR "/",
 				o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
+	if (r == -EBADMSG)
+		return fix_fail(
+			o, "fix --modules", NS_EXIT_UNKNOWN,
+			"nothing was changed: the manifest.json in %s%s is not one numastor's module build "
+			"wrote (a key it does not write, a key twice, a module without name, file or "
+			"sha256, or not JSON): left as it is; build the modules again with " NUMASTOR_BUILD_MODULES,
+			o->module_dir ? o->module_dir : "/" NS_MODULE_DIR "/",
+			o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
 	if (r < 0)
 		return fix_fail(o, "fix --modules", NS_EXIT_UNKNOWN, "%s", strerror(-r));
 	if (plan.ngroups == 0) {
@@ -1536,6 +1544,14 @@ int cmd_fix(int argc, char **argv)
 				"Remove it once you have seen to it, then run fix again",
 				NS_JOURNAL_PATH,
 				r == -ESTALE ? "from another boot" : "a journal of another numastor version");
+			goto out;
+		}
+		if (r == -EFBIG) {
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN,
+					   "nothing was changed: the journal of this plan would exceed the %zu bytes "
+					   "`fix --revert` reads back, so it could not be undone; fix fewer devices at "
+					   "a time (DEVICE arguments)",
+					   ns_journal_max());
 			goto out;
 		}
 		if (r < 0) {

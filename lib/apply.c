@@ -276,8 +276,12 @@ int ns_apply_plan(struct ns_root *root, const struct ns_plan *plan, const struct
 		free(placed);
 		/* the counts at placement: check judges the interrupts since (lib/rates.h); unreadable,
 		 * none (an earlier placement's would count from the wrong moment) */
-		if (ns_counts_read(root, e->irq, &cnt, &raw) == 0)
+		if (ns_counts_read(root, e->irq, &cnt, NULL) == 0) {
+			r = ns_counts_format(&cnt, &raw); /* runs of one value folded: "0*446" */
 			ns_counts_free(&cnt);
+			if (r == -ENOMEM)
+				goto out;
+		}
 		r = ns_journal_set_irq_counts(&j, e->pci, e->name, raw);
 		free(raw);
 		if (r < 0)

@@ -91,6 +91,76 @@ bad:
 	return -EINVAL;
 }
 
+int ns_counts_format(const struct ns_counts *c, char **out)
+{
+	/* each value at most 10 digits, each run's "*times" at most 5 more, and a comma */
+	size_t cap = c->n * 17 + 1, len = 0;
+	char *buf;
+
+	*out = NULL;
+	if (!c->n)
+		return -EINVAL;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n;) {
+		size_t k = 1;
+		while (i + k < c->n && c->v[i + k] == c->v[i])
+			k++;
+		if (k < 3)
+			k = 1;
+		len += (size_t)snprintf(buf + len, cap - len, k > 1 ? "%s%llu*%zu" : "%s%llu", i ? "," : "", c->v[i],
+					k);
+		i += k;
+	}
+	*out = buf;
+	return 0;
+}
+
+int ns_counts_parse_runs(const char *txt, struct ns_counts *c)
+{
+	const char *s = txt;
+	size_t cap = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!s || !*s)
+		return -EINVAL;
+	for (;;) {
+		uint64_t v, k = 1;
+		if (ns_parse_dec_prefix(&s, 0xffffffffULL, &v) < 0)
+			goto bad;
+		if (*s == '*') {
+			s++;
+			if (ns_parse_dec_prefix(&s, NS_COUNTS_MAX_CPUS, &k) < 0 || k < 1)
+				goto bad;
+		}
+		if (k > NS_COUNTS_MAX_CPUS - c->n)
+			goto bad;
+		if (c->n + k > cap) {
+			size_t ncap = cap ? cap : 64;
+			unsigned long long *nv;
+			while (ncap < c->n + k)
+				ncap *= 2;
+			nv = realloc(c->v, ncap * sizeof(*nv));
+			if (!nv) {
+				ns_counts_free(c);
+				return -ENOMEM;
+			}
+			c->v = nv;
+			cap = ncap;
+		}
+		while (k--)
+			c->v[c->n++] = v;
+		if (!*s)
+			return 0;
+		if (*s++ != ',')
+			goto bad;
+	}
+bad:
+	ns_counts_free(c);
+	return -EINVAL;
+}
+
 int ns_counts_read(struct ns_root *root, int irq, struct ns_counts *c, char **raw)
 {
 	char path[64], *txt;

@@ -69,6 +69,16 @@ struct ns_counts {
 /* "12,0,3" (the file's format: unsigned decimals below 2^32, comma-separated) -> c. -EINVAL
  * when malformed, -ENOMEM. */
 int ns_counts_parse(const char *txt, struct ns_counts *c);
+/*
+ * The journal's form of the same counts: runs of one value written "value*times" ("0*446"), so
+ * an IRQ that fired on a few of 448 CPUs costs a few bytes rather than 900. ns_counts_format
+ * writes runs of three or more that way (malloc'd in *out); ns_counts_parse_runs reads both
+ * forms (the plain one is what journals before the runs held), at most NS_COUNTS_MAX_CPUS
+ * values in all. -EINVAL malformed, -ENOMEM.
+ */
+#define NS_COUNTS_MAX_CPUS 8192u /* the largest NR_CPUS a kernel is built with */
+int ns_counts_format(const struct ns_counts *c, char **out);
+int ns_counts_parse_runs(const char *txt, struct ns_counts *c);
 /* IRQ irq's sys/kernel/irq/N/per_cpu_count now; *raw (when not NULL) gets the text as read. */
 int ns_counts_read(struct ns_root *root, int irq, struct ns_counts *c, char **raw);
 void ns_counts_free(struct ns_counts *c);

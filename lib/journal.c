@@ -4,6 +4,9 @@
 
 #include "diskid.h"
 #include "irq.h"
+#include "jsonstrict.h"
+#include "number.h"
+#include "testhook.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -46,23 +49,12 @@ static bool get_int(struct json_object *o, const char *key, int *out)
  * a JSON Schema cannot say it: a CPU list's ranges in order (ns_cpuset_parse_list).
  */
 
-/* One JSON text and nothing after it but whitespace: json_tokener_parse ignores trailing bytes
- * and takes single quotes and such; strict mode (json-c 0.15+) refuses both. */
+/* One JSON text and nothing after it, no key twice in an object (lib/jsonstrict.h). */
 struct json_object *ns_journal_parse_json(const char *txt)
 {
-	struct json_tokener *tok = json_tokener_new();
 	struct json_object *doc;
 
-	if (!tok)
-		return NULL;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	doc = json_tokener_parse_ex(tok, txt, (int)strlen(txt));
-	if (json_tokener_get_error(tok) != json_tokener_success) {
-		json_object_put(doc);
-		doc = NULL;
-	}
-	json_tokener_free(tok);
-	return doc;
+	return ns_json_parse_strict(txt, &doc, NULL) == 0 ? doc : NULL;
 }
 
 /* The schema's "cpulist": ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$, and ranges that parse. */
@@ -96,19 +88,15 @@ bool ns_journal_cpulist_ok(const char *s)
 	return ok;
 }
 
-/* ^[0-9]+(,[0-9]+)*$ */
+/* ^[0-9]+(\*[0-9]+)?(,[0-9]+(\*[0-9]+)?)*$, at most NS_COUNTS_MAX_CPUS values (lib/irq.h) */
 static bool counts_ok(const char *s)
 {
-	for (;;) {
-		if (!isdigit((unsigned char)*s))
-			return false;
-		while (isdigit((unsigned char)*s))
-			s++;
-		if (!*s)
-			return true;
-		if (*s++ != ',')
-			return false;
-	}
+	struct ns_counts c;
+
+	if (ns_counts_parse_runs(s, &c) < 0)
+		return false;
+	ns_counts_free(&c);
+	return true;
 }
 
 /* A PCI function's address: ^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$ */
@@ -168,23 +156,6 @@ static const char *type_name(struct json_object *v)
 	}
 }
 
-/* Only the keys in allowed (NULL-terminated); *bad names the first other one. */
-static bool only_keys(struct json_object *o, const char *const *allowed, const char **bad)
-{
-	json_object_object_foreach(o, key, val)
-	{
-		size_t i;
-		(void)val;
-		for (i = 0; allowed[i] && strcmp(allowed[i], key) != 0; i++)
-			;
-		if (!allowed[i]) {
-			*bad = key;
-			return false;
-		}
-	}
-	return true;
-}
-
 #define BAD(...)                                        \
 	do {                                            \
 		if (problem)                            \
@@ -201,7 +172,7 @@ static int check_irq_entry(struct json_object *e, size_t i, char **problem)
 
 	if (!json_object_is_type(e, json_type_object))
 		BAD("irqs[%zu] is %s, not an object", i, type_name(e));
-	if (!only_keys(e, keys, &bad))
+	if (!ns_json_only_keys(e, keys, &bad))
 		BAD("irqs[%zu] has an unknown key \"%.40s\"", i, bad);
 	if (!json_object_object_get_ex(e, "pci", &v) || !json_object_is_type(v, json_type_string) ||
 	    !pci_ok(json_object_get_string(v)))
@@ -230,7 +201,7 @@ static int check_rq_entry(struct json_object *e, size_t i, char **problem)
 
 	if (!json_object_is_type(e, json_type_object))
 		BAD("rq_affinity[%zu] is %s, not an object", i, type_name(e));
-	if (!only_keys(e, keys, &bad))
+	if (!ns_json_only_keys(e, keys, &bad))
 		BAD("rq_affinity[%zu] has an unknown key \"%.40s\"", i, bad);
 	if (!json_object_object_get_ex(e, "disk", &v) || !json_object_is_type(v, json_type_string) ||
 	    (disk = json_object_get_string(v),
@@ -262,7 +233,7 @@ static int check_doc(struct json_object *doc, int *version, char **problem)
 	*version = (int)ver;
 	if (ver != NS_JOURNAL_VERSION)
 		return -EPROTO; /* another numastor's format: nothing of it is trusted */
-	if (!only_keys(doc, keys, &bad))
+	if (!ns_json_only_keys(doc, keys, &bad))
 		BAD("it has an unknown key \"%.40s\"", bad);
 	if (!json_object_object_get_ex(doc, "boot_id", &v) ||
 	    (v && (!json_object_is_type(v, json_type_string) || json_object_get_string_len(v) < 1 ||
@@ -296,15 +267,21 @@ static int read_checked(struct ns_root *root, struct json_object **doc, int *ver
 	*version = 0;
 	if (problem)
 		*problem = NULL;
-	r = ns_read_text(root, NS_JOURNAL_PATH, &txt);
+	r = ns_read_text_max(root, NS_JOURNAL_PATH, ns_journal_max(), &txt);
 	if (r == -ENODATA)
 		BAD("it is empty");
 	if (r == -EBADMSG)
 		BAD("it holds NUL bytes, which numastor never writes: zero-filled blocks after a crash?");
+	if (r == -EFBIG)
+		BAD("it is larger than the %zu bytes numastor ever writes", ns_journal_max());
 	if (r < 0)
 		return r;
-	*doc = ns_journal_parse_json(txt);
+	r = ns_json_parse_strict(txt, doc, problem);
 	free(txt);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return -EINVAL;
 	r = check_doc(*doc, version, problem);
 	if (r < 0) {
 		json_object_put(*doc);
@@ -466,11 +443,12 @@ int ns_state_dir_ensure(struct ns_root *root, const char *dir, char **problem)
 	return r;
 }
 
-int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
+/* The document; with_counts false leaves every entry's counts out. NULL when j->probe is not an
+ * object's JSON text. */
+static struct json_object *journal_doc(const struct ns_journal *j, bool with_counts)
 {
 	struct json_object *doc = json_object_new_object(), *irqs = json_object_new_array(),
 			   *rqs = json_object_new_array();
-	int r;
 
 	json_object_object_add(doc, "version", json_object_new_int(NS_JOURNAL_VERSION));
 	json_object_object_add(doc, "boot_id", str_or_null(j->boot_id));
@@ -482,7 +460,7 @@ int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
 		json_object_object_add(e, "irq", x->irq >= 0 ? json_object_new_int(x->irq) : NULL);
 		json_object_object_add(e, "previous", json_object_new_string(x->previous));
 		json_object_object_add(e, "placed", json_object_new_string(x->placed));
-		if (x->counts)
+		if (x->counts && with_counts)
 			json_object_object_add(e, "counts", json_object_new_string(x->counts));
 		json_object_array_add(irqs, e);
 	}
@@ -501,20 +479,47 @@ int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
 		if (!probe || !json_object_is_type(probe, json_type_object)) {
 			json_object_put(probe);
 			json_object_put(doc);
-			return -EINVAL;
+			return NULL;
 		}
 		json_object_object_add(doc, "probe", probe);
 	}
-	{
+	return doc;
+}
+
+size_t ns_journal_max(void)
+{
+	const char *v = ns_test_hook("NUMASTOR_TEST_JOURNAL_MAX");
+	uint64_t n;
+
+	return v && ns_parse_u64(v, &n) == 0 && n > 0 && n < NS_JOURNAL_MAX ? (size_t)n : NS_JOURNAL_MAX;
+}
+
+int ns_journal_save(struct ns_root *root, const struct ns_journal *j)
+{
+	struct json_object *doc = journal_doc(j, true);
+	const char *txt;
+	int r;
+
+	if (!doc)
+		return -EINVAL;
+	txt = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
+	if (txt && strlen(txt) > ns_journal_max()) {
+		/* what the reader could not read back is never written: the counts at placement go
+		 * first (check then counts since boot, and says so), the undo never */
+		json_object_put(doc);
+		doc = journal_doc(j, false);
+		txt = doc ? json_object_to_json_string_ext(doc,
+							   JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE)
+			  : NULL;
+	}
+	r = !doc ? -EINVAL : !txt ? -ENOMEM : strlen(txt) > ns_journal_max() ? -EFBIG : 0;
+	if (r == 0) {
 		char *why = NULL;
 		r = ns_state_dir_ensure(root, NS_STATE_DIR, &why);
 		free(why);
 	}
 	if (r == 0)
-		r = ns_write_atomic(
-			root, NS_JOURNAL_PATH,
-			json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE),
-			0644);
+		r = ns_write_atomic(root, NS_JOURNAL_PATH, txt, 0644);
 	json_object_put(doc);
 	return r;
 }

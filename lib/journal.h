@@ -28,6 +28,16 @@
 #define NS_JOURNAL_PATH NS_STATE_DIR "/journal.json"
 #define NS_LOCK_PATH NS_STATE_DIR "/lock"
 #define NS_JOURNAL_VERSION 2
+/*
+ * The largest journal numastor writes, and so reads: whatever `fix` wrote, `fix --revert` reads
+ * back. An entry is about 200 bytes with its counts at placement in runs ("0*440,17,0*7"), some
+ * 3.5 KB at 448 CPUs when the IRQ fired on every CPU: 4,160 such IRQs make 14 MB. Past the limit
+ * the writer leaves the counts out (check counts since boot), and past it without them (CPU lists
+ * of some 8,000 vectors of 8,192 CPUs) fix refuses before its first write (-EFBIG).
+ */
+#define NS_JOURNAL_MAX (64 * 1024 * 1024)
+/* NS_JOURNAL_MAX, or what NUMASTOR_TEST_JOURNAL_MAX says in a test build (HACKING.md). */
+size_t ns_journal_max(void);
 
 struct ns_journal_irq {
 	char *pci;	/* the PCI function it belonged to ("0000:00:04.0") */
@@ -82,6 +92,7 @@ int ns_state_dir_ensure(struct ns_root *root, const char *dir, char **problem);
 /* -ENOENT when there is no journal; -EINVAL when it is malformed; -EPROTO when it is of another
  * version (j->version says which, nothing else is loaded). */
 int ns_journal_load(struct ns_root *root, struct ns_journal *j);
+/* Atomically; -EFBIG when even without its counts it would exceed NS_JOURNAL_MAX. */
 int ns_journal_save(struct ns_root *root, const struct ns_journal *j);
 int ns_journal_remove(struct ns_root *root);
 void ns_journal_free(struct ns_journal *j);

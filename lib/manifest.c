@@ -6,10 +6,12 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonstrict.h"
 #include "util.h"
 
 static const char *jstr(struct json_object *o, const char *k)
@@ -19,6 +21,16 @@ static const char *jstr(struct json_object *o, const char *k)
 		       ? json_object_get_string(v)
 		       : NULL;
 }
+
+/*
+ * The keys kmod-patches/build-modules.sh writes (kmod-patches/README.md, "manifest.json"), and no
+ * other: a manifest with a key numastor does not know, or one key twice (lib/jsonstrict.h), was
+ * not written by that script, and the swap it would steer is refused.
+ */
+static const char *const top_keys[] = {"kernel_release", "built", "modules", "already_upstream", NULL};
+static const char *const module_keys[] = {"name",	"file",	   "sha256",   "vermagic",
+					  "srcversion", "patches", "replaces", NULL};
+static const char *const upstream_keys[] = {"series", "patch", NULL};
 
 int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *m)
 {
@@ -31,10 +43,12 @@ int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *
 	r = ns_read_str(root, path, &txt);
 	if (r < 0)
 		return r == -ENODATA ? -EINVAL : r;
-	doc = json_tokener_parse(txt);
+	r = ns_json_parse_strict(txt, &doc, NULL);
 	free(txt);
-	if (!doc || !jstr(doc, "kernel_release") || !json_object_object_get_ex(doc, "modules", &mods) ||
-	    !json_object_is_type(mods, json_type_array)) {
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || !ns_json_only_keys(doc, top_keys, NULL) || !jstr(doc, "kernel_release") ||
+	    !json_object_object_get_ex(doc, "modules", &mods) || !json_object_is_type(mods, json_type_array)) {
 		json_object_put(doc);
 		return -EINVAL;
 	}
@@ -51,8 +65,8 @@ int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *
 		const char *name = jstr(e, "name"), *file = jstr(e, "file"), *sha = jstr(e, "sha256");
 		/* a file name in the directory: never a path, nor "", "." or ".." (the directory
 		 * itself or its parent) */
-		if (!name || !file || !sha || strchr(file, '/') || !file[0] || strcmp(file, ".") == 0 ||
-		    strcmp(file, "..") == 0) {
+		if (!ns_json_only_keys(e, module_keys, NULL) || !name || !file || !sha || strchr(file, '/') ||
+		    !file[0] || strcmp(file, ".") == 0 || strcmp(file, "..") == 0) {
 			r = -EINVAL;
 			goto bad;
 		}
@@ -78,6 +92,10 @@ int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *
 	if (json_object_object_get_ex(doc, "already_upstream", &up) && json_object_is_type(up, json_type_array))
 		for (size_t k = 0; k < json_object_array_length(up); k++) {
 			const char *s = jstr(json_object_array_get_idx(up, k), "series");
+			if (!ns_json_only_keys(json_object_array_get_idx(up, k), upstream_keys, NULL)) {
+				r = -EINVAL;
+				goto bad;
+			}
 			if (s && !ns_strv_has(m->upstream, m->nupstream, s) &&
 			    ns_strv_add(&m->upstream, &m->nupstream, s) < 0) {
 				r = -ENOMEM;

@@ -31,7 +31,8 @@ struct ns_manifest {
 	size_t nupstream;
 };
 
-/* -ENOENT: no manifest for this kernel; -EINVAL: malformed. */
+/* -ENOENT: no manifest for this kernel; -EINVAL: malformed (not JSON, a key twice, a key
+ * build-modules.sh does not write, a module without name, file or sha256). */
 int ns_manifest_load(struct ns_root *root, const char *dir, struct ns_manifest *m);
 void ns_manifest_free(struct ns_manifest *m);
 const struct ns_manifest_module *ns_manifest_find(const struct ns_manifest *m, const char *name);

@@ -481,6 +481,8 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 		snprintf(dir, sizeof(dir), NS_MODULE_DIR "/%s",
 			 sys->machine.kernel_release ? sys->machine.kernel_release : "unknown");
 	r = ns_manifest_load(sys->root, dir, &p->manifest);
+	if (r == -EINVAL)
+		r = -EBADMSG; /* the manifest itself, as the caller tells the operator */
 	if (r < 0)
 		goto out;
 	if (p->manifest.kernel_release && sys->machine.kernel_release &&

@@ -40,7 +40,7 @@ void ns_rates_since_fix(struct ns_root *root, const struct ns_machine *m, struct
 			irq->irq);
 		return;
 	}
-	if (ns_counts_parse(baseline, &then) < 0) {
+	if (ns_counts_parse_runs(baseline, &then) < 0) {
 		ns_note(notes, subj, "count_basis",
 			"the journal's counts at placement for irq %d are malformed: counts since boot", irq->irq);
 		return;

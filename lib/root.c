@@ -300,21 +300,26 @@ static int root_openat(struct ns_root *root, const char *path, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
-static int read_text(struct ns_root *root, const char *path, char **out, mode_t *mode, bool nul_is_error);
+static int read_text(struct ns_root *root, const char *path, size_t max, char **out, mode_t *mode, bool nul_is_error);
 
 int ns_read_str(struct ns_root *root, const char *path, char **out)
 {
-	return read_text(root, path, out, NULL, false);
+	return read_text(root, path, NS_READ_MAX, out, NULL, false);
 }
 
 int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t *mode)
 {
-	return read_text(root, path, out, mode, false);
+	return read_text(root, path, NS_READ_MAX, out, mode, false);
 }
 
 int ns_read_text(struct ns_root *root, const char *path, char **out)
 {
-	return read_text(root, path, out, NULL, true);
+	return read_text(root, path, NS_READ_MAX, out, NULL, true);
+}
+
+int ns_read_text_max(struct ns_root *root, const char *path, size_t max, char **out)
+{
+	return read_text(root, path, max < NS_READ_MAX ? NS_READ_MAX : max, out, NULL, true);
 }
 
 /*
@@ -331,8 +336,8 @@ void ns_root_thread_release(void)
 	tcap = 0;
 }
 
-/* Room for at least need bytes; -EFBIG beyond NS_READ_MAX (the NUL included), -ENOMEM. */
-static int tbuf_reserve(size_t need)
+/* Room for at least need bytes; -EFBIG beyond max (the NUL included), -ENOMEM. */
+static int tbuf_reserve(size_t need, size_t max)
 {
 	size_t cap = tcap ? tcap : 4096; /* a sysfs attribute is at most a page */
 	char *nb;
@@ -341,8 +346,8 @@ static int tbuf_reserve(size_t need)
 		return 0;
 	while (cap < need)
 		cap *= 2;
-	if (cap > NS_READ_MAX)
-		cap = NS_READ_MAX;
+	if (cap > max)
+		cap = max;
 	if (need > cap)
 		return -EFBIG;
 	nb = realloc(tbuf, cap);
@@ -368,7 +373,7 @@ static bool kernel_file(const struct ns_root *root, const char *p)
  * /run) is opened non-blocking and must be a regular file (a FIFO planted in a capture
  * would hang the reader), and its size ends the reading.
  */
-static int read_raw(struct ns_root *root, const char *p, size_t *lenp, mode_t *modep)
+static int read_raw(struct ns_root *root, const char *p, size_t max, size_t *lenp, mode_t *modep)
 {
 	bool fast = kernel_file(root, p);
 	bool want_mode = modep || root->recorder;
@@ -390,7 +395,7 @@ static int read_raw(struct ns_root *root, const char *p, size_t *lenp, mode_t *m
 	for (;;) {
 		size_t want;
 		ssize_t n;
-		if (len + 1 >= tcap && (r = tbuf_reserve(len + 2)) < 0) {
+		if (len + 1 >= tcap && (r = tbuf_reserve(len + 2, max)) < 0) {
 			close(fd);
 			return r;
 		}
@@ -425,25 +430,28 @@ static int read_raw(struct ns_root *root, const char *p, size_t *lenp, mode_t *m
 	return 0;
 }
 
-static int read_text(struct ns_root *root, const char *path, char **out, mode_t *mode, bool nul_is_error)
+static int read_text(struct ns_root *root, const char *path, size_t max, char **out, mode_t *mode, bool nul_is_error)
 {
 	size_t len = 0;
 	char *buf;
-	int r = read_raw(root, rel(path), &len, mode);
+	int r = read_raw(root, rel(path), max, &len, mode);
 
 	if (r < 0)
-		return r;
+		goto out;
+	r = -EBADMSG; /* a file numastor wrote never holds one: zero-filled blocks after a crash,
+			 or not ours */
 	if (nul_is_error && memchr(tbuf, '\0', len))
-		return -EBADMSG; /* a file numastor wrote never holds one: zero-filled blocks after a
-				    crash, or not ours */
+		goto out;
 	while (len > 0 &&
 	       (tbuf[len - 1] == '\n' || tbuf[len - 1] == ' ' || tbuf[len - 1] == '\t' || tbuf[len - 1] == '\0'))
 		len--;
+	r = -ENODATA;
 	if (len == 0)
-		return -ENODATA;
+		goto out;
+	r = -ENOMEM;
 	buf = malloc(len + 1); /* callers keep these strings: exactly their size */
 	if (!buf)
-		return -ENOMEM;
+		goto out;
 	memcpy(buf, tbuf, len);
 	buf[len] = '\0';
 	if (memchr(buf, '\0', len)) {
@@ -453,7 +461,11 @@ static int read_text(struct ns_root *root, const char *path, char **out, mode_t 
 				buf[i] = ' ';
 	}
 	*out = buf;
-	return 0;
+	r = 0;
+out:
+	if (tcap > NS_READ_MAX)
+		ns_root_thread_release(); /* a journal's size is not every file's: the buffer goes */
+	return r;
 }
 
 int ns_read_dec(struct ns_root *root, const char *path, long long min, long long max, long long *out, char **raw)

@@ -101,6 +101,9 @@ int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t 
 /* The same for a text numastor itself wrote (its journals): a NUL byte anywhere in it is
  * -EBADMSG rather than a space, since such a file is damaged, not text. */
 int ns_read_text(struct ns_root *root, const char *path, char **out);
+/* ns_read_text for a file that may be larger than NS_READ_MAX: up to max bytes (never less than
+ * NS_READ_MAX), -EFBIG beyond. The fix journal's limit is its writer's (lib/journal.h). */
+int ns_read_text_max(struct ns_root *root, const char *path, size_t max, char **out);
 /*
  * A decimal integer in the kernel's form (lib/number.h, ns_parse_dec): ns_read_str, then
  * ns_parse_dec. -EINVAL when garbled, -ERANGE outside [min, max]; on either, *raw (when raw

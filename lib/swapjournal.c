@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "journal.h"
+#include "jsonstrict.h"
 #include "util.h"
 
 #define SWAP_JOURNAL_VERSION 1
@@ -121,6 +122,14 @@ int ns_swap_installed_resolves(struct ns_root *root, const char *release, const 
 	return r;
 }
 
+/* The keys ns_swap_journal_save writes, and no other (nor one twice: lib/jsonstrict.h): a swap
+ * journal with others was not written by this numastor, and is refused whole and kept. */
+static const char *const top_keys[] = {"version", "boot_id",	 "kernel_release", "runtime",	"groups",
+				       "modules", "removed_pci", "disks",	   "installed", "initramfs_updated",
+				       NULL};
+static const char *const module_keys[] = {"name", "loaded", "stock_path", "srcversion", "options", "replacement", NULL};
+static const char *const disk_keys[] = {"id", "name", "pci", "hba", NULL};
+
 int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 {
 	struct json_object *doc, *a, *v;
@@ -131,11 +140,14 @@ int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 	r = ns_read_text(root, NS_SWAP_JOURNAL_PATH, &txt);
 	if (r < 0) /* empty, or NUL bytes in it: malformed */
 		return r == -ENODATA || r == -EBADMSG ? -EINVAL : r;
-	doc = ns_journal_parse_json(txt);
+	r = ns_json_parse_strict(txt, &doc, NULL);
 	free(txt);
+	if (r == -ENOMEM)
+		return r;
 	r = -EINVAL;
 	if (!doc || !json_object_is_type(doc, json_type_object) || !json_object_object_get_ex(doc, "version", &v) ||
-	    !json_object_is_type(v, json_type_int) || json_object_get_int(v) != SWAP_JOURNAL_VERSION)
+	    !json_object_is_type(v, json_type_int) || json_object_get_int(v) != SWAP_JOURNAL_VERSION ||
+	    !ns_json_only_keys(doc, top_keys, NULL))
 		goto bad;
 	if ((r = jstr_or_null(doc, "boot_id", &j->boot_id)) < 0 ||
 	    (r = jstr_or_null(doc, "kernel_release", &j->kernel_release)) < 0 ||
@@ -161,7 +173,7 @@ int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 		struct ns_swap_jmodule *m = &j->modules[j->nmodules++];
 		const char *name = json_object_is_type(e, json_type_object) ? jstr(e, "name") : NULL;
 		r = -EINVAL;
-		if (!name || !name[0] || strchr(name, '/'))
+		if (!name || !name[0] || strchr(name, '/') || !ns_json_only_keys(e, module_keys, NULL))
 			goto bad;
 		if (!(m->name = strdup(name))) {
 			r = -ENOMEM;
@@ -189,7 +201,7 @@ int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 		struct json_object *e = json_object_array_get_idx(a, i);
 		struct ns_swap_jdisk *d = &j->disks[j->ndisks++];
 		r = -EINVAL;
-		if (!json_object_is_type(e, json_type_object))
+		if (!json_object_is_type(e, json_type_object) || !ns_json_only_keys(e, disk_keys, NULL))
 			goto bad;
 		if ((r = jstr_or_null(e, "id", &d->id)) < 0 || (r = jstr_or_null(e, "name", &d->name)) < 0 ||
 		    (r = jstr_or_null(e, "pci", &d->pci)) < 0 || (r = jstr_or_null(e, "hba", &d->hba)) < 0)

@@ -86,6 +86,18 @@ def irq_cases(good):
     yield "NUL bytes at the end", json.dumps(good) + "\0" * 512
     # stricter than a schema can say: a range out of order
     yield "previous 3-1", edit(entry("previous", "3-1"))
+    # counts at placement in runs (issue 28: 900 bytes an entry at 448 CPUs made journals no
+    # revert could read)
+    yield "counts in runs", edit(entry("counts", "0*60,17,0,0,3"))
+    yield "counts run of 0", edit(entry("counts", "5,0*0"))
+    yield "counts leading zero", edit(entry("counts", "01,2"))
+    yield "counts of 8193 CPUs", edit(entry("counts", "0*8193"))
+    yield "counts above 2^32", edit(entry("counts", "4294967296"))
+    # a key twice: json-c (and Python) keep the last, so this one would read as no IRQs at all
+    text = json.dumps(good)
+    yield "irqs named twice", text[:-1] + ', "irqs": []}'
+    yield "irqs named twice, once escaped", text[:-1] + ', "\\u0069rqs": []}'
+    yield "entry key named twice", text.replace('"placed": ', '"placed": "0", "placed": ', 1)
 
 
 def swap_cases():
@@ -110,6 +122,11 @@ def swap_cases():
     yield "swap: NUL bytes", json.dumps(base)[:1] + "\0" * 32 + json.dumps(base)[1:]
     yield "swap: stock_path absolute", edit(lambda j: j.__setitem__(
         "modules", [{"name": "nvme", "loaded": True, "stock_path": "/lib/x.ko"}]))
+    yield "swap: top key unknown", edit(lambda j: j.__setitem__("irqs", []))
+    yield "swap: module key unknown", edit(lambda j: j.__setitem__(
+        "modules", [{"name": "nvme", "loaded": True, "stock": "kernel/nvme.ko"}]))
+    yield "swap: disk key unknown", edit(lambda j: j.__setitem__("disks", [{"name": "sda", "node": 1}]))
+    yield "swap: installed named twice", json.dumps(base)[:-1] + ', "installed": []}'
     # stricter than a schema can say: another release's directory than the journal's own
     yield "swap: installed of another release", edit(lambda j: j.__setitem__(
         "installed", ["lib/modules/6.1.0-99-amd64/updates/numastor/nvme.ko"]))
@@ -119,6 +136,12 @@ def swap_cases():
 C_STRICTER = {
     "previous 3-1": "a CPU list's range out of order",
     "swap: installed of another release": "an installed file must be of the journal's own kernel_release",
+    "counts of 8193 CPUs": "at most 8192 CPUs (the largest NR_CPUS)",
+    "counts above 2^32": "a per-CPU count is 32 bits",
+    "irqs named twice": "a key named twice in one object (a parser keeps one of the two)",
+    "irqs named twice, once escaped": "a key named twice, in two spellings",
+    "entry key named twice": "a key named twice in one object",
+    "swap: installed named twice": "a key named twice in one object",
 }
 
 
@@ -131,6 +154,9 @@ REASONS = {
     "an array": "it is an array, not an object",
     "NUL bytes between tokens": "it holds NUL bytes",
     "swap: installed outside": "swap.json is malformed",
+    "irqs named twice": 'its key "irqs" appears twice in one object',
+    "irqs named twice, once escaped": "names one key twice in one object, written in two forms",
+    "entry key named twice": 'its key "placed" appears twice',
 }
 
 

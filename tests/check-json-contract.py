@@ -301,6 +301,23 @@ def main():
         run(numastor, "modules, another kernel's manifest",
             ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/other", "--dry-run",
              "--json"], "error", code=3)
+        # a manifest that names a key twice (json-c keeps the last: "modules" read as the second
+        # list) or holds a key build-modules.sh never writes is not the build's: refused, kept
+        good_up = open(os.path.join(healthy, "var/lib/numastor/modules/up/manifest.json")).read()
+        for name, text in (("twice", good_up.rstrip()[:-1] + ', "modules": [{"name": "nvme", "file": "nvme.ko", '
+                                                     '"sha256": "00"}]}'),
+                           ("unknown", good_up.rstrip()[:-1] + ', "signed": true}')):
+            mdir = os.path.join(healthy, "var/lib/numastor/modules", name)
+            os.makedirs(mdir)
+            with open(os.path.join(mdir, "manifest.json"), "w") as f:
+                f.write(text)
+            doc = run(numastor, f"modules, a manifest with a key {name}",
+                      ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/" + name, "--json"],
+                      "error", code=3, env=w)
+            if doc and "is not one numastor's module build wrote" not in doc["error"]["message"]:
+                fail(f"modules, a manifest with a key {name}: the error does not say why: {doc['error']['message']}")
+            if open(os.path.join(mdir, "manifest.json")).read() != text:
+                fail(f"modules, a manifest with a key {name}: the manifest was changed")
         for label, args in (
                 ("bad option", ["--bogus"]),
                 ("bad --rq-affinity", ["-R", cloud, "--rq-affinity=3"]),

@@ -51,6 +51,31 @@ int main(void)
 	ns_counts_free(&b);
 	ns_counts_free(&a);
 
+	/* the journal's form: runs of three or more of one value as value*times, both forms read */
+	{
+		char *txt = NULL;
+		CHECK(ns_counts_parse("0,0,0,0,7,0,0,3,3,3,3,0", &a) == 0);
+		CHECK(ns_counts_format(&a, &txt) == 0);
+		CHECK_STR(txt, "0*4,7,0,0,3*4,0");
+		CHECK(ns_counts_parse_runs(txt, &b) == 0 && b.n == a.n && memcmp(a.v, b.v, a.n * sizeof(*a.v)) == 0);
+		free(txt);
+		ns_counts_free(&a);
+		ns_counts_free(&b);
+		CHECK(ns_counts_parse_runs("12,0,3", &a) == 0 && a.n == 3 && a.v[0] == 12 && a.v[2] == 3);
+		ns_counts_free(&a);
+		CHECK(ns_counts_parse_runs("4294967295*8192", &a) == 0 && a.n == 8192 && a.v[8191] == 4294967295ULL);
+		ns_counts_free(&a);
+		/* more CPUs than a kernel has, a run of none, garbage: refused, nothing left */
+		CHECK(ns_counts_parse_runs("0*8192,1", &a) == -EINVAL && !a.v && !a.n);
+		CHECK(ns_counts_parse_runs("0*4000000000", &a) == -EINVAL && !a.v);
+		CHECK(ns_counts_parse_runs("5,0*0", &a) == -EINVAL && !a.v);
+		CHECK(ns_counts_parse_runs("0**2", &a) == -EINVAL);
+		CHECK(ns_counts_parse_runs("0*2,", &a) == -EINVAL);
+		CHECK(ns_counts_parse_runs("*2", &a) == -EINVAL);
+		CHECK(ns_counts_parse_runs("", &a) == -EINVAL);
+		CHECK(ns_counts_parse("0*2", &a) == -EINVAL); /* the kernel's file never has runs */
+	}
+
 	/* the judged counts: interval, else since fix, else since boot */
 	{
 		unsigned long long boot[3] = {9, 0, 1}, fix[3] = {0, 0, 1}, iv[3] = {2, 0, 0}, t;
