@@ -17,6 +17,7 @@
 #include "json.h"
 #include "map.h"
 #include "numastor.h"
+#include "outfile.h"
 #include "rates.h"
 #include "snapshot.h"
 #include "testhook.h"
@@ -188,7 +189,8 @@ static void check_usage(FILE *out)
 		"  -j, --json             print one JSON document (schema_version %d)\n"
 		"  -f, --format FORMAT    text (default), json, prometheus (node_exporter's\n"
 		"                         textfile), or svg (the --map picture)\n"
-		"  -O, --output-file FILE write the report to FILE atomically (temp file, rename)\n"
+		"  -O, --output-file FILE write the report to FILE atomically (a regular file\n"
+		"                         only; - or /dev/stdout: standard output)\n"
 		"  -R, --sysroot DIR      read a captured tree under DIR, not the live system\n"
 		"  -s, --snapshot FILE    replay a bundle written by `numastor snapshot`\n"
 		"  -i, --interval SECONDS judge interrupt rates: read every IRQ's per_cpu_count\n"
@@ -285,7 +287,8 @@ int cmd_check(int argc, char **argv)
 	};
 	struct check_args a = {.color = "auto", .format = "text"};
 	const char *sysroot;
-	char *tmpname = NULL, *snapdir = NULL, *why = NULL;
+	char *snapdir = NULL, *why = NULL;
+	struct ns_outfile of = {.fd = -1};
 	FILE *out = stdout;
 	bool json = false, prom = false, svg = false;
 	struct ns_cli cli;
@@ -383,6 +386,8 @@ int cmd_check(int argc, char **argv)
 	}
 	if (a.output_file && !*a.output_file)
 		return ns_cli_bad_usage(&cli, "--output-file needs a file name");
+	if (a.output_file && ns_outfile_is_stdout(a.output_file))
+		a.output_file = NULL; /* standard output, asked for by name: written through */
 	r = ns_color_choice(a.color, stdout);
 	if (r < 0)
 		return ns_cli_bad_usage(&cli, "--color takes auto, always or never, not '%s'", a.color);
@@ -390,6 +395,20 @@ int cmd_check(int argc, char **argv)
 	topts.verbose = a.verbose;
 	topts.all = a.all;
 	topts.width = a.output_file ? 80 : ns_text_width(stdout); /* a file is read later, anywhere */
+	if (a.output_file) {
+		/* before anything is read: a target numastor would not replace is said at once */
+		struct ns_outfile probe;
+		r = ns_outfile_open(a.output_file, &probe, &why);
+		if (r == -EEXIST || r == -EINVAL) {
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "not writing %s: %s", a.output_file, why);
+			free(why);
+			return code;
+		}
+		if (r < 0)
+			return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot create a file beside %s: %s", a.output_file,
+					   strerror(-r));
+		ns_outfile_abort(&probe);
+	}
 	if (a.sysroot && !*a.sysroot)
 		return ns_cli_bad_usage(&cli, "--sysroot needs a directory");
 	if (a.interval_arg && (r = ns_cli_parse_seconds(a.interval_arg, INTERVAL_MAX, &a.interval)) < 0)
@@ -452,17 +471,18 @@ int cmd_check(int argc, char **argv)
 	code = ns_findings_exit_code(&findings);
 	if (a.output_file) {
 		/* beside the target, so the rename is atomic: the textfile collector never sees half a file */
-		int fd;
-		if (asprintf(&tmpname, "%s.XXXXXX", a.output_file) < 0 || (fd = mkstemp(tmpname)) < 0 ||
-		    !(out = fdopen(fd, "w"))) {
-			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot create a file beside %s: %s", a.output_file,
-					   strerror(errno));
-			free(tmpname);
-			tmpname = NULL;
+		r = ns_outfile_open(a.output_file, &of, &why);
+		if (r == 0 && !(out = fdopen(of.fd, "w"))) {
+			r = -errno;
+			ns_outfile_abort(&of);
+		}
+		if (r < 0) {
+			code = why ? ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "not writing %s: %s", a.output_file, why)
+				   : ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot create a file beside %s: %s",
+						 a.output_file, strerror(-r));
 			out = stdout;
 			goto out;
 		}
-		fchmod(fd, 0644);
 	}
 	if (a.list) {
 		if (ns_print_list(out, &sys, &findings, &lopts) < 0)
@@ -488,25 +508,30 @@ int cmd_check(int argc, char **argv)
 	} else {
 		ns_print_text(out, &sys, &findings, &topts);
 	}
-	if (fflush(out) != 0 || ferror(out) || (a.output_file && fsync(fileno(out)) < 0)) {
+	if (fflush(out) != 0 || ferror(out)) {
 		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing the report%s%s: %s", a.output_file ? " to " : "",
 				   a.output_file ? a.output_file : "", strerror(errno));
 	}
 	if (a.output_file) {
+		/* the descriptor goes with the stream: the outfile only syncs (through fsync on a
+		 * duplicate) and renames */
+		int fd = dup(fileno(out));
 		if (fclose(out) != 0 && code != NS_EXIT_UNKNOWN)
 			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", a.output_file, strerror(errno));
 		out = stdout;
-		if (code == NS_EXIT_UNKNOWN)
-			unlink(tmpname);
-		else if (rename(tmpname, a.output_file) < 0) {
-			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot rename onto %s: %s", a.output_file,
-					   strerror(errno));
-			unlink(tmpname);
+		of.fd = fd;
+		if (fd < 0 && code != NS_EXIT_UNKNOWN)
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", a.output_file, strerror(errno));
+		if (code == NS_EXIT_UNKNOWN) {
+			ns_outfile_abort(&of);
+		} else if ((r = ns_outfile_commit(&of)) < 0) {
+			code = ns_cli_fail(
+				&cli, NS_EXIT_UNKNOWN, "cannot put the report in place as %s: %s", a.output_file,
+				r == -EEXIST ? "something not a regular file took its name meanwhile" : strerror(-r));
 		}
-		free(tmpname);
-		tmpname = NULL;
 	}
 out:
+	free(why);
 	free(lopts.cols);
 	ns_findings_free(&findings);
 	ns_system_free(&sys);

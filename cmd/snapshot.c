@@ -13,6 +13,7 @@
 #include "config.h"
 #include "json.h"
 #include "numastor.h"
+#include "outfile.h"
 #include "snapshot.h"
 
 static void snapshot_usage(FILE *out)
@@ -25,7 +26,8 @@ static void snapshot_usage(FILE *out)
 		     "`numastor check --snapshot FILE` replays on any machine.\n"
 		     "\n"
 		     "Options:\n"
-		     "  -o, --output FILE   where to write it (default numastor-snapshot-HOST-TIME.tar.gz)\n"
+		     "  -o, --output FILE   where to write it (default numastor-snapshot-HOST-TIME.tar.gz;\n"
+		     "                      - or /dev/stdout: standard output)\n"
 		     "  -R, --sysroot DIR   capture a captured tree instead of the live system\n"
 		     "  -h, --help          show this help\n"
 		     "\n"
@@ -109,6 +111,7 @@ int cmd_snapshot(int argc, char **argv)
 		{0},
 	};
 	const char *output = NULL, *sysroot = NULL;
+	struct ns_outfile of = {.fd = -1};
 	char defname[256], facts[512], host[128] = "host", when[32], *why = NULL;
 	struct ns_root *root = NULL;
 	struct ns_capture *cap = NULL;
@@ -151,20 +154,34 @@ int cmd_snapshot(int argc, char **argv)
 		snprintf(defname, sizeof(defname), "numastor-snapshot-%s-%s.tar.gz", host, stamp);
 		output = defname;
 	}
+	/* before any reading: a target numastor would not replace (a device, a FIFO, a link) is
+	 * said at once, and the temporary file beside the target is made (lib/outfile.h) */
+	r = ns_outfile_open(output, &of, &why);
+	if (r < 0) {
+		code = why ? ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "not writing %s: %s", output, why)
+			   : ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot create a file beside %s: %s", output,
+					 strerror(-r));
+		free(why);
+		return code;
+	}
 	/* libarchive is loaded, not linked: before any reading, its absence is said */
 	if (ns_snapshot_archive_load(&why) < 0) {
 		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s", why);
 		free(why);
+		ns_outfile_abort(&of);
 		return code;
 	}
 	r = ns_root_open(sysroot, &root);
-	if (r < 0)
+	if (r < 0) {
+		ns_outfile_abort(&of);
 		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", sysroot ? sysroot : "/",
 				   strerror(-r));
+	}
 	cli.root = root;
 	if (ns_capture_new(&cap) < 0) {
 		ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "out of memory");
 		ns_root_free(root);
+		ns_outfile_abort(&of);
 		return NS_EXIT_UNKNOWN;
 	}
 	ns_capture_attach(cap, root);
@@ -201,7 +218,9 @@ int cmd_snapshot(int argc, char **argv)
 	if (r == 0 && sys.udev)
 		r = add_udev(cap, &sys);
 	if (r == 0)
-		r = ns_capture_write(cap, output, &why);
+		r = ns_capture_write(cap, of.fd, &why);
+	if (r == 0)
+		r = ns_outfile_commit(&of);
 	if (r == -EFBIG && why) {
 		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "not writing %s, a replay would refuse it: %s", output, why);
 		goto out;
@@ -210,9 +229,13 @@ int cmd_snapshot(int argc, char **argv)
 		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", output, why ? why : strerror(-r));
 		goto out;
 	}
-	printf("wrote %s (%zu entries, %zu devices); replay it with: numastor check --snapshot %s\n", output,
-	       ns_capture_count(cap), sys.ndisks, output);
+	/* written through to standard output, the bundle is on it: the line goes to stderr */
+	fprintf(of.through ? stderr : stdout,
+		"wrote %s (%zu entries, %zu devices); replay it with: numastor check --snapshot %s\n",
+		of.through ? "the bundle to standard output" : output, ns_capture_count(cap), sys.ndisks,
+		of.through ? "FILE" : output);
 out:
+	ns_outfile_abort(&of); /* nothing once committed; else the temporary file goes */
 	free(why);
 	free(doc);
 	ns_findings_free(&findings);

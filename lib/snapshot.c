@@ -483,13 +483,11 @@ static int capture_budgets(const struct ns_capture *c, char **why)
 	return 0;
 }
 
-int ns_capture_write(struct ns_capture *c, const char *path, char **why)
+int ns_capture_write(struct ns_capture *c, int fd, char **why)
 {
 	struct archive *a;
 	struct archive_entry *ae;
-	char *tmp = NULL;
-	struct stat st;
-	int fd, r = 0;
+	int r = 0;
 
 	*why = NULL;
 	if (c->err)
@@ -505,20 +503,6 @@ int ns_capture_write(struct ns_capture *c, const char *path, char **why)
 	r = ns_snapshot_archive_load(why);
 	if (r < 0)
 		return r;
-	/* the archive replaces path by rename: never a device (/dev/null), FIFO, directory or link */
-	if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		*why = strdup("it exists and is not a regular file; numastor replaces only a regular file");
-		return -EEXIST;
-	}
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		return -ENOMEM;
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		r = -errno;
-		free(tmp);
-		return r;
-	}
-	fchmod(fd, 0644);
 	a = archive_write_new();
 	ae = archive_entry_new();
 	if (!a || !ae || archive_write_add_filter_gzip(a) != ARCHIVE_OK || archive_write_set_format_pax_restricted(a) ||
@@ -569,14 +553,6 @@ out:
 		archive_entry_free(ae);
 	if (a)
 		archive_write_free(a);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	close(fd);
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r)
-		unlink(tmp);
-	free(tmp);
 	return r;
 }
 

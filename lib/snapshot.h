@@ -45,9 +45,10 @@ void ns_capture_attach(struct ns_capture *c, struct ns_root *root);
 void ns_capture_detach(struct ns_root *root);
 /* A file that is not in the tree read (facts, modinfo, udev data, the check's own JSON). */
 int ns_capture_add(struct ns_capture *c, const char *path, const char *data, size_t len, mode_t mode);
-/* Write the bundle to path (temp file beside it, then rename). -EFBIG, with *why saying which
- * budget (caller frees), when check --snapshot would refuse it: then nothing is written. */
-int ns_capture_write(struct ns_capture *c, const char *path, char **why);
+/* Write the bundle to fd (the caller's lib/outfile.h: a temporary file beside the target, or
+ * standard output). -EFBIG, with *why saying which budget (caller frees), when check --snapshot
+ * would refuse it: then nothing is written. */
+int ns_capture_write(struct ns_capture *c, int fd, char **why);
 size_t ns_capture_count(const struct ns_capture *c);
 
 /*

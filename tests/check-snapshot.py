@@ -255,7 +255,7 @@ def output_target(numastor, tmp, tree):
     fifo = os.path.join(d, "fifo")
     os.mkfifo(fifo)
     p = run(numastor, "snapshot", "--sysroot", tree, "-o", fifo)
-    if p.returncode != 3 or "not a regular file" not in p.stderr:
+    if p.returncode != 3 or "only a regular file" not in p.stderr:
         fail(f"snapshot -o FIFO: exit {p.returncode}, stderr {p.stderr[:200]!r}")
     elif not stat.S_ISFIFO(os.lstat(fifo).st_mode) or os.listdir(d) != ["fifo"]:
         fail(f"snapshot -o FIFO: the FIFO was replaced or a file was left: {os.listdir(d)}")
