@@ -69,7 +69,8 @@ static int scan_text(const char *txt, struct scan *s, const struct span **dup)
 			s->open[s->nopen - 1] = s->nkeys;
 		} else if (*p == '}' && s->nopen) {
 			size_t first = s->open[--s->nopen], n = s->nkeys - first;
-			qsort(s->keys + first, n, sizeof(*s->keys), span_cmp);
+			if (n > 1) /* an empty object's keys may be no array at all */
+				qsort(s->keys + first, n, sizeof(*s->keys), span_cmp);
 			for (size_t i = 1; i < n; i++)
 				if (span_cmp(&s->keys[first + i - 1], &s->keys[first + i]) == 0) {
 					*dup = &s->keys[first + i];

@@ -1,0 +1,21 @@
+#!/bin/bash
+# Every mutant still applies to the tree as it is (patch --dry-run), and names what kills it:
+# a mutant left behind by a change to the code under it is an ERROR of the mutation stage
+# (tests/mutation/run.sh), found only after the long build there; here it fails in seconds.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+fails=0
+n=0
+for p in "$top"/tests/mutation/*.patch; do
+	n=$((n + 1))
+	name=$(basename "$p" .patch)
+	if [[ "$(sed -n 1p "$p")" != "# mutant: "?* || "$(sed -n 2p "$p")" != "# kills: "?* ]]; then
+		echo "FAIL: $name: its first lines are not '# mutant: ...' and '# kills: ...'"
+		fails=$((fails + 1))
+	elif ! out=$(patch -p1 -d "$top" --dry-run -s -f <"$p" 2>&1); then
+		echo "FAIL: $name no longer applies (make it again on the code as it is now): ${out:0:300}"
+		fails=$((fails + 1))
+	fi
+done
+echo "mutants: $n, $fails that do not apply or lack their header"
+[ "$fails" = 0 ]
