@@ -235,6 +235,18 @@ int main(void)
 	CHECK(ns_irqbalance_banned("", "8-9", 64, &s, &from) == 0 && from == NS_BAN_LIST);
 	CHECK(ns_irqbalance_banned(NULL, "", 64, &s, &from) == 0 && from == NS_BAN_NONE && s.known);
 	CHECK(ns_irqbalance_banned("zz", "8-9", 64, &s, &from) == -EINVAL && from == NS_BAN_MASK && !s.known);
+	/* irqbalance's cpumask_t holds 4096 CPUs: past them it keeps the ones before, so a kernel
+	 * with kernel_max 8191 still has no ban list naming CPU 4096 */
+	CHECK(ns_irqbalance_banned(NULL, "0-3,4096", 8192, &s, &from) == -ERANGE && !s.known);
+	CHECK(ns_irqbalance_banned(NULL, "0-3,4095", 8192, &s, &from) == 0 && ns_cpuset_count(&s) == 5);
+	{
+		char wide[1 + 128 * 9 + 1] = "1"; /* CPU 4096 in the mask form */
+		for (int g = 0; g < 128; g++)
+			strcat(wide, ",00000000");
+		CHECK(ns_irqbalance_banned(wide, NULL, 8192, &s, &from) == -ERANGE && !s.known);
+		wide[0] = '0'; /* no CPU: fine */
+		CHECK(ns_irqbalance_banned(wide, NULL, 8192, &s, &from) == 0 && ns_cpuset_count(&s) == 0);
+	}
 	ns_cpuset_clear(&s);
 	CHECK(ns_envfile_get("K=1\n\nK=2\nL=3\n", one, 1, v, line, &doubt) == 0 && line[0] == 3);
 	CHECK_STR(v[0], "2");

@@ -222,6 +222,13 @@ int main(void)
 	CHECK(noted(&notes, "irqbalance.banned_cpus", "export: a shell assigns it"));
 	ns_machine_free(&m);
 	ns_notes_free(&notes);
+	/* an options file numastor cannot read (a NUL byte: systemd stops there, a shell does not) */
+	PUT_BYTES("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=0-3\0\nIRQBALANCE_BANNED_CPULIST=1\n");
+	CHECK(ns_machine_read(root, &m, &notes) == 0);
+	CHECK(m.nunparsed == 1 && m.nunparsed && strcmp(m.unparsed[0].field, "irqbalance.options") == 0 &&
+	      !m.unparsed[0].raw && m.unparsed[0].err == -EBADMSG && !m.irqbalance.banned_cpus.known);
+	ns_machine_free(&m);
+	ns_notes_free(&notes);
 	/* irqbalance 1.9 reads the mask first; a value that does not parse names its variable */
 	fr_put("etc/default/irqbalance", "IRQBALANCE_BANNED_CPULIST=1\nIRQBALANCE_BANNED_CPUS=0,,1\n");
 	CHECK(ns_machine_read(root, &m, &notes) == 0);
