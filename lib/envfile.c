@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,20 @@ static const char *key_doubt(const struct line *l, const struct assign *a)
 	return NULL;
 }
 
+/* UTF-8 as systemd takes it for a key or value (utf8.c, unichar_is_valid): valid, and no
+ * noncharacter (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF); else it refuses the whole file. */
+static bool systemd_utf8(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		int n = ns_utf8_next((const unsigned char *)s + i, len - i, &cp);
+		if (n < 0 || (cp >= 0xFDD0 && cp <= 0xFDEF) || (cp & 0xFFFE) == 0xFFFE)
+			return false;
+		i += (size_t)n;
+	}
+	return true;
+}
+
 static int set_doubt(struct ns_envfile_doubt *doubt, unsigned line, const char *p, const char *end, const char *why)
 {
 	doubt->line = line;
@@ -246,8 +261,8 @@ int ns_envfile_get(const char *text, const char *const *keys, size_t nkeys, char
 				      "part of it, a shell does not";
 			else
 				continue;
-		} else if (!ns_utf8_valid(s, (size_t)(end - s))) {
-			why = "invalid UTF-8: systemd refuses the file, a shell reads it";
+		} else if (!systemd_utf8(s, (size_t)(end - s))) {
+			why = "invalid UTF-8 (or a noncharacter): systemd refuses the file, a shell reads it";
 		} else {
 			why = split_line(s, end, &l, &err);
 			if (err < 0) {

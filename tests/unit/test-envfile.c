@@ -85,6 +85,8 @@ static const struct fcase files[] = {
 	{"carriage return in a comment", "# x\rIRQBALANCE_BANNED_CPULIST=4-7\n", DOUBT, "carriage return", 1},
 	{"comment continued by systemd", "# note \\\nIRQBALANCE_BANNED_CPULIST=0-3\n", DOUBT, "backslash", 1},
 	{"invalid UTF-8", "IRQBALANCE_ARGS=\xff\nIRQBALANCE_BANNED_CPULIST=0-3\n", DOUBT, "UTF-8", 1},
+	{"a noncharacter", "IRQBALANCE_ARGS=\xef\xbf\xbe\nIRQBALANCE_BANNED_CPULIST=0-3\n", DOUBT, "noncharacter", 1},
+	{"valid UTF-8", "IRQBALANCE_ARGS='--x=\xc3\xa9'\nIRQBALANCE_BANNED_CPULIST=0-3\n", SET, "0-3"},
 	{"another variable expanded", "IRQBALANCE_ARGS=\"$ARGS\"\n", DOUBT, "expansion", 1},
 	{"a doubt after the value", "IRQBALANCE_BANNED_CPULIST=0-3\nunset IRQBALANCE_BANNED_CPULIST\n", DOUBT,
 	 "a command", 2},
