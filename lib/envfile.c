@@ -61,7 +61,7 @@ struct assign {
 
 struct line {
 	struct assign *as;
-	size_t nas, nwords;
+	size_t nas, nwords;    /* the words after export */
 	bool exported;	       /* the line begins with the word export */
 	bool trailing_comment; /* a # word after the first word */
 };
@@ -170,9 +170,11 @@ static const char *split_line(const char *p, const char *end, struct line *l, in
 			size_t wlen = (size_t)(p - word);
 			bool plain_name = name_len(word, p) == wlen;
 			free(v);
-			if (l->nwords == 0 && wlen == 6 && memcmp(word, "export", 6) == 0)
+			if (l->nwords == 0 && !l->exported && wlen == 6 && memcmp(word, "export", 6) == 0) {
 				l->exported = true;
-			else if (!(l->exported && plain_name)) /* export NAME changes no value */
+				continue; /* not a word of the assignments */
+			}
+			if (!(l->exported && plain_name)) /* export NAME changes no value */
 				return WHY_COMMAND;
 		}
 		l->nwords++;
