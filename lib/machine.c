@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "envfile.h"
 #include "number.h"
 
 #define NODE_DIR "sys/devices/system/node"
@@ -495,48 +498,159 @@ static int build_cpu_node_map(struct ns_machine *m, struct ns_notes *notes)
 	return 0;
 }
 
-/* KEY=value in an environ read with its NULs as spaces: the value up to the next space. */
-static char *env_value(const char *env, const char *key)
+/*
+ * A process's environ as the kernel keeps it, NULs and all (*len bytes in *out, which the
+ * caller frees). The root's readers turn NULs into spaces, which would make a value holding
+ * " KEY=v" an entry of its own; so the file is read twice: through ns_read_str, which records it
+ * for a snapshot (bytes as they are) and checks a captured tree's file is a regular one, and
+ * then for its bytes, which must be the same text (-EAGAIN when the process changed meanwhile).
+ */
+static int read_environ(struct ns_root *root, const char *path, char **out, size_t *len)
 {
-	size_t len = strlen(key);
+	char *txt = NULL, *buf = NULL;
+	size_t n = 0, cut;
+	struct stat st;
+	int r = ns_read_str(root, path, &txt), fd;
 
-	for (const char *p = env; p && *p; p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL)
-		if (strncmp(p, key, len) == 0 && p[len] == '=')
-			return strndup(p + len + 1, strcspn(p + len + 1, " "));
-	return NULL;
-}
-
-/* KEY=value, KEY="value" or KEY='value' on a line of a shell-style options file. */
-static char *file_value(const char *txt, const char *key)
-{
-	size_t len = strlen(key);
-
-	for (const char *p = txt; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		p += strspn(p, " \t");
-		if (strncmp(p, key, len) == 0 && p[len] == '=') {
-			p += len + 1;
-			p += strspn(p, "\"'");
-			return strndup(p, strcspn(p, "\"'\n "));
+	*out = NULL;
+	*len = 0;
+	if (r == -ENODATA) { /* an empty environment */
+		*out = strdup("");
+		return *out ? 0 : -ENOMEM;
+	}
+	if (r < 0)
+		return r;
+	fd = ns_open_read(root, path);
+	if (fd < 0) {
+		free(txt);
+		return fd;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		goto out;
+	}
+	buf = malloc(NS_READ_MAX + 1);
+	if (!buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t k = read(fd, buf + n, NS_READ_MAX + 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+		if (n > NS_READ_MAX) {
+			r = -EFBIG;
+			goto out;
 		}
 	}
-	return NULL;
+	/* the recorded text is these bytes with NULs as spaces and the blanks at the end cut */
+	for (cut = n;
+	     cut > 0 && (buf[cut - 1] == '\n' || buf[cut - 1] == ' ' || buf[cut - 1] == '\t' || !buf[cut - 1]);)
+		cut--;
+	r = cut == strlen(txt) ? 0 : -EAGAIN;
+	for (size_t i = 0; r == 0 && i < cut; i++)
+		if ((buf[i] ? buf[i] : ' ') != txt[i])
+			r = -EAGAIN;
+	if (r == 0) {
+		buf[n] = '\0';
+		*out = buf;
+		*len = n;
+		buf = NULL;
+	}
+out:
+	close(fd);
+	free(buf);
+	free(txt);
+	return r;
+}
+
+/* irqbalance 1.9 takes an empty value as none (lib/envfile.h, ns_irqbalance_banned) */
+static bool set(const char *v)
+{
+	return v && *v;
+}
+
+static void unset(char **v)
+{
+	free(v[0]);
+	free(v[1]);
+	v[0] = v[1] = NULL;
 }
 
 /*
- * irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs:
- * IRQBALANCE_BANNED_CPULIST, else the older hex mask IRQBALANCE_BANNED_CPUS (irqbalance reads
- * the mask only without the list), from the running daemon's environment, else the
- * distribution's options file. A banned list that does not parse (or a process list that
- * cannot be read) is recorded in m->unparsed.
+ * The two variables as the options files give them: /etc/default/irqbalance, else
+ * /etc/sysconfig/irqbalance (the first that assigns either), each read as a shell sourcing it
+ * and systemd's EnvironmentFile= would both read it (lib/envfile.h). A file that cannot be read,
+ * or a line numastor cannot be sure of, is recorded in m->unparsed (fix refuses, naming it).
+ * Returns 0 (v[] set, *from the file, or "" when neither file gives either a non-empty value)
+ * or -ENOMEM.
+ */
+static int ban_from_files(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes, char **v, char *from,
+			  size_t fromlen, bool *refused)
+{
+	static const char *const files[] = {"etc/default/irqbalance", "etc/sysconfig/irqbalance"};
+	static const char *const keys[] = {NS_IRQBALANCE_BANNED_MASK, NS_IRQBALANCE_BANNED_LIST};
+
+	*refused = false;
+	for (size_t i = 0; i < 2; i++) {
+		struct ns_envfile_doubt doubt;
+		char *txt, where[64];
+		/* a NUL byte is -EBADMSG: systemd stops reading at it, a shell does not */
+		int r = ns_read_text(root, files[i], &txt);
+		if (r == -ENOENT || r == -ENODATA)
+			continue;
+		if (r < 0) {
+			ns_note_read(notes, "machine", "irqbalance.banned_cpus", files[i], r, NULL);
+			*refused = true;
+			return record_unparsed(m, "irqbalance.options", files[i], NULL, r);
+		}
+		r = ns_envfile_get(txt, keys, 2, v, NULL, &doubt);
+		free(txt);
+		if (r == -EINVAL) {
+			snprintf(where, sizeof(where), "%s:%u", files[i], doubt.line);
+			ns_note(notes, "machine", "irqbalance.banned_cpus",
+				"/%s reads '%.80s': %s; irqbalance's banned CPUs are unknown", where, doubt.text,
+				doubt.why);
+			r = record_unparsed(m, "irqbalance.options", where, doubt.text, -EINVAL);
+			ns_envfile_doubt_free(&doubt);
+			*refused = true;
+			return r;
+		}
+		if (r < 0)
+			return r;
+		if (set(v[0]) || set(v[1])) {
+			snprintf(from, fromlen, "%s", files[i]);
+			return 0;
+		}
+		unset(v);
+	}
+	return 0;
+}
+
+/*
+ * irqbalance: a process named irqbalance, its --policyscript, and its banned CPUs, from its two
+ * variables as irqbalance 1.9 takes them (lib/envfile.h, ns_irqbalance_banned: the hex mask
+ * IRQBALANCE_BANNED_CPUS when non-empty, else IRQBALANCE_BANNED_CPULIST): the running daemon's
+ * environ (split on its NULs) when it gives either a non-empty value, else the options file
+ * (what the daemon takes at its next start: a ban there is honoured, never widened away). A
+ * value that does not parse, an options line numastor cannot be sure of, or a process list
+ * that cannot be read is recorded in m->unparsed.
  */
 static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns_notes *notes)
 {
-	static const char *const keys[] = {"IRQBALANCE_BANNED_CPULIST", "IRQBALANCE_BANNED_CPUS"};
 	struct ns_irqbalance *ib = &m->irqbalance;
 	char **names;
-	size_t n, key = 0;
+	size_t n;
 	int r;
-	char *banned = NULL, from[64] = "";
+	char *v[2] = {NULL, NULL}, from[64] = "";
+	enum ns_ban_from ban;
 
 	ib->running = -1;
 	ib->pid = -1;
@@ -547,6 +661,7 @@ static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns
 		return record_unparsed(m, "irqbalance.banned_cpus", "proc", NULL, r);
 	}
 	ib->running = 0;
+	r = 0;
 	for (size_t i = 0; i < n && ib->running != 1; i++) {
 		char path[64], *comm;
 		long long pid;
@@ -557,6 +672,7 @@ static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns
 			continue; /* exited meanwhile */
 		if (strcmp(comm, "irqbalance") == 0) {
 			char *cmd, *env;
+			size_t len;
 			ib->running = 1;
 			ib->pid = (long)pid;
 			snprintf(path, sizeof(path), "proc/%s/cmdline", names[i]);
@@ -573,51 +689,49 @@ static int read_irqbalance(struct ns_root *root, struct ns_machine *m, struct ns
 				free(cmd);
 			}
 			snprintf(path, sizeof(path), "proc/%s/environ", names[i]);
-			r = ns_read_str(root, path, &env);
+			r = read_environ(root, path, &env, &len);
 			if (r == 0) {
-				for (key = 0; key < 2 && !banned; key++)
-					banned = env_value(env, keys[key]);
-				if (banned)
+				/* getenv(): the first entry of each */
+				r = ns_environ_get(env, len, NS_IRQBALANCE_BANNED_MASK, &v[0]);
+				if (r == 0)
+					r = ns_environ_get(env, len, NS_IRQBALANCE_BANNED_LIST, &v[1]);
+				if (set(v[0]) || set(v[1]))
 					snprintf(from, sizeof(from), "%s", path);
+				else
+					unset(v); /* empty is unset to irqbalance: the file's may say more */
 				free(env);
 			} else if (r == -EACCES || r == -EPERM) {
 				ns_note_read(notes, "machine", "irqbalance.banned_cpus", path, r, NULL);
 			}
+			if (r != -ENOMEM)
+				r = 0;
 		}
 		free(comm);
+		if (r < 0)
+			break;
 	}
 	ns_strv_free(names, n);
-	if (!banned) {
-		/* the distribution's options file, as the service reads it */
-		static const char *const files[] = {"etc/default/irqbalance", "etc/sysconfig/irqbalance"};
-		for (size_t i = 0; i < 2 && !banned; i++) {
-			char *txt;
-			if (ns_read_str(root, files[i], &txt) < 0)
-				continue;
-			for (key = 0; key < 2 && !banned; key++)
-				banned = file_value(txt, keys[key]);
-			if (banned)
-				snprintf(from, sizeof(from), "%s", files[i]);
-			free(txt);
-		}
+	if (r == 0 && !from[0]) {
+		bool refused;
+		r = ban_from_files(root, m, notes, v, from, sizeof(from), &refused);
+		if (r < 0 || refused)
+			goto out;
 	}
-	r = 0;
-	if (banned) {
-		/* (key is one past the one found) a CPU beyond kernel_max is no CPU of this kernel,
-		 * and a list reaching far beyond would cost a set that large */
-		bool mask = key == 2;
-		int pr = mask ? ns_cpuset_parse_mask_max(&ib->banned_cpus, banned, m->cpu_limit)
-			      : ns_cpuset_parse_list_max(&ib->banned_cpus, banned, m->cpu_limit);
-		if (pr < 0) {
-			ns_note(notes, "machine", "irqbalance.banned_cpus", "%s holds a garbled value '%.40s'",
-				keys[key - 1], banned);
-			r = record_unparsed(m, mask ? "irqbalance.banned_cpus_mask" : "irqbalance.banned_cpus", from,
-					    banned, pr);
-		}
-		free(banned);
-	} else {
-		ib->banned_cpus.known = true;
+	if (r < 0)
+		goto out;
+	/* a CPU beyond kernel_max is no CPU of this kernel, and a list reaching far beyond would
+	 * cost a set that large */
+	r = ns_irqbalance_banned(v[0], v[1], m->cpu_limit, &ib->banned_cpus, &ban);
+	if (r == -EINVAL || r == -ERANGE) {
+		bool mask = ban == NS_BAN_MASK;
+		const char *raw = v[mask ? 0 : 1];
+		ns_note(notes, "machine", "irqbalance.banned_cpus", "%s holds a garbled value '%.40s'",
+			mask ? NS_IRQBALANCE_BANNED_MASK : NS_IRQBALANCE_BANNED_LIST, raw);
+		r = record_unparsed(m, mask ? "irqbalance.banned_cpus_mask" : "irqbalance.banned_cpus", from, raw, r);
 	}
+out:
+	free(v[0]);
+	free(v[1]);
 	return r;
 }
 

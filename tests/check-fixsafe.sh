@@ -123,7 +123,7 @@ refused "banned list in /etc/sysconfig/irqbalance" \
 echo 'IRQBALANCE_BANNED_CPULIST=4-7' >"$tmp/t/etc/sysconfig/irqbalance"
 honoured "banned list in /etc/sysconfig/irqbalance" 4-7 0-3,8-63
 
-# the older hex mask IRQBALANCE_BANNED_CPUS, which irqbalance reads when there is no list
+# the older hex mask IRQBALANCE_BANNED_CPUS, which irqbalance 1.9 reads first (then not the list)
 fresh
 echo 'IRQBALANCE_BANNED_CPUS=0000000g' >>"$tmp/t/etc/default/irqbalance"
 refused "banned mask 0000000g in /etc/default/irqbalance" \
@@ -132,7 +132,7 @@ fresh
 echo 'IRQBALANCE_BANNED_CPUS=0000000f' >>"$tmp/t/etc/default/irqbalance"
 honoured "banned mask f in /etc/default/irqbalance" 0-3 4-63
 echo 'IRQBALANCE_BANNED_CPULIST=8-9' >>"$tmp/t/etc/default/irqbalance"
-honoured "the list wins over the mask" 8-9 0-7,10-63
+honoured "the mask wins over the list (irqbalance 1.9, cputree.c setup_banned_cpus)" 0-3 4-63
 
 # cpu/isolated, cpu/nohz_full, cpu/online garbled; cpu/online missing (the offline CPUs unknown)
 fresh

@@ -381,6 +381,69 @@ MODEL = {
 }
 
 
+# --- envfile: byte 0 = 0 an options file, 1 a daemon's environ (NUL-separated); then the text --
+DEBIAN_DEFAULT = ("# irqbalance is a daemon process that distributes interrupts across\n"
+                  "# EnvironmentFile key in the service unit file (or via whatever method the init\n#\n"
+                  "#IRQBALANCE_ONESHOT=\n#IRQBALANCE_BANNED_CPULIST=\n#IRQBALANCE_ARGS=\n")
+L, M = "IRQBALANCE_BANNED_CPULIST", "IRQBALANCE_BANNED_CPUS"
+
+
+def envfile(text):
+    return b"\x00" + (text.encode() if isinstance(text, str) else text)
+
+
+def environ(*entries):
+    return b"\x01" + b"".join(e.encode() + b"\x00" for e in entries)
+
+
+ENVFILES = {
+    # issue 28's forms
+    "debian-default": envfile(DEBIAN_DEFAULT),
+    "plain": envfile(DEBIAN_DEFAULT + L + "=0-3\n"),
+    "blank-after-eq": envfile(L + "= 0-3\n"),
+    "blank-before-eq": envfile(L + " =0-3\n"),
+    "export": envfile("export " + L + "=0-3\n"),
+    "empty-then-set": envfile(L + "=\n" + L + "=0-3\n"),
+    "last-wins": envfile(L + "=4-63\n" + L + "=0-3\n"),
+    "environ-shadow": environ("LANG=C", "X=a " + L + "=4-63", L + "=0-3"),
+    # quotes, comments, blanks, what only a shell does
+    "double-quotes": envfile(L + '="0-3"\n'),
+    "single-quotes": envfile("  " + L + "='0-3,8'  \n"),
+    "trailing-comment": envfile(L + "=0-3 # rt\n"),
+    "parts": envfile(L + '=0-"3"\n'),
+    "variable": envfile("CPUS=0-3\n" + L + "=$CPUS\n"),
+    "substitution": envfile(L + "=$(cat /x)\n"),
+    "continuation": envfile(L + "=0-\\\n3\n"),
+    "open-quote": envfile("A='\n" + L + "=0-3\n'\n"),
+    "sourcing": envfile(". /etc/irqbalance.local\n"),
+    "crlf": envfile(L + "=0-3\r\n"),
+    "comment-backslash": envfile("# x \\\n" + L + "=0-3\n"),
+    "semicolon-comment": envfile("; " + L + "=4-7\n"),
+    "two-words": envfile("A=1 " + L + "=0-3\n"),
+    "invalid-utf8": envfile(b"IRQBALANCE_ARGS=\xff\n"),
+    # the mask, and which of the two irqbalance reads
+    "mask": envfile(M + "=f\n"),
+    "mask-groups": envfile(M + "=f,1\n"),
+    "mask-zeros": envfile(M + "=000000000f,00000000\n"),
+    "mask-overflow": envfile(M + "=100000000\n"),
+    "mask-before-list": envfile(L + "=8-9\n" + M + "=f\n"),
+    "mask-empty": envfile(M + "=\n" + L + "=8-9\n"),
+    "mask-blank": envfile(M + "=' '\n" + L + "=1\n"),
+    # lists irqbalance reads otherwise
+    "list-blank-inside": envfile(L + "='0, 1'\n"),
+    "list-empty-item": envfile(L + "=0-3,,5\n"),
+    "list-trailing-comma": envfile(L + "=0-3,\n"),
+    "list-blanks-only": envfile(L + "=' '\n"),
+    "list-huge": envfile(L + "=0-4096\n"),
+    "list-overflow": envfile(L + "=99999999999\n"),
+    "environ-first": environ(L + "=0-3", L + "=4-63"),
+    "environ-mask": environ(L + "=8-9", M + "=ff"),
+    "environ-unterminated": b"\x01A=1\x00" + (L + "=0-3").encode(),
+    "environ-blanks": environ(L + "= 0-3 \n"),
+    "environ-empty": b"\x01",
+}
+
+
 def main():
     for n, v in CPUSETS.items():
         write("cpuset", n, v)
@@ -396,6 +459,8 @@ def main():
         write("snapshot", n, v)
     for n, v in MODEL.items():
         write("model", n, v)
+    for n, v in ENVFILES.items():
+        write("envfile", n, v)
 
 
 if __name__ == "__main__":

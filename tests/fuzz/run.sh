@@ -18,10 +18,11 @@ scale=${1:-1}
 build=${NS_FUZZ_BUILD:-build-fuzz}
 
 # time (s) and largest input (bytes) of each harness
-declare -A secs=([cpuset]=6 [number]=5 [journal]=6 [jsonstrict]=5 [swapjournal]=5 [manifest]=5 [snapshot]=10 [model]=15)
+declare -A secs=([cpuset]=6 [number]=5 [journal]=6 [jsonstrict]=5 [swapjournal]=5 [manifest]=5 [snapshot]=10 [model]=15
+	[envfile]=5)
 declare -A maxlen=([cpuset]=8192 [number]=512 [journal]=16384 [jsonstrict]=4096 [swapjournal]=16384 [manifest]=16384
-	[snapshot]=65536 [model]=8192)
-harnesses=${NS_FUZZ_ONLY:-cpuset number journal jsonstrict swapjournal manifest snapshot model}
+	[snapshot]=65536 [model]=8192 [envfile]=4096)
+harnesses=${NS_FUZZ_ONLY:-cpuset number journal jsonstrict swapjournal manifest snapshot model envfile}
 
 if ! command -v clang-14 >/dev/null; then
 	echo "fuzz: clang-14 is missing (tools/install-deps installs clang and libclang-rt-14-dev)"
