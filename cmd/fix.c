@@ -356,7 +356,15 @@ static int print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
 			: mask	? "IRQBALANCE_BANNED_CPUS in "
 				: "IRQBALANCE_BANNED_CPULIST in ",
 			u->path);
-		if (u->raw) {
+		if (u->raw && strcmp(u->field, "irqbalance.options") == 0) {
+			/* a line of irqbalance's options file (lib/envfile.h): the doubt, not a CPU list */
+			fputs("reads ", f);
+			print_value(f, u->raw);
+			fputs(", a line a shell sourcing the file and systemd's EnvironmentFile= may read "
+			      "differently, so the CPUs irqbalance bans are not known (numastor check's notes say "
+			      "why); ",
+			      f);
+		} else if (u->raw) {
 			fputs(banned ? "is " : "reads ", f);
 			print_value(f, u->raw);
 			if (u->err == -ERANGE)

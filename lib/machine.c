@@ -498,77 +498,11 @@ static int build_cpu_node_map(struct ns_machine *m, struct ns_notes *notes)
 	return 0;
 }
 
-/*
- * A process's environ as the kernel keeps it, NULs and all (*len bytes in *out, which the
- * caller frees). The root's readers turn NULs into spaces, which would make a value holding
- * " KEY=v" an entry of its own; so the file is read twice: through ns_read_str, which records it
- * for a snapshot (bytes as they are) and checks a captured tree's file is a regular one, and
- * then for its bytes, which must be the same text (-EAGAIN when the process changed meanwhile).
- */
+/* A process's environ as it is (NULs and all: a value holding " KEY=v" is not an entry of its
+ * own), recorded for a snapshot like any read (lib/root.h ns_read_bytes). */
 static int read_environ(struct ns_root *root, const char *path, char **out, size_t *len)
 {
-	char *txt = NULL, *buf = NULL;
-	size_t n = 0, cut;
-	struct stat st;
-	int r = ns_read_str(root, path, &txt), fd;
-
-	*out = NULL;
-	*len = 0;
-	if (r == -ENODATA) { /* an empty environment */
-		*out = strdup("");
-		return *out ? 0 : -ENOMEM;
-	}
-	if (r < 0)
-		return r;
-	fd = ns_open_read(root, path);
-	if (fd < 0) {
-		free(txt);
-		return fd;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		goto out;
-	}
-	buf = malloc(NS_READ_MAX + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		ssize_t k = read(fd, buf + n, NS_READ_MAX + 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-		if (n > NS_READ_MAX) {
-			r = -EFBIG;
-			goto out;
-		}
-	}
-	/* the recorded text is these bytes with NULs as spaces and the blanks at the end cut */
-	for (cut = n;
-	     cut > 0 && (buf[cut - 1] == '\n' || buf[cut - 1] == ' ' || buf[cut - 1] == '\t' || !buf[cut - 1]);)
-		cut--;
-	r = cut == strlen(txt) ? 0 : -EAGAIN;
-	for (size_t i = 0; r == 0 && i < cut; i++)
-		if ((buf[i] ? buf[i] : ' ') != txt[i])
-			r = -EAGAIN;
-	if (r == 0) {
-		buf[n] = '\0';
-		*out = buf;
-		*len = n;
-		buf = NULL;
-	}
-out:
-	close(fd);
-	free(buf);
-	free(txt);
-	return r;
+	return ns_read_bytes(root, path, out, len);
 }
 
 /* irqbalance 1.9 takes an empty value as none (lib/envfile.h, ns_irqbalance_banned) */

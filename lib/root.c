@@ -468,6 +468,24 @@ out:
 	return r;
 }
 
+int ns_read_bytes(struct ns_root *root, const char *path, char **out, size_t *len)
+{
+	size_t n = 0;
+	int r = read_raw(root, rel(path), NS_READ_MAX, &n, NULL);
+
+	*out = NULL;
+	*len = 0;
+	if (r < 0)
+		return r;
+	*out = malloc(n + 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, tbuf, n);
+	(*out)[n] = '\0';
+	*len = n;
+	return 0;
+}
+
 int ns_read_dec(struct ns_root *root, const char *path, long long min, long long max, long long *out, char **raw)
 {
 	char *s;

@@ -101,6 +101,9 @@ int ns_read_str_mode(struct ns_root *root, const char *path, char **out, mode_t 
 /* The same for a text numastor itself wrote (its journals): a NUL byte anywhere in it is
  * -EBADMSG rather than a space, since such a file is damaged, not text. */
 int ns_read_text(struct ns_root *root, const char *path, char **out);
+/* The file's bytes as they are, NULs and all (an environ split on its NULs): *len of them, and a
+ * NUL after the last for the caller's convenience. An empty file is 0 with *len 0. */
+int ns_read_bytes(struct ns_root *root, const char *path, char **out, size_t *len);
 /* ns_read_text for a file that may be larger than NS_READ_MAX: up to max bytes (never less than
  * NS_READ_MAX), -EFBIG beyond. The fix journal's limit is its writer's (lib/journal.h). */
 int ns_read_text_max(struct ns_root *root, const char *path, size_t max, char **out);

@@ -29,7 +29,7 @@ CASES = [
     ("blank after =", L + "= 0-3", None, ("refused", "/etc/default/irqbalance:10 reads '" + L + "= 0-3'")),
     ("blank before =", L + " =0-3", None, ("refused", "/etc/default/irqbalance:10 reads '" + L + " =0-3'")),
     ("export", "export " + L + "=0-3", None,
-     ("refused", "/etc/default/irqbalance:10 reads 'export " + L + "=0-3'")),
+     ("refused", "/etc/default/irqbalance:10 reads 'export " + L + "=0-3', a line a shell sourcing the file and systemd's EnvironmentFile= may read differently")),
     ("empty, then 0-3", L + "=\n" + L + "=0-3", None, "0-3"),
     ("4-63, then 0-3: the last wins", L + "=4-63\n" + L + "=0-3", None, "0-3"),
     ("environ: another value holds the name", None,
