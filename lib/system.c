@@ -3,6 +3,7 @@
 #include "system.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,20 +17,64 @@
 #include "rates.h"
 #include "util.h"
 
+/* FNV-1a: the PCI cache's hash of a function's syspath */
+static size_t hash_str(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* The slot of syspath in the PCI cache's hash: its function's, else the empty one it goes in. */
+static size_t pci_slot(const struct ns_system *sys, const char *syspath)
+{
+	size_t mask = sys->npci_slots - 1, i = hash_str(syspath) & mask;
+
+	while (sys->pci_slots[i] && strcmp(sys->pcis[sys->pci_slots[i] - 1]->syspath, syspath) != 0)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Room for one more function in the cache: the list and (at most half full) its hash. */
+static int pci_room(struct ns_system *sys)
+{
+	if (sys->npcis == sys->cap_pcis) {
+		size_t cap = sys->cap_pcis ? sys->cap_pcis * 2 : 16;
+		struct ns_pci **nv = realloc(sys->pcis, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		sys->pcis = nv;
+		sys->cap_pcis = cap;
+	}
+	if (2 * (sys->npcis + 1) > sys->npci_slots) {
+		size_t n = sys->npci_slots ? sys->npci_slots * 2 : 64;
+		size_t *slots = calloc(n, sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+		free(sys->pci_slots);
+		sys->pci_slots = slots;
+		sys->npci_slots = n;
+		for (size_t k = 0; k < sys->npcis; k++)
+			sys->pci_slots[pci_slot(sys, sys->pcis[k]->syspath)] = k + 1;
+	}
+	return 0;
+}
+
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
 {
-	struct ns_pci **nv, *pci;
+	struct ns_pci *pci;
+	size_t slot;
 	int r;
 
-	for (size_t i = 0; i < sys->npcis; i++)
-		if (strcmp(sys->pcis[i]->syspath, syspath) == 0) {
-			*out = sys->pcis[i];
-			return 0;
-		}
-	nv = realloc(sys->pcis, (sys->npcis + 1) * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	sys->pcis = nv;
+	/* a hash, not a walk of the list: a machine's disks look their functions up in linear time */
+	if (sys->npci_slots && sys->pci_slots[slot = pci_slot(sys, syspath)]) {
+		*out = sys->pcis[sys->pci_slots[slot] - 1];
+		return 0;
+	}
+	if ((r = pci_room(sys)) < 0)
+		return r;
 	pci = calloc(1, sizeof(*pci));
 	if (!pci)
 		return -ENOMEM;
@@ -43,9 +88,13 @@ int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **ou
 	if (sys->fixes[0].series)
 		ns_pci_rejudge(pci, sys->fixes[0].in_kernel, sys->fixes[0].basis);
 	sys->pcis[sys->npcis++] = pci;
+	sys->pci_slots[pci_slot(sys, pci->syspath)] = sys->npcis;
 	*out = pci;
 	return 0;
 }
+
+/* The index of the disks by name, for ns_system_disk: made again whenever the disks change. */
+static int index_disks(struct ns_system *sys);
 
 static int pci_of_system(void *data, const char *syspath, struct ns_pci **out)
 {
@@ -430,30 +479,33 @@ static void read_kernel_fixes(struct ns_system *sys)
 	ns_kernel_fixes_read(sys->root, &sys->machine, sys->fixes);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether name is among the disks named (sorted), or nothing was named. */
 static bool wanted(const char *name, char *const *disks, size_t ndisks)
 {
-	if (ndisks == 0)
-		return true;
-	for (size_t i = 0; i < ndisks; i++)
-		if (strcmp(disks[i], name) == 0)
-			return true;
-	return false;
+	return ndisks == 0 || bsearch(&name, disks, ndisks, sizeof(*disks), cmp_str) != NULL;
 }
 
 /*
  * The devices named on the command line as the disks they mean (lib/devarg.h), each once:
  * the same disk named twice, or by name and by link, is one disk. A partition is noted as
- * such. -ENODEV (noted, the last note) for a name that means no disk.
+ * such. -ENODEV (noted, the last note) for a name that means no disk. The list comes back
+ * sorted, for wanted().
  */
 static int resolve_names(struct ns_system *sys, const char *const *only, size_t nonly, char ***disks, size_t *n)
 {
+	size_t kept = 0;
+
 	*disks = calloc(nonly ? nonly : 1, sizeof(**disks));
 	*n = 0;
 	if (!*disks)
 		return -ENOMEM;
 	for (size_t i = 0; i < nonly; i++) {
 		struct ns_devarg a;
-		bool dup = false;
 		int r = ns_devarg_resolve(sys->root, only[i], &a);
 		if (r == -ENODEV) {
 			ns_note(&sys->notes, only[i], "device",
@@ -467,16 +519,19 @@ static int resolve_names(struct ns_system *sys, const char *const *only, size_t 
 		if (a.partition)
 			ns_note(&sys->notes, a.disk, "device-argument", "%s is a partition of %s: reported as %s",
 				only[i], a.disk, a.disk);
-		for (size_t k = 0; k < *n && !dup; k++)
-			dup = strcmp((*disks)[k], a.disk) == 0;
-		if (dup) {
-			ns_devarg_free(&a);
-			continue;
-		}
 		(*disks)[(*n)++] = a.disk;
 		a.disk = NULL;
 		ns_devarg_free(&a);
 	}
+	qsort(*disks, *n, sizeof(**disks), cmp_str);
+	for (size_t i = 0; i < *n; i++) {
+		if (kept && strcmp((*disks)[kept - 1], (*disks)[i]) == 0) {
+			free((*disks)[i]);
+			continue;
+		}
+		(*disks)[kept++] = (*disks)[i];
+	}
+	*n = kept;
 	return 0;
 }
 
@@ -566,6 +621,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		}
 		sys->ndisks++;
 	}
+	(void)index_disks(sys); /* without it, ns_system_disk walks the list */
 	if ((r = resolve_members(sys, &env)) < 0)
 		goto out;
 	for (size_t i = 0; i < sys->ndisks; i++) {
@@ -588,11 +644,13 @@ void ns_system_free(struct ns_system *sys)
 	for (size_t i = 0; i < sys->ndisks; i++)
 		ns_disk_free(&sys->disks[i]);
 	free(sys->disks);
+	free(sys->by_name);
 	for (size_t i = 0; i < sys->npcis; i++) {
 		ns_pci_free(sys->pcis[i]);
 		free(sys->pcis[i]);
 	}
 	free(sys->pcis);
+	free(sys->pci_slots);
 	ns_modules_free(sys->modules);
 	ns_identity_close(sys->udev);
 	ns_machine_free(&sys->machine);
@@ -617,13 +675,50 @@ size_t ns_system_hide_empty(struct ns_system *sys)
 	}
 	sys->ndisks = kept;
 	sys->nempty_hidden += n - kept;
+	(void)index_disks(sys); /* without it, ns_system_disk walks the list */
 	return n - kept;
+}
+
+/* by_name's order: the disks' names */
+static int cmp_disk_index(const void *a, const void *b, void *disks)
+{
+	const struct ns_disk *d = disks;
+	return strcmp(d[*(const size_t *)a].name, d[*(const size_t *)b].name);
+}
+
+static int index_disks(struct ns_system *sys)
+{
+	size_t *v = malloc((sys->ndisks ? sys->ndisks : 1) * sizeof(*v));
+
+	free(sys->by_name);
+	sys->by_name = v;
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < sys->ndisks; i++)
+		v[i] = i;
+	qsort_r(v, sys->ndisks, sizeof(*v), cmp_disk_index, sys->disks);
+	return 0;
 }
 
 const struct ns_disk *ns_system_disk(const struct ns_system *sys, const char *name)
 {
-	for (size_t i = 0; i < sys->ndisks; i++)
-		if (strcmp(sys->disks[i].name, name) == 0)
-			return &sys->disks[i];
+	size_t lo = 0, hi = sys->ndisks;
+
+	if (!sys->by_name) { /* out of memory making the index: the list, one by one */
+		for (size_t i = 0; i < sys->ndisks; i++)
+			if (strcmp(sys->disks[i].name, name) == 0)
+				return &sys->disks[i];
+		return NULL;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(sys->disks[sys->by_name[mid]].name, name);
+		if (c == 0)
+			return &sys->disks[sys->by_name[mid]];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }

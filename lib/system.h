@@ -31,8 +31,12 @@ struct ns_system {
 	const struct ns_module *scsi_mod; /* the SCSI midlayer module, when a SCSI disk was found */
 	struct ns_pci **pcis;		  /* cache: a function shared by several disks is read once */
 	size_t npcis;
+	size_t *pci_slots; /* the cache's hash of syspaths: 1 + index into pcis, 0 empty */
+	size_t npci_slots; /* a power of two, at least twice npcis */
+	size_t cap_pcis;
 	struct ns_disk *disks;
 	size_t ndisks;
+	size_t *by_name; /* indices into disks sorted by name (ns_system_disk) */
 	struct ns_notes notes;
 	void *udev; /* struct udev *, live root only */
 	struct ns_kernel_fix fixes[2];
