@@ -535,6 +535,156 @@ static int resolve_names(struct ns_system *sys, const char *const *only, size_t 
 	return 0;
 }
 
+/*
+ * The entries of sys/block as disks. A kernel lists each disk once, as a link into its device
+ * directory whose last component is the entry's name; entries that resolve to one directory
+ * (a damaged or hostile tree) are one disk, read once under the entry named as the directory,
+ * else the first in order, and the others noted once. Sorting on the links' targets, then on
+ * the directories they resolve to, keeps it linear in the entries (n log n): 20,000 links to
+ * one disk cost one resolution, not 20,000 disks.
+ */
+struct block_entry {
+	const char *name; /* names[order] */
+	char *link;	  /* the entry's link target as stored; NULL when not a link */
+	char *real;	  /* the directory it resolves to; NULL when it does not resolve */
+	size_t order;	  /* its place in sys/block */
+};
+
+struct block_disk {
+	size_t canon;	   /* the entry that stands for this entry's disk (itself for one) */
+	size_t next_alias; /* a canon's aliases, in order: the next one, SIZE_MAX at the end */
+	size_t last_alias; /* a canon's last alias so far */
+	size_t naliases;   /* a canon's: the other entries that resolve to its directory */
+	bool wanted;	   /* named on the command line (or nothing was), itself or an alias */
+};
+
+static int cmp_opt_str(const char *a, const char *b)
+{
+	return !a || !b ? (a != NULL) - (b != NULL) : strcmp(a, b);
+}
+
+static int cmp_entry_link(const void *pa, const void *pb)
+{
+	const struct block_entry *a = pa, *b = pb;
+	int c = cmp_opt_str(a->link, b->link);
+	return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int cmp_entry_real(const void *pa, const void *pb)
+{
+	const struct block_entry *a = pa, *b = pb;
+	int c = cmp_opt_str(a->real, b->real);
+	return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+/* The directory each entry resolves to: once per distinct link target, since the same text
+ * in the same directory resolves the same way. */
+static int resolve_entries(struct ns_root *root, struct block_entry *e, size_t n)
+{
+	char p[512];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "sys/block/%s", e[i].name);
+		int r = ns_readlink(root, p, &e[i].link);
+		if (r == -ENOMEM)
+			return r;
+	}
+	qsort(e, n, sizeof(*e), cmp_entry_link);
+	for (size_t i = 0; i < n; i++) {
+		int r;
+		if (i > 0 && e[i].link && e[i - 1].link && strcmp(e[i].link, e[i - 1].link) == 0) {
+			if (e[i - 1].real && !(e[i].real = strdup(e[i - 1].real)))
+				return -ENOMEM;
+			continue;
+		}
+		snprintf(p, sizeof(p), "sys/block/%s", e[i].name);
+		if ((r = ns_realpath(root, p, &e[i].real)) == -ENOMEM)
+			return r;
+		if (r < 0)
+			e[i].real = NULL; /* ns_disk_read says what became of it */
+	}
+	return 0;
+}
+
+/* b[i] for every entry of sys/block: which entry stands for its disk, and which are wanted. */
+static int block_disks(struct ns_system *sys, char *const *names, size_t n, char *const *disks, size_t ndisks,
+		       struct block_disk **out)
+{
+	struct block_entry *e = calloc(n ? n : 1, sizeof(*e));
+	struct block_disk *b = calloc(n ? n : 1, sizeof(*b));
+	int r = e && b ? 0 : -ENOMEM;
+
+	*out = NULL;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		e[i] = (struct block_entry){.name = names[i], .order = i};
+		b[i] = (struct block_disk){.canon = i, .next_alias = SIZE_MAX, .last_alias = i};
+	}
+	if (r == 0)
+		r = resolve_entries(sys->root, e, n);
+	if (r == 0)
+		qsort(e, n, sizeof(*e), cmp_entry_real);
+	for (size_t i = 0; r == 0 && i < n;) {
+		size_t j = i + 1, canon;
+		const char *base;
+		if (!e[i].real) {
+			i++;
+			continue;
+		}
+		while (j < n && e[j].real && strcmp(e[j].real, e[i].real) == 0)
+			j++;
+		/* the entry named as the directory, else the first in order (e[i]: sorted by order within) */
+		base = strrchr(e[i].real, '/');
+		base = base ? base + 1 : e[i].real;
+		canon = e[i].order;
+		for (size_t k = i; k < j; k++)
+			if (strcmp(e[k].name, base) == 0)
+				canon = e[k].order;
+		for (size_t k = i; k < j; k++)
+			b[e[k].order].canon = canon;
+		b[canon].naliases = j - i - 1;
+		i = j;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		size_t c = b[i].canon;
+		if (wanted(names[i], disks, ndisks))
+			b[c].wanted = true;
+		if (c == i)
+			continue;
+		/* the aliases of c in order: i grows, so each joins the end */
+		if (b[c].last_alias == c)
+			b[c].next_alias = i;
+		else
+			b[b[c].last_alias].next_alias = i;
+		b[c].last_alias = i;
+	}
+	for (size_t i = 0; e && i < n; i++) {
+		free(e[i].link);
+		free(e[i].real);
+	}
+	free(e);
+	if (r < 0)
+		free(b);
+	else
+		*out = b;
+	return r;
+}
+
+/* The one note of a disk that other entries of sys/block resolve to: how many, the first few. */
+static void note_aliases(struct ns_system *sys, char *const *names, const struct block_disk *b, size_t canon)
+{
+	char some[256] = "";
+	size_t len = 0, shown = 0;
+
+	for (size_t a = b[canon].next_alias; a != SIZE_MAX && shown < 3; a = b[a].next_alias, shown++)
+		len += (size_t)snprintf(some + len, len < sizeof(some) ? sizeof(some) - len : 0, "%s%s",
+					shown ? ", " : "", names[a]);
+	ns_note(&sys->notes, names[canon], "device",
+		"%zu other entr%s of /sys/block (%s%s) resolve%s to the disk %s: a kernel lists a disk once, "
+		"under its own name; ignored",
+		b[canon].naliases, b[canon].naliases == 1 ? "y" : "ies", some, b[canon].naliases > shown ? ", ..." : "",
+		b[canon].naliases == 1 ? "s" : "", names[canon]);
+}
+
 /* hidden is 0 or 1; anything else is noted and the disk kept (never dropped unseen) */
 static bool is_hidden(struct ns_root *root, const char *name, struct ns_notes *notes)
 {
@@ -554,7 +704,8 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 {
 	struct ns_disk_env env = {.root = root, .pci = pci_of_system, .data = sys};
 	char **names = NULL, **disks = NULL;
-	size_t n = 0, ndisks = 0;
+	struct block_disk *bd = NULL;
+	size_t n = 0, nread = 0, ndisks = 0;
 	int r;
 
 	memset(sys, 0, sizeof(*sys));
@@ -578,21 +729,33 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	r = ns_list_dir(root, "sys/block", &names, &n);
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
+	nread = n;
+	if (n > NS_BLOCK_ENTRIES_MAX) {
+		ns_note(&sys->notes, "machine", "devices",
+			"/sys/block lists %zu entries, more than the %u disks a kernel can number (20-bit minors): "
+			"only the first %u are read",
+			n, NS_BLOCK_ENTRIES_MAX, NS_BLOCK_ENTRIES_MAX);
+		nread = NS_BLOCK_ENTRIES_MAX;
+	}
 	r = resolve_names(sys, only, nonly, &disks, &ndisks);
 	if (r < 0)
 		goto out;
-	sys->disks = calloc(n ? n : 1, sizeof(*sys->disks));
+	if ((r = block_disks(sys, names, nread, disks, ndisks, &bd)) < 0)
+		goto out;
+	sys->disks = calloc(nread ? nread : 1, sizeof(*sys->disks));
 	if (!sys->disks) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < nread; i++) {
 		struct ns_disk *d = &sys->disks[sys->ndisks];
 		const struct ns_module *host_mod;
-		if (!wanted(names[i], disks, ndisks))
-			continue;
+		if (bd[i].canon != i || !bd[i].wanted)
+			continue; /* another entry for a disk already listed, or not asked for */
 		if (nonly == 0 && is_hidden(root, names[i], &sys->notes))
 			continue; /* a multipath path device: reported under its namespace */
+		if (bd[i].naliases)
+			note_aliases(sys, names, bd, i);
 		r = ns_disk_read(&env, names[i], d);
 		if (r == -ENOENT || r == -ENOTDIR || r == -ELOOP) {
 			ns_note(&sys->notes, names[i], "device", "/sys/block/%s vanished while reading: skipped",
@@ -634,6 +797,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	mark_placed(sys);
 	r = 0;
 out:
+	free(bd);
 	ns_strv_free(names, n);
 	ns_strv_free(disks, ndisks);
 	return r;
