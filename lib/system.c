@@ -279,39 +279,92 @@ static int member_node(struct ns_system *sys, struct ns_disk_env *env, const cha
 
 #define STACK_DEPTH 8
 
-/* The leaf members of the md/dm device name, through stacked md/dm, into top->members. */
-static int add_members(struct ns_system *sys, struct ns_disk_env *env, struct ns_disk *top, const char *name, int depth)
+/* A set of names (borrowed), hashed: what one md/dm's walk has met. */
+struct name_set {
+	const char **slot;
+	size_t cap, n; /* cap: a power of two, at least twice n */
+};
+
+/* 1 when name joined the set, 0 when it was there already, -ENOMEM. */
+static int name_set_add(struct name_set *s, const char *name)
 {
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		const char **slot = calloc(cap, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		for (size_t k = 0; k < s->cap; k++) {
+			if (!s->slot[k])
+				continue;
+			for (i = hash_str(s->slot[k]) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
+				;
+			slot[i] = s->slot[k];
+		}
+		free(s->slot);
+		s->slot = slot;
+		s->cap = cap;
+	}
+	for (i = hash_str(name) & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+		if (strcmp(s->slot[i], name) == 0)
+			return 0;
+	s->slot[i] = name;
+	s->n++;
+	return 1;
+}
+
+/* One md/dm's walk down its slaves: each leaf and each stacked device met is taken once, so a
+ * device reached by many paths (partitions of one disk, a diamond of stacked devices) costs one
+ * visit, not one per path. */
+struct members_walk {
+	struct ns_system *sys;
+	struct ns_disk_env *env;
+	struct ns_disk *top;
+	struct name_set seen; /* borrows the members' names and stacked[] */
+	char **stacked;	      /* the stacked devices walked */
+	size_t nstacked;
+};
+
+/* The leaf members of the md/dm device name, through stacked md/dm, into top->members. */
+static int add_members(struct members_walk *w, const char *name, int depth)
+{
+	struct ns_disk *top = w->top;
 	char p[512], **slaves = NULL;
 	size_t n = 0;
 	int r;
 
 	snprintf(p, sizeof(p), "sys/class/block/%s/slaves", name);
-	if ((r = ns_list_dir(sys->root, p, &slaves, &n)) < 0)
+	if ((r = ns_list_dir(w->sys->root, p, &slaves, &n)) < 0)
 		return r == -ENOMEM ? r : 0;
 	for (size_t i = 0; i < n; i++) {
 		char *leaf = NULL;
-		bool seen = false;
-		if ((r = disk_of(sys->root, slaves[i], &leaf)) < 0) {
+		if ((r = disk_of(w->sys->root, slaves[i], &leaf)) < 0) {
 			if (r == -ENOMEM)
 				break;
 			r = 0;
 			continue;
 		}
-		if (stacked_name(leaf) && depth < STACK_DEPTH) {
-			r = add_members(sys, env, top, leaf, depth + 1);
-			free(leaf);
+		if ((r = name_set_add(&w->seen, leaf)) <= 0) {
+			free(leaf); /* met before (r 0), or out of memory */
 			if (r < 0)
 				break;
 			continue;
 		}
-		for (size_t k = 0; k < top->nmembers && !seen; k++)
-			seen = strcmp(top->members[k].name, leaf) == 0;
-		struct ns_member *nv = seen ? NULL : realloc(top->members, (top->nmembers + 1) * sizeof(*nv));
-		if (seen) {
-			free(leaf);
+		if (stacked_name(leaf) && depth < STACK_DEPTH) {
+			char **nv = realloc(w->stacked, (w->nstacked + 1) * sizeof(*nv));
+			if (!nv) {
+				free(leaf);
+				r = -ENOMEM;
+				break;
+			}
+			w->stacked = nv;
+			w->stacked[w->nstacked++] = leaf;
+			if ((r = add_members(w, leaf, depth + 1)) < 0)
+				break;
 			continue;
 		}
+		struct ns_member *nv = realloc(top->members, (top->nmembers + 1) * sizeof(*nv));
 		if (!nv) {
 			free(leaf);
 			r = -ENOMEM;
@@ -319,7 +372,7 @@ static int add_members(struct ns_system *sys, struct ns_disk_env *env, struct ns
 		}
 		top->members = nv;
 		nv[top->nmembers].name = leaf;
-		if ((r = member_node(sys, env, leaf, &nv[top->nmembers].node)) < 0)
+		if ((r = member_node(w->sys, w->env, leaf, &nv[top->nmembers].node)) < 0)
 			break;
 		top->nmembers++;
 	}
@@ -339,7 +392,13 @@ static int resolve_members(struct ns_system *sys, struct ns_disk_env *env)
 		bool disagree = false;
 		if (d->kind != NS_DISK_MD && d->kind != NS_DISK_DM)
 			continue;
-		if ((r = add_members(sys, env, d, d->name, 0)) < 0)
+		struct members_walk w = {.sys = sys, .env = env, .top = d};
+		r = name_set_add(&w.seen, d->name); /* a loop back to itself is no member */
+		if (r >= 0)
+			r = add_members(&w, d->name, 0);
+		free(w.seen.slot);
+		ns_strv_free(w.stacked, w.nstacked);
+		if (r < 0)
 			return r;
 		d->members_read = true;
 		d->members_complete = d->nmembers > 0;

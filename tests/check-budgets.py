@@ -10,7 +10,7 @@ Issue 28 (item 5): a 131 KB bundle with 20,000 sys/block links to one disk cost 
 wrote 167 MB of JSON; every entry that resolves to a disk already listed is that disk, noted once
 (case aliases, in a tree and in a bundle, --json and text: within a second of CPU beyond the
 bundle's own extraction, and 32 MiB); a machine's distinct disks are each still listed
-(aliases-twin).
+(aliases-twin); a stack of dm devices reached by many paths is walked once (stacked-diamond).
 
     check-budgets.py NUMASTOR [CASE...]      (CASE: a name below; default all)
 
@@ -445,11 +445,12 @@ def alias_bundle(env, name, parent, target, n):
     return write_bundle(os.path.join(env.tmp, name + ".tar.gz"), members, [links])
 
 
-def report(env, args, cpu_limit, what, extra_env=None):
-    """check ARGS, measured; (returncode, stdout) when within cpu_limit and MEM_LIMIT (times
-    env.slow: a sanitizer build's shadow memory and checks), else None after a failure."""
+def report(env, args, cpu_limit, what, extra_env=None, timeout=120):
+    """check ARGS, measured; (returncode, stdout, CPU seconds) when within cpu_limit and
+    MEM_LIMIT (times env.slow: a sanitizer build's shadow memory and checks), else None after a
+    failure."""
     penv = dict(os.environ, TMPDIR=env.tmpdir, **(extra_env or {}))
-    rc, out, err, cpu, wall, rss = run_measured([env.numastor, "check"] + args, penv)
+    rc, out, err, cpu, wall, rss = run_measured([env.numastor, "check"] + args, penv, timeout)
     line = f"{what}: exit {rc}, {cpu:.2f} s CPU, {wall:.2f} s wall, {rss:.0f} MiB, {len(out)} bytes out"
     if rc not in (0, 1, 2):
         fail(f"{line}: expected a report (exit 0-2): {err.strip()[:300]}")
@@ -563,6 +564,41 @@ def aliases_twin_case(env):
             fail(f"check a0: devices {names}, expected the disk it resolves to, vda")
         else:
             print("PASS check a0: the disk it resolves to, vda")
+
+
+def stacked_diamond_case(env):
+    """dm-0 sits on the 30 partitions of dm-1, which sits on the 30 of dm-2, ... down to dm-8 on
+    vda1: each stacked device is walked once for its md/dm above, not once per path to it (30^8
+    walks, which never ended): within a second, the one member vda found."""
+    tree = alias_fixture(env, "diamond", {})
+    sysd = os.path.join(tree, "sys")
+    width, depth = 30, 8
+    top_slaves = os.path.join(sysd, "devices/virtual/block/dm-0/slaves")
+    leaf = os.readlink(os.path.join(top_slaves, "vda1"))  # ../../../../pci...: from any dm-K/slaves
+    for e in os.listdir(top_slaves):
+        os.unlink(os.path.join(top_slaves, e))
+    for k in range(1, depth + 1):
+        dev = f"devices/virtual/block/dm-{k}"
+        os.makedirs(os.path.join(sysd, dev, "slaves"))
+        os.symlink(f"../../{dev}", os.path.join(sysd, "class/block", f"dm-{k}"))
+        above = os.path.join(sysd, f"devices/virtual/block/dm-{k - 1}/slaves")
+        for j in range(1, width + 1):
+            part = os.path.join(sysd, dev, f"dm-{k}p{j}")
+            os.makedirs(part)
+            with open(os.path.join(part, "partition"), "w") as f:
+                f.write(f"{j}\n")
+            os.symlink(f"../../{dev}/dm-{k}p{j}", os.path.join(sysd, "class/block", f"dm-{k}p{j}"))
+            os.symlink(f"../../dm-{k}/dm-{k}p{j}", os.path.join(above, f"dm-{k}p{j}"))
+    os.symlink(leaf, os.path.join(sysd, f"devices/virtual/block/dm-{depth}/slaves/vda1"))
+    what = f"dm-0 on {depth} levels of dm, each on {width} partitions of the next"
+    r = report(env, ["--sysroot", tree, "--verbose", "dm-0"], CPU_LIMIT * env.slow, what,
+               timeout=10 * env.slow)
+    if r:
+        members = [l.split()[1].rstrip(":") for l in r[1].splitlines() if l.strip().startswith("member ")]
+        if members != ["vda"]:
+            fail(f"{what}: members {members}, expected vda")
+        else:
+            print(f"PASS {what}: its one member, vda")
 
 
 # ---- cleanup on signals ----
@@ -740,6 +776,8 @@ def main():
             aliases_case(env)
         if not only or "aliases-twin" in only:
             aliases_twin_case(env)
+        if not only or "stacked-diamond" in only:
+            stacked_diamond_case(env)
         if not only or "docs" in only:
             docs_case()
         env.clean()
