@@ -38,19 +38,13 @@ struct esc_ring {
 	unsigned next;
 };
 
-/* The findings by device: indices into f->v sorted by device name, then by their order. */
-struct by_device {
-	size_t *idx;
-	size_t n;
-};
-
 struct pen {
 	FILE *out;
 	bool color, verbose;
 	size_t width; /* tables */
 	size_t prose; /* wrapped text: min(width, PROSE_MAX) */
 	struct esc_ring *ring;
-	const struct by_device *by_device; /* NULL when out of memory: every finding is looked at */
+	const struct ns_findings_index *by_device; /* NULL when out of memory: every finding is looked at */
 };
 
 /*
@@ -813,11 +807,6 @@ static void print_findings(const struct pen *p, const struct ns_findings *f)
 	free(g);
 }
 
-/*
- * The findings by device, made once: a device's are then found by bsearch, not by a walk of
- * every finding for every device (and every queue of it), which grew with the square of the
- * machine's disks.
- */
 static int cmp_by_device(const void *pa, const void *pb, void *data)
 {
 	const struct ns_findings *f = data;
@@ -826,42 +815,52 @@ static int cmp_by_device(const void *pa, const void *pb, void *data)
 	return c ? c : (a > b) - (a < b);
 }
 
-static int by_device_make(const struct ns_findings *f, struct by_device *out)
+int ns_findings_index_make(const struct ns_findings *f, struct ns_findings_index *ix)
 {
-	out->n = 0;
-	out->idx = malloc((f->n ? f->n : 1) * sizeof(*out->idx));
-	if (!out->idx)
+	ix->f = f;
+	ix->n = 0;
+	ix->idx = malloc((f->n ? f->n : 1) * sizeof(*ix->idx));
+	if (!ix->idx)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->n; i++)
 		if (f->v[i].device)
-			out->idx[out->n++] = i;
-	qsort_r(out->idx, out->n, sizeof(*out->idx), cmp_by_device, (void *)f);
+			ix->idx[ix->n++] = i;
+	qsort_r(ix->idx, ix->n, sizeof(*ix->idx), cmp_by_device, (void *)f);
 	return 0;
 }
 
-/* The findings of device name, *n of them: a run of p->by_device's indices; NULL without the
- * index, when *n is every finding's (the callers check the device of each). */
-static const size_t *device_findings(const struct pen *p, const struct ns_findings *f, const char *name, size_t *n)
+const size_t *ns_findings_index_of(const struct ns_findings_index *ix, const char *name, size_t *n)
 {
-	const struct by_device *bd = p->by_device;
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = ix->n;
 
-	if (!bd) {
-		*n = f->n;
-		return NULL;
-	}
-	hi = bd->n;
 	while (lo < hi) { /* the first of name's */
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(f->v[bd->idx[mid]].device, name) < 0)
+		if (strcmp(ix->f->v[ix->idx[mid]].device, name) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (hi = lo; hi < bd->n && strcmp(f->v[bd->idx[hi]].device, name) == 0; hi++)
+	for (hi = lo; hi < ix->n && strcmp(ix->f->v[ix->idx[hi]].device, name) == 0; hi++)
 		;
 	*n = hi - lo;
-	return bd->idx + lo;
+	return ix->idx + lo;
+}
+
+void ns_findings_index_free(struct ns_findings_index *ix)
+{
+	free(ix->idx);
+	*ix = (struct ns_findings_index){0};
+}
+
+/* The findings of device name, *n of them: the index's; NULL without it, when *n is every
+ * finding's (the callers check the device of each). */
+static const size_t *device_findings(const struct pen *p, const struct ns_findings *f, const char *name, size_t *n)
+{
+	if (!p->by_device) {
+		*n = f->n;
+		return NULL;
+	}
+	return ns_findings_index_of(p->by_device, name, n);
 }
 
 /* The k-th of device_findings(): an index into f->v */
@@ -1264,12 +1263,12 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 	struct esc_ring ring = {0};
 	size_t width = opts->width > 0 ? (size_t)opts->width : 80; /* check.c: ns_text_width() */
 	struct pen p = {.out = out, .color = opts->color, .verbose = opts->verbose, .ring = &ring};
-	struct by_device bd;
+	struct ns_findings_index bd;
 
 	width = width < WIDTH_MIN ? WIDTH_MIN : width > WIDTH_MAX ? WIDTH_MAX : width;
 	p.width = width;
 	p.prose = width < PROSE_MAX ? width : PROSE_MAX;
-	if (by_device_make(f, &bd) == 0)
+	if (ns_findings_index_make(f, &bd) == 0)
 		p.by_device = &bd;
 	print_summary(&p, sys, f);
 	print_machine(&p, sys);
@@ -1304,5 +1303,5 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 	for (unsigned i = 0; i < ESC_SLOTS; i++)
 		free(ring.slot[i]);
 	if (p.by_device)
-		free(bd.idx);
+		ns_findings_index_free(&bd);
 }
