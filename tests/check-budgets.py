@@ -10,7 +10,8 @@ Issue 28 (item 5): a 131 KB bundle with 20,000 sys/block links to one disk cost 
 wrote 167 MB of JSON; every entry that resolves to a disk already listed is that disk, noted once
 (case aliases, in a tree and in a bundle, --json and text: within a second of CPU beyond the
 bundle's own extraction, and 32 MiB); a machine's distinct disks are each still listed
-(aliases-twin); a stack of dm devices reached by many paths is walked once (stacked-diamond).
+(aliases-twin); so are a multipath head's entries for one path (path-aliases); a stack of dm
+devices reached by many paths is walked once (stacked-diamond).
 
     check-budgets.py NUMASTOR [CASE...]      (CASE: a name below; default all)
 
@@ -416,14 +417,14 @@ def run_case(env, name):
 
 # ---- aliases: many entries of sys/block for one disk (issue 28, item 5) ----
 
-def alias_fixture(env, name, links):
-    """The base fixture machine generated into env.tmp/NAME, with links added to its sys/block
-    ({entry: target}): the tree."""
+def alias_fixture(env, name, links, fixture="vm-1n-virtio-blk", where="sys/block"):
+    """The fixture machine (the base one unless told) generated into env.tmp/NAME, with links
+    added to its directory WHERE ({entry: target}): the tree."""
     out = os.path.join(env.tmp, name)
-    subprocess.run([sys.executable, os.path.join(HERE, "fixtures", "gen-fixtures.py"), out, "vm-1n-virtio-blk"],
+    subprocess.run([sys.executable, os.path.join(HERE, "fixtures", "gen-fixtures.py"), out, fixture],
                    check=True, stdout=subprocess.DEVNULL)
-    tree = os.path.join(out, "vm-1n-virtio-blk")
-    block = os.path.join(tree, "sys", "block")
+    tree = os.path.join(out, fixture)
+    block = os.path.join(tree, where)
     for entry, target in links.items():
         os.symlink(target, os.path.join(block, entry))
     return tree
@@ -564,6 +565,28 @@ def aliases_twin_case(env):
             fail(f"check a0: devices {names}, expected the disk it resolves to, vda")
         else:
             print("PASS check a0: the disk it resolves to, vda")
+
+
+def path_aliases_case(env):
+    """20,000 entries of an NVMe multipath head's multipath/ that link to one of its two paths
+    (they cost 27 s of CPU and 131 MB of JSON, 20,002 paths): its two paths, the others noted
+    once, within a second and 32 MiB."""
+    head = "sys/devices/virtual/nvme-subsystem/nvme-subsys0/nvme0n1/multipath"
+    fixture = "nvme-multipath-2ctrl-2nodes-612"
+    base = alias_fixture(env, "paths-base", {}, fixture, head)
+    target = os.readlink(os.path.join(base, head, "nvme0c0n1"))
+    tree = alias_fixture(env, "paths", {"zz%d" % i: target for i in range(ALIASES)}, fixture, head)
+    what = f"{ALIASES} entries of nvme0n1's multipath/ for its path nvme0c0n1"
+    r = report(env, ["--sysroot", tree, "--json"], CPU_LIMIT * env.slow, what, timeout=10 * env.slow)
+    if r:
+        doc = json.loads(r[1])
+        paths = [p["controller"] for d in doc["devices"] if d["name"] == "nvme0n1" for p in d["paths"]]
+        notes = [n for n in doc["notes"] if n["subject"] == "nvme0n1" and n["field"] == "paths"]
+        if (paths != ["nvme0", "nvme1"] or len(notes) != 1
+                or f"{ALIASES} more entries of its paths resolve to a path already listed" not in notes[0]["message"]):
+            fail(f"{what}: paths {paths[:4]} ({len(paths)}), expected nvme0 and nvme1; notes {notes[:2]}")
+        else:
+            print(f"PASS {what}: its 2 paths, one note: {notes[0]['message']}")
 
 
 def stacked_diamond_case(env):
@@ -776,6 +799,8 @@ def main():
             aliases_case(env)
         if not only or "aliases-twin" in only:
             aliases_twin_case(env)
+        if not only or "path-aliases" in only:
+            path_aliases_case(env)
         if not only or "stacked-diamond" in only:
             stacked_diamond_case(env)
         if not only or "docs" in only:
