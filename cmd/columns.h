@@ -18,7 +18,8 @@
 /* What a column's value is in the --list --json document (null: unknown, "-" in text). */
 enum ns_col_type { NS_COL_STRING, NS_COL_NUMBER, NS_COL_STRINGS };
 
-/* What a getter sees: one device, in its machine, with the machine's findings. */
+/* What a getter sees: one device, in its machine, with findings that include all of its own
+ * (output-list.c hands it those alone). */
 struct ns_col_ctx {
 	const struct ns_system *sys;
 	const struct ns_disk *d;

@@ -25,6 +25,20 @@ int ns_text_width(FILE *out);
 char *ns_text_cpus(const struct ns_cpuset *s);
 /* Bytes in binary units, one decimal ("1.7 TiB"); "?" when negative (unknown). */
 void ns_text_bytes(char *buf, size_t n, long long b);
+/*
+ * The findings by device, made once per report: indices into f->v sorted by device name, then
+ * by their order. Each device's findings are then found by bsearch, not by a walk of every
+ * finding for every device (quadratic in the machine's disks).
+ */
+struct ns_findings_index {
+	const struct ns_findings *f;
+	size_t *idx; /* the findings that name a device */
+	size_t n;
+};
+int ns_findings_index_make(const struct ns_findings *f, struct ns_findings_index *ix);
+/* The findings about device name: *n indices into f->v, in their order. */
+const size_t *ns_findings_index_of(const struct ns_findings_index *ix, const char *name, size_t *n);
+void ns_findings_index_free(struct ns_findings_index *ix);
 
 int cmd_check(int argc, char **argv);
 int cmd_probe(int argc, char **argv);

@@ -88,21 +88,70 @@ static char *cell(const struct ns_column *col, struct json_object *v, const stru
 	return e;
 }
 
+/*
+ * The findings a getter of device d sees: d's own, copied (shallow) out of the machine's into
+ * view, so that a row costs its device's findings, not all of them. Without the index (out of
+ * memory) the machine's; the getters look at the device of each either way.
+ */
+struct row_findings {
+	struct ns_findings_index ix;
+	bool indexed;
+	struct ns_finding *scratch; /* room for the most findings of one device */
+	struct ns_findings view;
+};
+
+static void row_findings_init(struct row_findings *rf, const struct ns_findings *f)
+{
+	*rf = (struct row_findings){0};
+	rf->indexed = ns_findings_index_make(f, &rf->ix) == 0;
+	rf->scratch = rf->indexed ? calloc(f->n ? f->n : 1, sizeof(*rf->scratch)) : NULL;
+	if (!rf->scratch && rf->indexed) {
+		ns_findings_index_free(&rf->ix);
+		rf->indexed = false;
+	}
+}
+
+static const struct ns_findings *row_findings_of(struct row_findings *rf, const struct ns_findings *f,
+						 const struct ns_disk *d)
+{
+	size_t n;
+	const size_t *v;
+
+	if (!rf->indexed)
+		return f;
+	v = ns_findings_index_of(&rf->ix, d->name, &n);
+	for (size_t i = 0; i < n; i++)
+		rf->scratch[i] = f->v[v[i]];
+	rf->view = (struct ns_findings){.v = rf->scratch, .n = n, .cap = n};
+	return &rf->view;
+}
+
+static void row_findings_free(struct row_findings *rf)
+{
+	if (rf->indexed)
+		ns_findings_index_free(&rf->ix);
+	free(rf->scratch);
+}
+
 static int print_json(FILE *out, const struct ns_system *sys, const struct ns_findings *f, const struct ns_list_opts *o)
 {
 	struct json_object *doc = ns_json_envelope(sys->root, NS_LIST_SCHEMA_VERSION), *devs;
+	struct row_findings rf;
 
 	if (!doc)
 		return -ENOMEM;
+	row_findings_init(&rf, f);
 	devs = json_object_new_array();
 	json_object_object_add(doc, "devices", devs);
 	for (size_t i = 0; i < sys->ndisks; i++) {
-		struct ns_col_ctx c = {.sys = sys, .d = &sys->disks[i], .findings = f};
+		struct ns_col_ctx c = {
+			.sys = sys, .d = &sys->disks[i], .findings = row_findings_of(&rf, f, &sys->disks[i])};
 		struct json_object *row = json_object_new_object();
 		for (size_t k = 0; k < o->ncols; k++)
 			json_object_object_add(row, o->cols[k]->json, o->cols[k]->get(&c));
 		json_object_array_add(devs, row);
 	}
+	row_findings_free(&rf);
 	json_object_object_add(doc, "notes", ns_json_notes(sys));
 	ns_json_sanitize(doc);
 	fprintf(out, "%s\n", json_object_to_json_string_ext(doc, JSON_FLAGS));
@@ -133,14 +182,18 @@ int ns_print_list(FILE *out, const struct ns_system *sys, const struct ns_findin
 		cells[k] = strdup(o->cols[k]->name);
 		width[k] = o->cols[k]->width;
 	}
+	struct row_findings rf;
+	row_findings_init(&rf, f);
 	for (size_t i = 0; i < sys->ndisks; i++) {
-		struct ns_col_ctx c = {.sys = sys, .d = &sys->disks[i], .findings = f};
+		struct ns_col_ctx c = {
+			.sys = sys, .d = &sys->disks[i], .findings = row_findings_of(&rf, f, &sys->disks[i])};
 		for (size_t k = 0; k < nc; k++) {
 			struct json_object *v = o->cols[k]->get(&c);
 			cells[(i + 1) * nc + k] = cell(o->cols[k], v, o);
 			json_object_put(v);
 		}
 	}
+	row_findings_free(&rf);
 	for (size_t i = 0; i < rows * nc; i++)
 		if (cells[i] && (int)strlen(cells[i]) > width[i % nc])
 			width[i % nc] = (int)strlen(cells[i]);

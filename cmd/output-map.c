@@ -38,17 +38,20 @@ void ns_map_free(struct ns_map *map)
 }
 
 /* The warning and critical findings that name the device, each id once. */
-static int map_findings(const struct ns_findings *f, struct ns_map_device *md)
+static int map_findings(const struct ns_findings_index *ix, struct ns_map_device *md)
 {
-	md->findings = calloc(f->n + 1, sizeof(*md->findings));
+	size_t n;
+	const size_t *v = ns_findings_index_of(ix, md->disk->name, &n);
+
+	md->findings = calloc(n + 1, sizeof(*md->findings));
 	if (!md->findings)
 		return -ENOMEM;
-	for (size_t i = 0; i < f->n; i++) {
-		const struct ns_finding *x = &f->v[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct ns_finding *x = &ix->f->v[v[i]];
 		bool seen = false;
-		if (x->severity < NS_SEV_WARNING || !x->device || strcmp(x->device, md->disk->name) != 0)
+		if (x->severity < NS_SEV_WARNING)
 			continue;
-		for (size_t k = 0; k < md->nfindings; k++)
+		for (size_t k = 0; k < md->nfindings; k++) /* the ids: the rules', a few dozen at most */
 			seen |= strcmp(md->findings[k], x->id) == 0;
 		if (!seen)
 			md->findings[md->nfindings++] = x->id;
@@ -108,39 +111,56 @@ static int map_fires(const struct ns_disk *d, struct ns_map_device *md)
 	return 0;
 }
 
+/* The group of d: its node's, else the no-node group (the last). */
+static size_t group_of(const struct ns_machine *m, const struct ns_disk *d)
+{
+	for (size_t g = 0; d->node >= 0 && g < m->nnodes; g++)
+		if (m->nodes[g].id == d->node)
+			return g;
+	return m->nnodes;
+}
+
 int ns_map_build(const struct ns_system *sys, const struct ns_findings *f, struct ns_map *map)
 {
 	const struct ns_machine *m = &sys->machine;
+	struct ns_findings_index ix = {0};
+	size_t *of = NULL; /* each device's group */
 	int r = -ENOMEM;
 
 	*map = (struct ns_map){0};
 	map->devices = calloc(sys->ndisks + 1, sizeof(*map->devices));
 	map->groups = calloc(m->nnodes + 1, sizeof(*map->groups));
-	if (!map->devices || !map->groups)
+	of = calloc(sys->ndisks + 1, sizeof(*of));
+	if (!map->devices || !map->groups || !of || ns_findings_index_make(f, &ix) < 0)
 		goto fail;
 	map->ngroups = m->nnodes + 1;
+	/* each group's list sized to its devices: not every node's to all of them */
+	for (size_t i = 0; i < sys->ndisks; i++)
+		map->groups[of[i] = group_of(m, &sys->disks[i])].ndevices++;
 	for (size_t g = 0; g < map->ngroups; g++) {
 		map->groups[g].node = g < m->nnodes ? &m->nodes[g] : NULL;
-		map->groups[g].devices = calloc(sys->ndisks + 1, sizeof(*map->groups[g].devices));
+		map->groups[g].devices = calloc(map->groups[g].ndevices + 1, sizeof(*map->groups[g].devices));
+		map->groups[g].ndevices = 0;
 		if (!map->groups[g].devices)
 			goto fail;
 	}
 	for (size_t i = 0; i < sys->ndisks; i++) {
 		const struct ns_disk *d = &sys->disks[i];
 		struct ns_map_device *md = &map->devices[map->ndevices++];
-		struct ns_map_group *grp = &map->groups[m->nnodes]; /* no node, unless it is one of the machine's */
+		struct ns_map_group *grp = &map->groups[of[i]];
 
 		md->disk = d;
 		md->forced = d->node_source == NS_NODE_SRC_FORCED;
-		if ((r = map_findings(f, md)) < 0 || (r = map_fires(d, md)) < 0)
+		if ((r = map_findings(&ix, md)) < 0 || (r = map_fires(d, md)) < 0)
 			goto fail;
-		for (size_t g = 0; d->node >= 0 && g < m->nnodes; g++)
-			if (m->nodes[g].id == d->node)
-				grp = &map->groups[g];
 		grp->devices[grp->ndevices++] = md;
 	}
+	free(of);
+	ns_findings_index_free(&ix);
 	return 0;
 fail:
+	free(of);
+	ns_findings_index_free(&ix);
 	ns_map_free(map);
 	return r;
 }

@@ -10,6 +10,7 @@
  * most, tables use the whole width. Widths are display columns, not bytes.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,7 @@ struct pen {
 	size_t width; /* tables */
 	size_t prose; /* wrapped text: min(width, PROSE_MAX) */
 	struct esc_ring *ring;
+	const struct ns_findings_index *by_device; /* NULL when out of memory: every finding is looked at */
 };
 
 /*
@@ -679,11 +681,15 @@ struct group {
 static size_t group_findings(const struct ns_findings *f, struct group **out)
 {
 	struct group *g = calloc(f->n ? f->n : 1, sizeof(*g));
+	size_t *of = calloc(f->n ? f->n : 1, sizeof(*of)); /* each finding's group */
 	size_t ng = 0;
 
 	*out = g;
-	if (!g)
+	if (!g || !of) {
+		free(of);
 		return 0;
+	}
+	/* the groups are the rules' ids (a few dozen): finding each one's is linear in the findings */
 	for (int sev = NS_SEV_CRITICAL; sev >= NS_SEV_INFO; sev--)
 		for (size_t i = 0; i < f->n; i++) {
 			const struct ns_finding *x = &f->v[i];
@@ -692,15 +698,21 @@ static size_t group_findings(const struct ns_findings *f, struct group **out)
 				continue;
 			while (k < ng && !(g[k].first->severity == x->severity && strcmp(g[k].first->id, x->id) == 0))
 				k++;
-			if (k == ng) {
-				g[ng].first = x;
-				g[ng].idx = calloc(f->n, sizeof(size_t));
-				if (!g[ng].idx)
-					continue;
-				ng++;
-			}
-			g[k].idx[g[k].n++] = i;
+			if (k == ng)
+				g[ng++].first = x;
+			of[i] = k;
+			g[k].n++;
 		}
+	/* each group's findings in the order above: its own list, of its own size */
+	for (size_t k = 0; k < ng; k++) {
+		g[k].idx = calloc(g[k].n ? g[k].n : 1, sizeof(size_t));
+		g[k].n = 0;
+	}
+	for (int sev = NS_SEV_CRITICAL; sev >= NS_SEV_INFO; sev--)
+		for (size_t i = 0; i < f->n; i++)
+			if ((int)f->v[i].severity == sev && g[of[i]].idx)
+				g[of[i]].idx[g[of[i]].n++] = i;
+	free(of);
 	return ng;
 }
 
@@ -708,6 +720,19 @@ static void print_remedy(const struct pen *p, size_t indent, const struct ns_fin
 {
 	say(p, indent, NULL, "remedy%s%s: %s%s%s", who ? " for " : "", who ? who : "",
 	    x->remedy_action ? t(p, x->remedy_action) : "", x->remedy_action ? ": " : "", t(p, x->remedy_text));
+}
+
+struct remedy_sort {
+	const struct ns_findings *f;
+	const struct group *g;
+};
+
+static int cmp_remedy(const void *pa, const void *pb, void *data)
+{
+	const struct remedy_sort *rs = data;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = strcmp(rs->f->v[rs->g->idx[a]].remedy_text, rs->f->v[rs->g->idx[b]].remedy_text);
+	return c ? c : (a > b) - (a < b);
 }
 
 static void print_group(const struct pen *p, const struct ns_findings *f, const struct group *g)
@@ -748,14 +773,25 @@ static void print_group(const struct pen *p, const struct ns_findings *f, const 
 		print_remedy(p, 4, x, NULL);
 		return;
 	}
-	for (size_t i = 0; i < g->n; i++) {
-		const struct ns_finding *y = &f->v[g->idx[i]];
-		bool seen = false;
-		for (size_t k = 0; k < i; k++)
-			seen |= strcmp(f->v[g->idx[k]].remedy_text, y->remedy_text) == 0;
-		if (!seen)
-			print_remedy(p, 4, y, y->device);
+	/* which remedy comes first: the group's positions sorted by remedy, then position */
+	size_t *pos = calloc(g->n, sizeof(*pos));
+	bool *first = calloc(g->n, sizeof(*first));
+	if (!pos || !first) {
+		free(pos);
+		free(first);
+		return;
 	}
+	for (size_t i = 0; i < g->n; i++)
+		pos[i] = i;
+	qsort_r(pos, g->n, sizeof(*pos), cmp_remedy, (void *)&(struct remedy_sort){f, g});
+	for (size_t i = 0; i < g->n; i++)
+		first[pos[i]] =
+			i == 0 || strcmp(f->v[g->idx[pos[i]]].remedy_text, f->v[g->idx[pos[i - 1]]].remedy_text) != 0;
+	for (size_t i = 0; i < g->n; i++)
+		if (first[i])
+			print_remedy(p, 4, &f->v[g->idx[i]], f->v[g->idx[i]].device);
+	free(pos);
+	free(first);
 }
 
 static void print_findings(const struct pen *p, const struct ns_findings *f)
@@ -771,40 +807,105 @@ static void print_findings(const struct pen *p, const struct ns_findings *f)
 	free(g);
 }
 
-/* The worst severity of a device's findings and their number; -1 when it has none. */
-static int device_severity(const struct ns_findings *f, const char *name, size_t *count)
+static int cmp_by_device(const void *pa, const void *pb, void *data)
 {
+	const struct ns_findings *f = data;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = strcmp(f->v[a].device, f->v[b].device);
+	return c ? c : (a > b) - (a < b);
+}
+
+int ns_findings_index_make(const struct ns_findings *f, struct ns_findings_index *ix)
+{
+	ix->f = f;
+	ix->n = 0;
+	ix->idx = malloc((f->n ? f->n : 1) * sizeof(*ix->idx));
+	if (!ix->idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n; i++)
+		if (f->v[i].device)
+			ix->idx[ix->n++] = i;
+	qsort_r(ix->idx, ix->n, sizeof(*ix->idx), cmp_by_device, (void *)f);
+	return 0;
+}
+
+const size_t *ns_findings_index_of(const struct ns_findings_index *ix, const char *name, size_t *n)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) { /* the first of name's */
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(ix->f->v[ix->idx[mid]].device, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (hi = lo; hi < ix->n && strcmp(ix->f->v[ix->idx[hi]].device, name) == 0; hi++)
+		;
+	*n = hi - lo;
+	return ix->idx + lo;
+}
+
+void ns_findings_index_free(struct ns_findings_index *ix)
+{
+	free(ix->idx);
+	*ix = (struct ns_findings_index){0};
+}
+
+/* The findings of device name, *n of them: the index's; NULL without it, when *n is every
+ * finding's (the callers check the device of each). */
+static const size_t *device_findings(const struct pen *p, const struct ns_findings *f, const char *name, size_t *n)
+{
+	if (!p->by_device) {
+		*n = f->n;
+		return NULL;
+	}
+	return ns_findings_index_of(p->by_device, name, n);
+}
+
+/* The k-th of device_findings(): an index into f->v */
+#define DEVICE_FINDING(v, k) ((v) ? (v)[k] : (k))
+
+/* The worst severity of a device's findings and their number; -1 when it has none. */
+static int device_severity(const struct pen *p, const struct ns_findings *f, const char *name, size_t *count)
+{
+	size_t n;
+	const size_t *v = device_findings(p, f, name, &n);
 	int worst = -1;
 
 	*count = 0;
-	for (size_t i = 0; i < f->n; i++)
-		if (f->v[i].device && strcmp(f->v[i].device, name) == 0) {
+	for (size_t k = 0; k < n; k++) {
+		const struct ns_finding *x = &f->v[DEVICE_FINDING(v, k)];
+		if (x->device && strcmp(x->device, name) == 0) {
 			(*count)++;
-			if ((int)f->v[i].severity > worst)
-				worst = (int)f->v[i].severity;
+			if ((int)x->severity > worst)
+				worst = (int)x->severity;
 		}
+	}
 	return worst;
 }
 
 /* The worst severity among a device's findings whose evidence names IRQ irq; -1 none. */
-static int irq_severity(const struct ns_findings *f, const char *name, int irq)
+static int irq_severity(const struct pen *p, const struct ns_findings *f, const char *name, int irq)
 {
+	size_t n;
+	const size_t *v = device_findings(p, f, name, &n);
 	int worst = -1;
 
-	for (size_t i = 0; i < f->n; i++) {
-		const struct ns_finding *x = &f->v[i];
-		struct json_object *v, *a;
+	for (size_t k = 0; k < n; k++) {
+		const struct ns_finding *x = &f->v[DEVICE_FINDING(v, k)];
+		struct json_object *e, *a;
 		bool named = false;
 		if (!x->device || strcmp(x->device, name) != 0 || !x->evidence)
 			continue;
-		if (json_object_object_get_ex(x->evidence, "irq", &v) && json_object_is_type(v, json_type_int))
-			named |= json_object_get_int(v) == irq;
+		if (json_object_object_get_ex(x->evidence, "irq", &e) && json_object_is_type(e, json_type_int))
+			named |= json_object_get_int(e) == irq;
 		if (json_object_object_get_ex(x->evidence, "irqs", &a) && json_object_is_type(a, json_type_array))
-			for (size_t k = 0; k < json_object_array_length(a); k++) {
-				struct json_object *e = json_object_array_get_idx(a, k), *n = e;
-				if (json_object_is_type(e, json_type_object))
-					json_object_object_get_ex(e, "irq", &n);
-				named |= n && json_object_is_type(n, json_type_int) && json_object_get_int(n) == irq;
+			for (size_t i = 0; i < json_object_array_length(a); i++) {
+				struct json_object *o = json_object_array_get_idx(a, i), *m = o;
+				if (json_object_is_type(o, json_type_object))
+					json_object_object_get_ex(o, "irq", &m);
+				named |= m && json_object_is_type(m, json_type_int) && json_object_get_int(m) == irq;
 			}
 		if (named && (int)x->severity > worst)
 			worst = (int)x->severity;
@@ -875,7 +976,7 @@ static void print_device_table(const struct pen *p, const struct ns_system *sys,
 		const struct ns_disk *d = &sys->disks[i];
 		char size[32], node[48], queues[24], found[40], *pci = NULL, *inodes = irq_nodes(sys, d);
 		size_t nf;
-		int sev = device_severity(f, d->name, &nf);
+		int sev = device_severity(p, f, d->name, &nf);
 		const char *pcis = "-";
 
 		ns_text_bytes(size, sizeof(size), d->size_bytes);
@@ -1005,7 +1106,7 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		const char *managed = !h->irq ? "-" : h->irq->managed == 1 ? "yes" : h->irq->managed == 0 ? "no" : "?";
 		size_t flen = 0;
 		FILE *fs = open_memstream(&fires, &flen);
-		int sev = h->irq ? irq_severity(f, d->name, h->irq->irq) : -1;
+		int sev = h->irq ? irq_severity(p, f, d->name, h->irq->irq) : -1;
 
 		if (h->irq)
 			snprintf(irqno, sizeof(irqno), "%d", h->irq->irq);
@@ -1102,7 +1203,7 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 {
 	char size[32], *name = strdup(t(p, d->name)), *model = NULL, *serial = NULL;
 	size_t nf;
-	int sev = device_severity(f, d->name, &nf);
+	int sev = device_severity(p, f, d->name, &nf);
 
 	ns_text_bytes(size, sizeof(size), d->size_bytes);
 	if (d->identity.model)
@@ -1162,10 +1263,13 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 	struct esc_ring ring = {0};
 	size_t width = opts->width > 0 ? (size_t)opts->width : 80; /* check.c: ns_text_width() */
 	struct pen p = {.out = out, .color = opts->color, .verbose = opts->verbose, .ring = &ring};
+	struct ns_findings_index bd;
 
 	width = width < WIDTH_MIN ? WIDTH_MIN : width > WIDTH_MAX ? WIDTH_MAX : width;
 	p.width = width;
 	p.prose = width < PROSE_MAX ? width : PROSE_MAX;
+	if (ns_findings_index_make(f, &bd) == 0)
+		p.by_device = &bd;
 	print_summary(&p, sys, f);
 	print_machine(&p, sys);
 	print_findings(&p, f);
@@ -1198,4 +1302,6 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 	}
 	for (unsigned i = 0; i < ESC_SLOTS; i++)
 		free(ring.slot[i]);
+	if (p.by_device)
+		ns_findings_index_free(&bd);
 }

@@ -709,6 +709,70 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 	}
 }
 
+struct listed_link {
+	char *link; /* the entry's target as stored; NULL when it is no link */
+	size_t order;
+	char *real;
+};
+
+static int cmp_listed_link(const void *pa, const void *pb)
+{
+	const struct listed_link *a = pa, *b = pb;
+	int c = !a->link || !b->link ? (a->link != NULL) - (b->link != NULL) : strcmp(a->link, b->link);
+	return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int cmp_listed_order(const void *pa, const void *pb)
+{
+	const struct listed_link *a = pa, *b = pb;
+	return (a->order > b->order) - (a->order < b->order);
+}
+
+/*
+ * What the first n entries of directory dir resolve to, in their order, into *out (those that
+ * resolve): one readlink each and one resolution per distinct target, since the same text in
+ * the same directory resolves alike (20,000 links to one path cost one resolution).
+ */
+static int resolve_listed(struct ns_root *root, const char *dir, char *const *names, size_t n, char ***out,
+			  size_t *nout)
+{
+	struct listed_link *e = calloc(n ? n : 1, sizeof(*e));
+	char p[4096];
+	int r = e ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		e[i].order = i;
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		if (ns_readlink(root, p, &e[i].link) == -ENOMEM)
+			r = -ENOMEM;
+	}
+	if (r == 0)
+		qsort(e, n, sizeof(*e), cmp_listed_link);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		if (i > 0 && e[i].link && e[i - 1].link && strcmp(e[i].link, e[i - 1].link) == 0) {
+			if (e[i - 1].real && !(e[i].real = strdup(e[i - 1].real)))
+				r = -ENOMEM;
+			continue;
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, names[e[i].order]);
+		if (ns_realpath(root, p, &e[i].real) == -ENOMEM)
+			r = -ENOMEM;
+	}
+	if (r == 0)
+		qsort(e, n, sizeof(*e), cmp_listed_order);
+	if (r == 0 && !(*out = calloc(n ? n : 1, sizeof(**out))))
+		r = -ENOMEM;
+	for (size_t i = 0; e && i < n; i++) {
+		if (r == 0 && e[i].real)
+			(*out)[(*nout)++] = e[i].real;
+		else
+			free(e[i].real);
+		free(e[i].link);
+	}
+	free(e);
+	return r;
+}
+
 /*
  * The paths of multipath head nvmeSnH, as the kernel links them on every line: the head sits in
  * its subsystem's directory (.../nvme-subsystem/nvme-subsysS/nvmeSnH, head_syspath), which links
@@ -717,8 +781,9 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
  * multipath/ directory; 6.1 has none. out: the root-relative directories of the path disks;
  * -ENOENT when none is there.
  */
-static int head_paths(struct ns_root *root, const char *head_syspath, const char *head, char ***out, size_t *nout)
+static int head_paths(struct ns_disk_env *env, const char *head_syspath, const char *head, char ***out, size_t *nout)
 {
+	struct ns_root *root = env->root;
 	unsigned subsys, nsid;
 	int r;
 	char p[4096], **names;
@@ -728,14 +793,12 @@ static int head_paths(struct ns_root *root, const char *head_syspath, const char
 	*nout = 0;
 	snprintf(p, sizeof(p), "%s/multipath", head_syspath);
 	if ((r = ns_list_dir(root, p, &names, &n)) == 0) {
-		for (size_t i = 0; i < n && r == 0; i++) {
-			char *real;
-			snprintf(p, sizeof(p), "%s/multipath/%s", head_syspath, names[i]);
-			if (ns_realpath(root, p, &real) < 0)
-				continue;
-			r = ns_strv_add(out, nout, real);
-			free(real);
-		}
+		if (n > NS_NVME_PATHS_MAX)
+			ns_note(env->notes, head, "paths",
+				"/%s lists %zu entries, more than the %u controllers an NVMe subsystem can have "
+				"(16-bit controller IDs): only the first %u are read",
+				p, n, NS_NVME_PATHS_MAX, NS_NVME_PATHS_MAX);
+		r = resolve_listed(root, p, names, n < NS_NVME_PATHS_MAX ? n : NS_NVME_PATHS_MAX, out, nout);
 		ns_strv_free(names, n);
 		return r < 0 ? r : *nout ? 0 : -ENOENT;
 	}
@@ -753,7 +816,7 @@ static int head_paths(struct ns_root *root, const char *head_syspath, const char
 	if (!subsys_dir)
 		return -ENOMEM;
 	int listed = r = ns_list_dir(root, subsys_dir, &names, &n);
-	for (size_t i = 0; r == 0 && i < n; i++) {
+	for (size_t i = 0; r == 0 && i < n && *nout < NS_NVME_PATHS_MAX; i++) {
 		unsigned ctrl;
 		char *real = NULL;
 		if (!nvme_numbers(names[i], '\0', &ctrl, NULL))
@@ -772,6 +835,48 @@ static int head_paths(struct ns_root *root, const char *head_syspath, const char
 	if (r == 0 && *nout == 0)
 		r = -ENOENT;
 	return r;
+}
+
+static int cmp_path_pos(const void *pa, const void *pb, void *names)
+{
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int c = strcmp(((char **)names)[a], ((char **)names)[b]);
+	return c ? c : (a > b) - (a < b);
+}
+
+/*
+ * A head's paths, each once: entries of multipath/ that resolve to one path disk (a damaged or
+ * hostile tree: the kernel links each path once) are that path, the first in order kept and the
+ * others noted once. Sorted, not compared pairwise. Returns how many are left in names[].
+ */
+static size_t unique_paths(struct ns_disk_env *env, const char *head, char **names, size_t n)
+{
+	size_t *pos = malloc((n ? n : 1) * sizeof(*pos)), kept = 0, dropped = 0;
+
+	if (!pos)
+		return n; /* out of memory: each one read, as before */
+	for (size_t i = 0; i < n; i++)
+		pos[i] = i;
+	qsort_r(pos, n, sizeof(*pos), cmp_path_pos, names);
+	for (size_t i = 1, first = 0; i < n; i++) {
+		if (strcmp(names[pos[i]], names[pos[first]]) != 0) {
+			first = i; /* the first entry, in order, of another path */
+			continue;
+		}
+		free(names[pos[i]]); /* a later entry for the path of pos[first] */
+		names[pos[i]] = NULL;
+		dropped++;
+	}
+	free(pos);
+	for (size_t i = 0; i < n; i++)
+		if (names[i])
+			names[kept++] = names[i];
+	if (dropped)
+		ns_note(env->notes, head, "paths",
+			"%zu more entr%s of its paths resolve%s to a path already listed: a kernel links each path "
+			"once; ignored",
+			dropped, dropped == 1 ? "y" : "ies", dropped == 1 ? "s" : "");
+	return kept;
 }
 
 /*
@@ -864,11 +969,12 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 			if ((r = ns_read_str(env->root, p, &d->iopolicy)) < 0)
 				ns_note_read(env->notes, name, "iopolicy", p, r, NULL);
 		}
-		if ((r = head_paths(env->root, d->syspath, name, &names, &n)) < 0) {
+		if ((r = head_paths(env, d->syspath, name, &names, &n)) < 0) {
 			snprintf(p, sizeof(p), "%s/../nvme*/nvme*c*n*", d->syspath);
 			ns_note_read(env->notes, name, "paths", p, r, NULL);
 			n = 0, names = NULL;
 		}
+		n = unique_paths(env, name, names, n);
 		d->paths = calloc(n ? n : 1, sizeof(*d->paths));
 		for (size_t i = 0; d->paths && i < n; i++) {
 			char *real = names[i];

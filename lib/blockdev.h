@@ -178,7 +178,15 @@ struct ns_disk_env {
 	void *data;
 };
 
-/* Read one disk by its /sys/block name into d. */
+/*
+ * How many paths a multipath head may have: one per controller of its NVMe subsystem, and a
+ * controller ID (CNTLID) is 16 bits, 0xfff0 and above reserved (NVMe base specification): at
+ * most 65520. Entries beyond are noted and not read.
+ */
+#define NS_NVME_PATHS_MAX 65520u
+
+/* Read one disk by its /sys/block name into d. Its paths (a multipath head's) are each read
+ * once, however many entries resolve to one. */
 int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d);
 void ns_disk_free(struct ns_disk *d);
 

@@ -3,6 +3,7 @@
 #include "system.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,20 +17,64 @@
 #include "rates.h"
 #include "util.h"
 
+/* FNV-1a: the PCI cache's hash of a function's syspath */
+static size_t hash_str(const char *s)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* The slot of syspath in the PCI cache's hash: its function's, else the empty one it goes in. */
+static size_t pci_slot(const struct ns_system *sys, const char *syspath)
+{
+	size_t mask = sys->npci_slots - 1, i = hash_str(syspath) & mask;
+
+	while (sys->pci_slots[i] && strcmp(sys->pcis[sys->pci_slots[i] - 1]->syspath, syspath) != 0)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/* Room for one more function in the cache: the list and (at most half full) its hash. */
+static int pci_room(struct ns_system *sys)
+{
+	if (sys->npcis == sys->cap_pcis) {
+		size_t cap = sys->cap_pcis ? sys->cap_pcis * 2 : 16;
+		struct ns_pci **nv = realloc(sys->pcis, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		sys->pcis = nv;
+		sys->cap_pcis = cap;
+	}
+	if (2 * (sys->npcis + 1) > sys->npci_slots) {
+		size_t n = sys->npci_slots ? sys->npci_slots * 2 : 64;
+		size_t *slots = calloc(n, sizeof(*slots));
+		if (!slots)
+			return -ENOMEM;
+		free(sys->pci_slots);
+		sys->pci_slots = slots;
+		sys->npci_slots = n;
+		for (size_t k = 0; k < sys->npcis; k++)
+			sys->pci_slots[pci_slot(sys, sys->pcis[k]->syspath)] = k + 1;
+	}
+	return 0;
+}
+
 int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **out)
 {
-	struct ns_pci **nv, *pci;
+	struct ns_pci *pci;
+	size_t slot;
 	int r;
 
-	for (size_t i = 0; i < sys->npcis; i++)
-		if (strcmp(sys->pcis[i]->syspath, syspath) == 0) {
-			*out = sys->pcis[i];
-			return 0;
-		}
-	nv = realloc(sys->pcis, (sys->npcis + 1) * sizeof(*nv));
-	if (!nv)
-		return -ENOMEM;
-	sys->pcis = nv;
+	/* a hash, not a walk of the list: a machine's disks look their functions up in linear time */
+	if (sys->npci_slots && sys->pci_slots[slot = pci_slot(sys, syspath)]) {
+		*out = sys->pcis[sys->pci_slots[slot] - 1];
+		return 0;
+	}
+	if ((r = pci_room(sys)) < 0)
+		return r;
 	pci = calloc(1, sizeof(*pci));
 	if (!pci)
 		return -ENOMEM;
@@ -43,9 +88,13 @@ int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **ou
 	if (sys->fixes[0].series)
 		ns_pci_rejudge(pci, sys->fixes[0].in_kernel, sys->fixes[0].basis);
 	sys->pcis[sys->npcis++] = pci;
+	sys->pci_slots[pci_slot(sys, pci->syspath)] = sys->npcis;
 	*out = pci;
 	return 0;
 }
+
+/* The index of the disks by name, for ns_system_disk: made again whenever the disks change. */
+static int index_disks(struct ns_system *sys);
 
 static int pci_of_system(void *data, const char *syspath, struct ns_pci **out)
 {
@@ -230,39 +279,92 @@ static int member_node(struct ns_system *sys, struct ns_disk_env *env, const cha
 
 #define STACK_DEPTH 8
 
-/* The leaf members of the md/dm device name, through stacked md/dm, into top->members. */
-static int add_members(struct ns_system *sys, struct ns_disk_env *env, struct ns_disk *top, const char *name, int depth)
+/* A set of names (borrowed), hashed: what one md/dm's walk has met. */
+struct name_set {
+	const char **slot;
+	size_t cap, n; /* cap: a power of two, at least twice n */
+};
+
+/* 1 when name joined the set, 0 when it was there already, -ENOMEM. */
+static int name_set_add(struct name_set *s, const char *name)
 {
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		const char **slot = calloc(cap, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		for (size_t k = 0; k < s->cap; k++) {
+			if (!s->slot[k])
+				continue;
+			for (i = hash_str(s->slot[k]) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
+				;
+			slot[i] = s->slot[k];
+		}
+		free(s->slot);
+		s->slot = slot;
+		s->cap = cap;
+	}
+	for (i = hash_str(name) & (s->cap - 1); s->slot[i]; i = (i + 1) & (s->cap - 1))
+		if (strcmp(s->slot[i], name) == 0)
+			return 0;
+	s->slot[i] = name;
+	s->n++;
+	return 1;
+}
+
+/* One md/dm's walk down its slaves: each leaf and each stacked device met is taken once, so a
+ * device reached by many paths (partitions of one disk, a diamond of stacked devices) costs one
+ * visit, not one per path. */
+struct members_walk {
+	struct ns_system *sys;
+	struct ns_disk_env *env;
+	struct ns_disk *top;
+	struct name_set seen; /* borrows the members' names and stacked[] */
+	char **stacked;	      /* the stacked devices walked */
+	size_t nstacked;
+};
+
+/* The leaf members of the md/dm device name, through stacked md/dm, into top->members. */
+static int add_members(struct members_walk *w, const char *name, int depth)
+{
+	struct ns_disk *top = w->top;
 	char p[512], **slaves = NULL;
 	size_t n = 0;
 	int r;
 
 	snprintf(p, sizeof(p), "sys/class/block/%s/slaves", name);
-	if ((r = ns_list_dir(sys->root, p, &slaves, &n)) < 0)
+	if ((r = ns_list_dir(w->sys->root, p, &slaves, &n)) < 0)
 		return r == -ENOMEM ? r : 0;
 	for (size_t i = 0; i < n; i++) {
 		char *leaf = NULL;
-		bool seen = false;
-		if ((r = disk_of(sys->root, slaves[i], &leaf)) < 0) {
+		if ((r = disk_of(w->sys->root, slaves[i], &leaf)) < 0) {
 			if (r == -ENOMEM)
 				break;
 			r = 0;
 			continue;
 		}
-		if (stacked_name(leaf) && depth < STACK_DEPTH) {
-			r = add_members(sys, env, top, leaf, depth + 1);
-			free(leaf);
+		if ((r = name_set_add(&w->seen, leaf)) <= 0) {
+			free(leaf); /* met before (r 0), or out of memory */
 			if (r < 0)
 				break;
 			continue;
 		}
-		for (size_t k = 0; k < top->nmembers && !seen; k++)
-			seen = strcmp(top->members[k].name, leaf) == 0;
-		struct ns_member *nv = seen ? NULL : realloc(top->members, (top->nmembers + 1) * sizeof(*nv));
-		if (seen) {
-			free(leaf);
+		if (stacked_name(leaf) && depth < STACK_DEPTH) {
+			char **nv = realloc(w->stacked, (w->nstacked + 1) * sizeof(*nv));
+			if (!nv) {
+				free(leaf);
+				r = -ENOMEM;
+				break;
+			}
+			w->stacked = nv;
+			w->stacked[w->nstacked++] = leaf;
+			if ((r = add_members(w, leaf, depth + 1)) < 0)
+				break;
 			continue;
 		}
+		struct ns_member *nv = realloc(top->members, (top->nmembers + 1) * sizeof(*nv));
 		if (!nv) {
 			free(leaf);
 			r = -ENOMEM;
@@ -270,7 +372,7 @@ static int add_members(struct ns_system *sys, struct ns_disk_env *env, struct ns
 		}
 		top->members = nv;
 		nv[top->nmembers].name = leaf;
-		if ((r = member_node(sys, env, leaf, &nv[top->nmembers].node)) < 0)
+		if ((r = member_node(w->sys, w->env, leaf, &nv[top->nmembers].node)) < 0)
 			break;
 		top->nmembers++;
 	}
@@ -290,7 +392,13 @@ static int resolve_members(struct ns_system *sys, struct ns_disk_env *env)
 		bool disagree = false;
 		if (d->kind != NS_DISK_MD && d->kind != NS_DISK_DM)
 			continue;
-		if ((r = add_members(sys, env, d, d->name, 0)) < 0)
+		struct members_walk w = {.sys = sys, .env = env, .top = d};
+		r = name_set_add(&w.seen, d->name); /* a loop back to itself is no member */
+		if (r >= 0)
+			r = add_members(&w, d->name, 0);
+		free(w.seen.slot);
+		ns_strv_free(w.stacked, w.nstacked);
+		if (r < 0)
 			return r;
 		d->members_read = true;
 		d->members_complete = d->nmembers > 0;
@@ -430,30 +538,33 @@ static void read_kernel_fixes(struct ns_system *sys)
 	ns_kernel_fixes_read(sys->root, &sys->machine, sys->fixes);
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether name is among the disks named (sorted), or nothing was named. */
 static bool wanted(const char *name, char *const *disks, size_t ndisks)
 {
-	if (ndisks == 0)
-		return true;
-	for (size_t i = 0; i < ndisks; i++)
-		if (strcmp(disks[i], name) == 0)
-			return true;
-	return false;
+	return ndisks == 0 || bsearch(&name, disks, ndisks, sizeof(*disks), cmp_str) != NULL;
 }
 
 /*
  * The devices named on the command line as the disks they mean (lib/devarg.h), each once:
  * the same disk named twice, or by name and by link, is one disk. A partition is noted as
- * such. -ENODEV (noted, the last note) for a name that means no disk.
+ * such. -ENODEV (noted, the last note) for a name that means no disk. The list comes back
+ * sorted, for wanted().
  */
 static int resolve_names(struct ns_system *sys, const char *const *only, size_t nonly, char ***disks, size_t *n)
 {
+	size_t kept = 0;
+
 	*disks = calloc(nonly ? nonly : 1, sizeof(**disks));
 	*n = 0;
 	if (!*disks)
 		return -ENOMEM;
 	for (size_t i = 0; i < nonly; i++) {
 		struct ns_devarg a;
-		bool dup = false;
 		int r = ns_devarg_resolve(sys->root, only[i], &a);
 		if (r == -ENODEV) {
 			ns_note(&sys->notes, only[i], "device",
@@ -467,17 +578,170 @@ static int resolve_names(struct ns_system *sys, const char *const *only, size_t 
 		if (a.partition)
 			ns_note(&sys->notes, a.disk, "device-argument", "%s is a partition of %s: reported as %s",
 				only[i], a.disk, a.disk);
-		for (size_t k = 0; k < *n && !dup; k++)
-			dup = strcmp((*disks)[k], a.disk) == 0;
-		if (dup) {
-			ns_devarg_free(&a);
-			continue;
-		}
 		(*disks)[(*n)++] = a.disk;
 		a.disk = NULL;
 		ns_devarg_free(&a);
 	}
+	qsort(*disks, *n, sizeof(**disks), cmp_str);
+	for (size_t i = 0; i < *n; i++) {
+		if (kept && strcmp((*disks)[kept - 1], (*disks)[i]) == 0) {
+			free((*disks)[i]);
+			continue;
+		}
+		(*disks)[kept++] = (*disks)[i];
+	}
+	*n = kept;
 	return 0;
+}
+
+/*
+ * The entries of sys/block as disks. A kernel lists each disk once, as a link into its device
+ * directory whose last component is the entry's name; entries that resolve to one directory
+ * (a damaged or hostile tree) are one disk, read once under the entry named as the directory,
+ * else the first in order, and the others noted once. Sorting on the links' targets, then on
+ * the directories they resolve to, keeps it linear in the entries (n log n): 20,000 links to
+ * one disk cost one resolution, not 20,000 disks.
+ */
+struct block_entry {
+	const char *name; /* names[order] */
+	char *link;	  /* the entry's link target as stored; NULL when not a link */
+	char *real;	  /* the directory it resolves to; NULL when it does not resolve */
+	size_t order;	  /* its place in sys/block */
+};
+
+struct block_disk {
+	size_t canon;	   /* the entry that stands for this entry's disk (itself for one) */
+	size_t next_alias; /* a canon's aliases, in order: the next one, SIZE_MAX at the end */
+	size_t last_alias; /* a canon's last alias so far */
+	size_t naliases;   /* a canon's: the other entries that resolve to its directory */
+	bool wanted;	   /* named on the command line (or nothing was), itself or an alias */
+};
+
+static int cmp_opt_str(const char *a, const char *b)
+{
+	return !a || !b ? (a != NULL) - (b != NULL) : strcmp(a, b);
+}
+
+static int cmp_entry_link(const void *pa, const void *pb)
+{
+	const struct block_entry *a = pa, *b = pb;
+	int c = cmp_opt_str(a->link, b->link);
+	return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+static int cmp_entry_real(const void *pa, const void *pb)
+{
+	const struct block_entry *a = pa, *b = pb;
+	int c = cmp_opt_str(a->real, b->real);
+	return c ? c : (a->order > b->order) - (a->order < b->order);
+}
+
+/* The directory each entry resolves to: once per distinct link target, since the same text
+ * in the same directory resolves the same way. */
+static int resolve_entries(struct ns_root *root, struct block_entry *e, size_t n)
+{
+	char p[512];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "sys/block/%s", e[i].name);
+		int r = ns_readlink(root, p, &e[i].link);
+		if (r == -ENOMEM)
+			return r;
+	}
+	qsort(e, n, sizeof(*e), cmp_entry_link);
+	for (size_t i = 0; i < n; i++) {
+		int r;
+		if (i > 0 && e[i].link && e[i - 1].link && strcmp(e[i].link, e[i - 1].link) == 0) {
+			if (e[i - 1].real && !(e[i].real = strdup(e[i - 1].real)))
+				return -ENOMEM;
+			continue;
+		}
+		snprintf(p, sizeof(p), "sys/block/%s", e[i].name);
+		if ((r = ns_realpath(root, p, &e[i].real)) == -ENOMEM)
+			return r;
+		if (r < 0)
+			e[i].real = NULL; /* ns_disk_read says what became of it */
+	}
+	return 0;
+}
+
+/* b[i] for every entry of sys/block: which entry stands for its disk, and which are wanted. */
+static int block_disks(struct ns_system *sys, char *const *names, size_t n, char *const *disks, size_t ndisks,
+		       struct block_disk **out)
+{
+	struct block_entry *e = calloc(n ? n : 1, sizeof(*e));
+	struct block_disk *b = calloc(n ? n : 1, sizeof(*b));
+	int r = e && b ? 0 : -ENOMEM;
+
+	*out = NULL;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		e[i] = (struct block_entry){.name = names[i], .order = i};
+		b[i] = (struct block_disk){.canon = i, .next_alias = SIZE_MAX, .last_alias = i};
+	}
+	if (r == 0)
+		r = resolve_entries(sys->root, e, n);
+	if (r == 0)
+		qsort(e, n, sizeof(*e), cmp_entry_real);
+	for (size_t i = 0; r == 0 && i < n;) {
+		size_t j = i + 1, canon;
+		const char *base;
+		if (!e[i].real) {
+			i++;
+			continue;
+		}
+		while (j < n && e[j].real && strcmp(e[j].real, e[i].real) == 0)
+			j++;
+		/* the entry named as the directory, else the first in order (e[i]: sorted by order within) */
+		base = strrchr(e[i].real, '/');
+		base = base ? base + 1 : e[i].real;
+		canon = e[i].order;
+		for (size_t k = i; k < j; k++)
+			if (strcmp(e[k].name, base) == 0)
+				canon = e[k].order;
+		for (size_t k = i; k < j; k++)
+			b[e[k].order].canon = canon;
+		b[canon].naliases = j - i - 1;
+		i = j;
+	}
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		size_t c = b[i].canon;
+		if (wanted(names[i], disks, ndisks))
+			b[c].wanted = true;
+		if (c == i)
+			continue;
+		/* the aliases of c in order: i grows, so each joins the end */
+		if (b[c].last_alias == c)
+			b[c].next_alias = i;
+		else
+			b[b[c].last_alias].next_alias = i;
+		b[c].last_alias = i;
+	}
+	for (size_t i = 0; e && i < n; i++) {
+		free(e[i].link);
+		free(e[i].real);
+	}
+	free(e);
+	if (r < 0)
+		free(b);
+	else
+		*out = b;
+	return r;
+}
+
+/* The one note of a disk that other entries of sys/block resolve to: how many, the first few. */
+static void note_aliases(struct ns_system *sys, char *const *names, const struct block_disk *b, size_t canon)
+{
+	char some[256] = "";
+	size_t len = 0, shown = 0;
+
+	for (size_t a = b[canon].next_alias; a != SIZE_MAX && shown < 3; a = b[a].next_alias, shown++)
+		len += (size_t)snprintf(some + len, len < sizeof(some) ? sizeof(some) - len : 0, "%s%s",
+					shown ? ", " : "", names[a]);
+	ns_note(&sys->notes, names[canon], "device",
+		"%zu other entr%s of /sys/block (%s%s) resolve%s to the disk %s: a kernel lists a disk once, "
+		"under its own name; ignored",
+		b[canon].naliases, b[canon].naliases == 1 ? "y" : "ies", some, b[canon].naliases > shown ? ", ..." : "",
+		b[canon].naliases == 1 ? "s" : "", names[canon]);
 }
 
 /* hidden is 0 or 1; anything else is noted and the disk kept (never dropped unseen) */
@@ -499,7 +763,8 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 {
 	struct ns_disk_env env = {.root = root, .pci = pci_of_system, .data = sys};
 	char **names = NULL, **disks = NULL;
-	size_t n = 0, ndisks = 0;
+	struct block_disk *bd = NULL;
+	size_t n = 0, nread = 0, ndisks = 0;
 	int r;
 
 	memset(sys, 0, sizeof(*sys));
@@ -523,21 +788,33 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	r = ns_list_dir(root, "sys/block", &names, &n);
 	if (r < 0)
 		return r == -ENOTDIR ? -ENOENT : r;
+	nread = n;
+	if (n > NS_BLOCK_ENTRIES_MAX) {
+		ns_note(&sys->notes, "machine", "devices",
+			"/sys/block lists %zu entries, more than the %u disks a kernel can number (20-bit minors): "
+			"only the first %u are read",
+			n, NS_BLOCK_ENTRIES_MAX, NS_BLOCK_ENTRIES_MAX);
+		nread = NS_BLOCK_ENTRIES_MAX;
+	}
 	r = resolve_names(sys, only, nonly, &disks, &ndisks);
 	if (r < 0)
 		goto out;
-	sys->disks = calloc(n ? n : 1, sizeof(*sys->disks));
+	if ((r = block_disks(sys, names, nread, disks, ndisks, &bd)) < 0)
+		goto out;
+	sys->disks = calloc(nread ? nread : 1, sizeof(*sys->disks));
 	if (!sys->disks) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < nread; i++) {
 		struct ns_disk *d = &sys->disks[sys->ndisks];
 		const struct ns_module *host_mod;
-		if (!wanted(names[i], disks, ndisks))
-			continue;
+		if (bd[i].canon != i || !bd[i].wanted)
+			continue; /* another entry for a disk already listed, or not asked for */
 		if (nonly == 0 && is_hidden(root, names[i], &sys->notes))
 			continue; /* a multipath path device: reported under its namespace */
+		if (bd[i].naliases)
+			note_aliases(sys, names, bd, i);
 		r = ns_disk_read(&env, names[i], d);
 		if (r == -ENOENT || r == -ENOTDIR || r == -ELOOP) {
 			ns_note(&sys->notes, names[i], "device", "/sys/block/%s vanished while reading: skipped",
@@ -566,6 +843,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		}
 		sys->ndisks++;
 	}
+	(void)index_disks(sys); /* without it, ns_system_disk walks the list */
 	if ((r = resolve_members(sys, &env)) < 0)
 		goto out;
 	for (size_t i = 0; i < sys->ndisks; i++) {
@@ -578,6 +856,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	mark_placed(sys);
 	r = 0;
 out:
+	free(bd);
 	ns_strv_free(names, n);
 	ns_strv_free(disks, ndisks);
 	return r;
@@ -588,11 +867,13 @@ void ns_system_free(struct ns_system *sys)
 	for (size_t i = 0; i < sys->ndisks; i++)
 		ns_disk_free(&sys->disks[i]);
 	free(sys->disks);
+	free(sys->by_name);
 	for (size_t i = 0; i < sys->npcis; i++) {
 		ns_pci_free(sys->pcis[i]);
 		free(sys->pcis[i]);
 	}
 	free(sys->pcis);
+	free(sys->pci_slots);
 	ns_modules_free(sys->modules);
 	ns_identity_close(sys->udev);
 	ns_machine_free(&sys->machine);
@@ -617,13 +898,50 @@ size_t ns_system_hide_empty(struct ns_system *sys)
 	}
 	sys->ndisks = kept;
 	sys->nempty_hidden += n - kept;
+	(void)index_disks(sys); /* without it, ns_system_disk walks the list */
 	return n - kept;
+}
+
+/* by_name's order: the disks' names */
+static int cmp_disk_index(const void *a, const void *b, void *disks)
+{
+	const struct ns_disk *d = disks;
+	return strcmp(d[*(const size_t *)a].name, d[*(const size_t *)b].name);
+}
+
+static int index_disks(struct ns_system *sys)
+{
+	size_t *v = malloc((sys->ndisks ? sys->ndisks : 1) * sizeof(*v));
+
+	free(sys->by_name);
+	sys->by_name = v;
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < sys->ndisks; i++)
+		v[i] = i;
+	qsort_r(v, sys->ndisks, sizeof(*v), cmp_disk_index, sys->disks);
+	return 0;
 }
 
 const struct ns_disk *ns_system_disk(const struct ns_system *sys, const char *name)
 {
-	for (size_t i = 0; i < sys->ndisks; i++)
-		if (strcmp(sys->disks[i].name, name) == 0)
-			return &sys->disks[i];
+	size_t lo = 0, hi = sys->ndisks;
+
+	if (!sys->by_name) { /* out of memory making the index: the list, one by one */
+		for (size_t i = 0; i < sys->ndisks; i++)
+			if (strcmp(sys->disks[i].name, name) == 0)
+				return &sys->disks[i];
+		return NULL;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(sys->disks[sys->by_name[mid]].name, name);
+		if (c == 0)
+			return &sys->disks[sys->by_name[mid]];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }

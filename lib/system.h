@@ -31,8 +31,12 @@ struct ns_system {
 	const struct ns_module *scsi_mod; /* the SCSI midlayer module, when a SCSI disk was found */
 	struct ns_pci **pcis;		  /* cache: a function shared by several disks is read once */
 	size_t npcis;
+	size_t *pci_slots; /* the cache's hash of syspaths: 1 + index into pcis, 0 empty */
+	size_t npci_slots; /* a power of two, at least twice npcis */
+	size_t cap_pcis;
 	struct ns_disk *disks;
 	size_t ndisks;
+	size_t *by_name; /* indices into disks sorted by name (ns_system_disk) */
 	struct ns_notes notes;
 	void *udev; /* struct udev *, live root only */
 	struct ns_kernel_fix fixes[2];
@@ -41,8 +45,24 @@ struct ns_system {
 };
 
 /*
+ * How many entries of sys/block a tree may present. A disk's minor number has 20 bits
+ * (MINORBITS in include/linux/kdev_t.h): every disk of a driver without a major of its own
+ * (NVMe, pmem, virtio-blk, ...) is numbered from the block layer's extended range, which holds
+ * 2^20 of them (NR_EXT_DEVT in block/genhd.c), and sd packs its index into the minors of its 16
+ * majors, below 2^20 too. The largest machines have tens of thousands of disks (a SAN's LUNs
+ * times their paths), far below. Entries beyond are noted and not read.
+ */
+#define NS_BLOCK_ENTRIES_MAX (1u << 20)
+
+/*
  * Discover every disk (or only those named in only[], nonly > 0). -ENOENT when the root has no
  * sys/block (nothing to check); -ENODEV when a name in only[] is not a disk.
+ *
+ * Each disk is one disk however many entries of sys/block resolve to its directory: a kernel
+ * lists a disk once, as a link whose last component is its name, so more entries for one
+ * directory mean a damaged or hostile tree. The disk is read once, under the entry named as
+ * its directory (else the first in order), and the others are noted once. Naming one of them
+ * on the command line names that disk.
  */
 /* Whether the running kernel contains each of numastor's series (fixes[0] nvme-no-forced-node,
  * fixes[1] scsi-numa-local-alloc): the module build's manifest, else the version. Free each basis. */

@@ -6,6 +6,13 @@ extraction directory goes whatever its modes and however the process ends (SIGIN
 closed pipe), run as an unprivileged user where the mode matters; real bundles, the snapshot's
 own big check.json included, still replay.
 
+Issue 28 (item 5): a 131 KB bundle with 20,000 sys/block links to one disk cost 8 s of CPU and
+wrote 167 MB of JSON; every entry that resolves to a disk already listed is that disk, noted once
+(case aliases, in a tree and in a bundle, --json and text: within a second of CPU beyond the
+bundle's own extraction, and 32 MiB); a machine's distinct disks are each still listed
+(aliases-twin); so are a multipath head's entries for one path (path-aliases); a stack of dm
+devices reached by many paths is walked once (stacked-diamond).
+
     check-budgets.py NUMASTOR [CASE...]      (CASE: a name below; default all)
 
 Each case's CPU time, wall time and peak memory are printed (for the issue's before/after)."""
@@ -27,6 +34,8 @@ SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 CPU_LIMIT = 1.0  # seconds of CPU for a refusal (the issue: "within a second")
 WALL_LIMIT = 5.0  # the machine may be loaded: wall time is only a sanity bound
 EXTRACT_DELAY = 4.0  # seconds slept after each entry extracted, for the refusals from the headers
+MEM_LIMIT = 32  # MiB of peak memory for the alias cases (issue 28)
+ALIASES = 20000  # links of the alias case (issue 28: the 131 KB bundle)
 LATE = {"duplicate"}  # refused while extracting (a path's second record), not from the headers
 failures = 0
 
@@ -406,6 +415,215 @@ def run_case(env, name):
     print(f"PASS {what}: {err.strip()[:160]}")
 
 
+# ---- aliases: many entries of sys/block for one disk (issue 28, item 5) ----
+
+def alias_fixture(env, name, links, fixture="vm-1n-virtio-blk", where="sys/block"):
+    """The fixture machine (the base one unless told) generated into env.tmp/NAME, with links
+    added to its directory WHERE ({entry: target}): the tree."""
+    out = os.path.join(env.tmp, name)
+    subprocess.run([sys.executable, os.path.join(HERE, "fixtures", "gen-fixtures.py"), out, fixture],
+                   check=True, stdout=subprocess.DEVNULL)
+    tree = os.path.join(out, fixture)
+    block = os.path.join(tree, where)
+    for entry, target in links.items():
+        os.symlink(target, os.path.join(block, entry))
+    return tree
+
+
+def alias_bundle(env, name, parent, target, n):
+    """The base bundle with n more links parent/x0 .. parent/x<n-1> to target, their headers
+    made from one template (fast)."""
+    ti = tarfile.TarInfo(parent + "/x0")
+    ti.type = tarfile.SYMTYPE
+    ti.linkname = target
+    ti.mode = 0o777
+    h = Headers(ti)
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    links = b"".join(c.compress(h("%s/x%d" % (parent, i))) for i in range(n)) + c.flush()
+    members = base_members(env)
+    if not any(m.name == parent for m, _ in members):
+        members.append(directory(parent))
+    return write_bundle(os.path.join(env.tmp, name + ".tar.gz"), members, [links])
+
+
+def report(env, args, cpu_limit, what, extra_env=None, timeout=120):
+    """check ARGS, measured; (returncode, stdout, CPU seconds) when within cpu_limit and
+    MEM_LIMIT (times env.slow: a sanitizer build's shadow memory and checks), else None after a
+    failure."""
+    penv = dict(os.environ, TMPDIR=env.tmpdir, **(extra_env or {}))
+    rc, out, err, cpu, wall, rss = run_measured([env.numastor, "check"] + args, penv, timeout)
+    line = f"{what}: exit {rc}, {cpu:.2f} s CPU, {wall:.2f} s wall, {rss:.0f} MiB, {len(out)} bytes out"
+    if rc not in (0, 1, 2):
+        fail(f"{line}: expected a report (exit 0-2): {err.strip()[:300]}")
+        return None
+    if cpu > cpu_limit or rss > MEM_LIMIT * env.slow:
+        fail(f"{line}: beyond {cpu_limit:.2f} s of CPU or {MEM_LIMIT * env.slow} MiB")
+        return None
+    print(f"PASS {line}")
+    return rc, out, cpu
+
+
+def alias_notes(doc):
+    return [n for n in doc["notes"] if "entries of /sys/block" in n["message"] or
+            "entry of /sys/block" in n["message"]]
+
+
+def flat(text):
+    """The text report with its wrapped lines joined: one space between words."""
+    return " ".join(text.split())
+
+
+def table_names(text):
+    """The NAME column of the text report's device table."""
+    lines = text.splitlines()
+    try:
+        start = next(i for i, l in enumerate(lines) if l.split()[:2] == ["NAME", "TYPE"])
+    except StopIteration:
+        return []
+    names = []
+    for l in lines[start + 1:]:
+        if not l.strip():
+            break
+        names.append(l.split()[0])
+    return names
+
+
+def aliases_case(env):
+    """20,000 links of sys/block to the disk vda, as a tree and as a bundle (131 KB): the report
+    is the machine's own (each of its disks once) with one note naming how many entries were
+    ignored, in --json and in text, within a second of CPU and 32 MiB. The bundle's own
+    extraction (20,000 entries: libarchive's checked writes) is measured apart, with the same
+    links where no reader looks (sys/zzz), and not counted against the aliases."""
+    base_tree = alias_fixture(env, "alias-base", {})
+    expect = sorted(os.listdir(os.path.join(base_tree, "sys", "block")))
+    target = os.readlink(os.path.join(base_tree, "sys", "block", "vda"))
+    tree = alias_fixture(env, "alias-tree", {"x%d" % i: target for i in range(ALIASES)})
+    bundle = alias_bundle(env, "aliases", "sys/block", target, ALIASES)
+    twin = alias_bundle(env, "aliases-extract", "sys/zzz", "../block/vda", ALIASES)
+    limit = CPU_LIMIT * env.slow
+    r = report(env, ["--snapshot", twin, "--json"], 60, f"the extraction alone ({ALIASES} links in sys/zzz)")
+    extraction = r[2] if r else 0.0
+    size = os.path.getsize(bundle) // 1024
+    for where, args, cpu_limit in (("tree", ["--sysroot", tree], limit),
+                                   (f"bundle ({size} KB)", ["--snapshot", bundle], extraction + limit)):
+        what = f"{ALIASES} aliases of vda, {where}"
+        r = report(env, args + ["--json"], cpu_limit, what + ", --json")
+        if r:
+            doc = json.loads(r[1])
+            names = [d["name"] for d in doc["devices"]]
+            notes = alias_notes(doc)
+            if sorted(names) != expect:
+                fail(f"{what}: devices {names[:8]}{'...' if len(names) > 8 else ''} ({len(names)}), "
+                     f"expected the machine's own {expect}")
+            elif (len(notes) != 1 or notes[0]["subject"] != "vda"
+                  or f"{ALIASES} other entries of /sys/block (x0, x1, x2, ...)" not in notes[0]["message"]):
+                fail(f"{what}: expected one note on vda naming the {ALIASES} entries, got {notes[:3]}")
+            else:
+                print(f"PASS {what}: the machine's {len(names)} devices, one note: {notes[0]['message']}")
+        r = report(env, args, cpu_limit, what + ", text")
+        if r:
+            text = r[1]
+            said = flat(text).count(f"{ALIASES} other entries of /sys/block")
+            rows = table_names(text)
+            if sorted(rows) != expect or said != 1:
+                fail(f"{what}, text: device rows {rows[:8]} (expected {expect}), the note said {said} times")
+            else:
+                print(f"PASS {what}, text: {len(rows)} device rows, the note once")
+
+
+def aliases_twin_case(env):
+    """What must not be taken for an alias: the machine's distinct disks (loop0, zram0 and dm-0
+    share a parent directory) are each listed, with no note; one alias that sorts before its disk
+    (a0) leaves the disk listed under its own name, and naming the alias on the command line
+    names the disk."""
+    base_tree = alias_fixture(env, "twin-base", {})
+    expect = sorted(os.listdir(os.path.join(base_tree, "sys", "block")))
+    r = report(env, ["--sysroot", base_tree, "--json"], CPU_LIMIT * env.slow, "no aliases, --json")
+    if r:
+        doc = json.loads(r[1])
+        names = sorted(d["name"] for d in doc["devices"])
+        if names != expect or alias_notes(doc):
+            fail(f"no aliases: devices {names}, expected {expect}; alias notes {alias_notes(doc)}")
+        else:
+            print(f"PASS no aliases: each of the {len(names)} disks listed, no alias note")
+    target = os.readlink(os.path.join(base_tree, "sys", "block", "vda"))
+    tree = alias_fixture(env, "twin-a0", {"a0": target})
+    r = report(env, ["--sysroot", tree, "--json"], CPU_LIMIT * env.slow, "one alias a0 of vda, --json")
+    if r:
+        doc = json.loads(r[1])
+        names = sorted(d["name"] for d in doc["devices"])
+        notes = alias_notes(doc)
+        if (names != expect or len(notes) != 1 or notes[0]["subject"] != "vda"
+                or "1 other entry of /sys/block (a0) resolves to the disk vda" not in notes[0]["message"]):
+            fail(f"one alias a0: devices {names}, expected {expect} (vda under its own name); notes {notes}")
+        else:
+            print(f"PASS one alias a0: vda listed under its own name, {notes[0]['message']}")
+    r = report(env, ["--sysroot", tree, "--json", "a0"], CPU_LIMIT * env.slow, "check a0 (the alias), --json")
+    if r:
+        names = [d["name"] for d in json.loads(r[1])["devices"]]
+        if names != ["vda"]:
+            fail(f"check a0: devices {names}, expected the disk it resolves to, vda")
+        else:
+            print("PASS check a0: the disk it resolves to, vda")
+
+
+def path_aliases_case(env):
+    """20,000 entries of an NVMe multipath head's multipath/ that link to one of its two paths
+    (they cost 27 s of CPU and 131 MB of JSON, 20,002 paths): its two paths, the others noted
+    once, within a second and 32 MiB."""
+    head = "sys/devices/virtual/nvme-subsystem/nvme-subsys0/nvme0n1/multipath"
+    fixture = "nvme-multipath-2ctrl-2nodes-612"
+    base = alias_fixture(env, "paths-base", {}, fixture, head)
+    target = os.readlink(os.path.join(base, head, "nvme0c0n1"))
+    tree = alias_fixture(env, "paths", {"zz%d" % i: target for i in range(ALIASES)}, fixture, head)
+    what = f"{ALIASES} entries of nvme0n1's multipath/ for its path nvme0c0n1"
+    r = report(env, ["--sysroot", tree, "--json"], CPU_LIMIT * env.slow, what, timeout=10 * env.slow)
+    if r:
+        doc = json.loads(r[1])
+        paths = [p["controller"] for d in doc["devices"] if d["name"] == "nvme0n1" for p in d["paths"]]
+        notes = [n for n in doc["notes"] if n["subject"] == "nvme0n1" and n["field"] == "paths"]
+        if (paths != ["nvme0", "nvme1"] or len(notes) != 1
+                or f"{ALIASES} more entries of its paths resolve to a path already listed" not in notes[0]["message"]):
+            fail(f"{what}: paths {paths[:4]} ({len(paths)}), expected nvme0 and nvme1; notes {notes[:2]}")
+        else:
+            print(f"PASS {what}: its 2 paths, one note: {notes[0]['message']}")
+
+
+def stacked_diamond_case(env):
+    """dm-0 sits on the 30 partitions of dm-1, which sits on the 30 of dm-2, ... down to dm-8 on
+    vda1: each stacked device is walked once for its md/dm above, not once per path to it (30^8
+    walks, which never ended): within a second, the one member vda found."""
+    tree = alias_fixture(env, "diamond", {})
+    sysd = os.path.join(tree, "sys")
+    width, depth = 30, 8
+    top_slaves = os.path.join(sysd, "devices/virtual/block/dm-0/slaves")
+    leaf = os.readlink(os.path.join(top_slaves, "vda1"))  # ../../../../pci...: from any dm-K/slaves
+    for e in os.listdir(top_slaves):
+        os.unlink(os.path.join(top_slaves, e))
+    for k in range(1, depth + 1):
+        dev = f"devices/virtual/block/dm-{k}"
+        os.makedirs(os.path.join(sysd, dev, "slaves"))
+        os.symlink(f"../../{dev}", os.path.join(sysd, "class/block", f"dm-{k}"))
+        above = os.path.join(sysd, f"devices/virtual/block/dm-{k - 1}/slaves")
+        for j in range(1, width + 1):
+            part = os.path.join(sysd, dev, f"dm-{k}p{j}")
+            os.makedirs(part)
+            with open(os.path.join(part, "partition"), "w") as f:
+                f.write(f"{j}\n")
+            os.symlink(f"../../{dev}/dm-{k}p{j}", os.path.join(sysd, "class/block", f"dm-{k}p{j}"))
+            os.symlink(f"../../dm-{k}/dm-{k}p{j}", os.path.join(above, f"dm-{k}p{j}"))
+    os.symlink(leaf, os.path.join(sysd, f"devices/virtual/block/dm-{depth}/slaves/vda1"))
+    what = f"dm-0 on {depth} levels of dm, each on {width} partitions of the next"
+    r = report(env, ["--sysroot", tree, "--verbose", "dm-0"], CPU_LIMIT * env.slow, what,
+               timeout=10 * env.slow)
+    if r:
+        members = [l.split()[1].rstrip(":") for l in r[1].splitlines() if l.strip().startswith("member ")]
+        if members != ["vda"]:
+            fail(f"{what}: members {members}, expected vda")
+        else:
+            print(f"PASS {what}: its one member, vda")
+
+
 # ---- cleanup on signals ----
 
 def signal_case(env, sig):
@@ -577,6 +795,14 @@ def main():
             json_budget_case(env)
         if not only or "capture" in only:
             capture_case(env)
+        if not only or "aliases" in only:
+            aliases_case(env)
+        if not only or "aliases-twin" in only:
+            aliases_twin_case(env)
+        if not only or "path-aliases" in only:
+            path_aliases_case(env)
+        if not only or "stacked-diamond" in only:
+            stacked_diamond_case(env)
         if not only or "docs" in only:
             docs_case()
         env.clean()

@@ -8,7 +8,8 @@
   node) and large-8n1024c-16nvme (1,024 CPUs: cpumasks of 32 words): check --sysroot --json
   exits 0-2, its document is valid against schema/numastor.schema.json (the machine and
   every 32nd device), every disk is a
-  device, and no note says something was unreadable, too big or cut short;
+  device, and no note says something was unreadable, too big or cut short, nor that entries
+  of sys/block resolve to one disk (issue 28: 256 distinct disks are not aliases);
 - the 256-NVMe tree's snapshot (numastor snapshot --sysroot TREE) replays: check --snapshot
   FILE --json is check --sysroot TREE --json but for the root (tests/check-snapshot.py's
   comparison).
@@ -73,8 +74,11 @@ def checked(numastor, tree, name, disks):
     notes = [n for n in doc["notes"] if BAD_NOTE.search(json.dumps(n))]
     for dev in doc["devices"]:
         notes += [n for n in dev.get("notes") or [] if BAD_NOTE.search(json.dumps(n))]
+    aliases = [n for n in doc["notes"] if re.search(r"entr(y|ies) of /sys/block .* resolves? to", n["message"])]
     if got != disks:
         fail(f"{name}: {got} devices, expected {disks}")
+    elif aliases:
+        fail(f"{name}: distinct disks taken for aliases of one: {aliases[:3]}")
     elif notes:
         fail(f"{name}: notes of what could not be read: {notes[:3]}")
     else:
