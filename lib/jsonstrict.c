@@ -26,7 +26,8 @@ struct scan {
 	size_t nkeys, cap;
 	size_t *open; /* where each open object's keys start in keys */
 	size_t nopen, opencap;
-	size_t total; /* keys written in all */
+	size_t total;	   /* keys written in all */
+	bool single_quote; /* a ' outside a string: not JSON */
 };
 
 static int span_cmp(const void *a, const void *b)
@@ -77,6 +78,11 @@ static int scan_text(const char *txt, struct scan *s, const struct span **dup)
 					return 0;
 				}
 			s->nkeys = first;
+		} else if (*p == '\'') {
+			/* json-c takes a single-quoted key even in strict mode; RFC 8259 has none, and
+			 * the keys above would not be counted right */
+			s->single_quote = true;
+			return 0;
 		} else if (*p == '"') {
 			const char *end = string_end(p + 1), *q = end;
 			if (!*end)
@@ -142,7 +148,11 @@ int ns_json_parse_strict(const char *txt, struct json_object **doc, char **probl
 	}
 	json_tokener_free(tok);
 	r = scan_text(txt, &s, &dup);
-	if (r == 0 && (dup || s.total != tree_keys(*doc))) {
+	if (r == 0 && s.single_quote) {
+		if (problem)
+			*problem = ns_fmt("it is not JSON (a single-quoted string)");
+		r = -EINVAL;
+	} else if (r == 0 && (dup || s.total != tree_keys(*doc))) {
 		if (problem)
 			*problem = dup ? ns_fmt("its key \"%.*s\" appears twice in one object",
 						(int)(dup->len > 40 ? 40 : dup->len), dup->p)

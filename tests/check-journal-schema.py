@@ -98,6 +98,8 @@ def irq_cases(good):
     yield "irqs named twice", text[:-1] + ', "irqs": []}'
     yield "irqs named twice, once escaped", text[:-1] + ', "\\u0069rqs": []}'
     yield "entry key named twice", text.replace('"placed": ', '"placed": "0", "placed": ', 1)
+    # json-c takes a single-quoted key even in strict mode: appended, it would empty the journal
+    yield "irqs named twice, once single-quoted", text[:-1] + ", 'irqs': []}"
 
 
 def swap_cases():
@@ -156,6 +158,7 @@ REASONS = {
     "swap: installed outside": "swap.json is malformed",
     "irqs named twice": 'its key "irqs" appears twice in one object',
     "irqs named twice, once escaped": "names one key twice in one object, written in two forms",
+    "irqs named twice, once single-quoted": "a single-quoted string",
     "entry key named twice": 'its key "placed" appears twice',
 }
 

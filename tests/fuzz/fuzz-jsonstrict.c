@@ -31,6 +31,8 @@ static bool written_twice(const char *txt, bool *escaped)
 			open[depth++] = n;
 		} else if (*p == '}' && depth) {
 			n = open[--depth];
+		} else if (*p == '\'') {
+			break; /* json-c's single-quoted key: numastor refuses the text (and says so) */
 		} else if (*p == '"') {
 			const char *s = ++p, *q;
 			while (*p && *p != '"') {
@@ -38,6 +40,8 @@ static bool written_twice(const char *txt, bool *escaped)
 					p++;
 				p++;
 			}
+			if (!*p)
+				break; /* a string that does not end: the text ends with it */
 			for (q = *p ? p + 1 : p; *q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'; q++)
 				;
 			if (*q != ':' || !depth)
@@ -102,7 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(r != 0, "json-c refuses '%.80s', numastor took it", txt);
 	} else if (r == -EINVAL) {
 		twice = written_twice(txt, &escaped);
-		FUZZ_ASSERT(twice || escaped, "'%.80s' refused (%s) with no key twice and no escaped key", txt, why);
+		FUZZ_ASSERT(twice || escaped || strstr(why, "single-quoted"),
+			    "'%.80s' refused (%s) with no key twice, no escaped key and no single quote", txt, why);
 	} else if (r == 0) {
 		twice = written_twice(txt, &escaped);
 		FUZZ_ASSERT(!twice, "'%.80s' names a key twice and was taken", txt);
