@@ -156,6 +156,7 @@ REASONS = {
     "an array": "it is an array, not an object",
     "NUL bytes between tokens": "it holds NUL bytes",
     "swap: installed outside": "swap.json is malformed",
+    "an entry a string": "irqs[0] is a string, not an object",
     "irqs named twice": 'its key "irqs" appears twice in one object',
     "irqs named twice, once escaped": "names one key twice in one object, written in two forms",
     "irqs named twice, once single-quoted": "a single-quoted string",
