@@ -136,7 +136,9 @@ def check(ctx):
         b, a = fixlib.storage_irqs(before_fix).get(e["irq"]), fixlib.storage_irqs(after_fix).get(e["irq"])
         if not ctx.expect("counts" in e, f"{subject}: no counts at placement") or not b or not a:
             continue
-        at = [int(x) for x in e["counts"].split(",")]
+        # the journal's form: a run of one value written value*times (0*446), CPU 0 first
+        at = [int(v) for tok in e["counts"].split(",")
+              for v in [tok.split("*")[0]] * (int(tok.split("*")[1]) if "*" in tok else 1)]
         lo = [int(x) for x in b[1]["per_cpu_count"].split(",")]
         hi = [int(x) for x in a[1]["per_cpu_count"].split(",")]
         ctx.expect(len(at) == len(lo) and all(x <= y <= z for x, y, z in zip(lo, at, hi)),
