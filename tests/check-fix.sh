@@ -9,6 +9,12 @@ set -u
 PY=$(python3 -c 'import sys; print(sys.executable)') || PY=python3
 python3() { "$PY" "$@"; }
 numastor=$1
+shift
+# the parts to run (a mutant's kill command names the one that kills it): apply (fix, revert,
+# a killed fix, the lock, hot-plug, exclusions, rq_affinity), identity (revert keyed by identity,
+# other boots, old journals), rest (irqbalance-policy's manifest, the test switch, root); default all
+parts=" ${*:-apply identity rest} "
+part() { [[ $parts == *" $1 "* ]]; }
 here=$(cd "$(dirname "$0")" && pwd)
 # on tmpfs where there is one: the tests copy a 4,000-file fixture a dozen times
 tmp=$(mktemp -d /dev/shm/numastor-fix.XXXXXX 2>/dev/null || mktemp -d /tmp/numastor-fix.XXXXXX)
@@ -40,6 +46,7 @@ affinities() { # every IRQ's smp_affinity_list, one "N value" per line
 	done | sort -n
 }
 
+if part apply; then
 fresh
 before=$(affinities "$tmp/t")
 "$numastor" fix --sysroot "$tmp/t" --json >"$tmp/apply.json"
@@ -248,7 +255,9 @@ rq=$tmp/t/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0/nvme/nvme0/nvme0n1/qu
 "$numastor" fix --sysroot "$tmp/t" --rq-affinity=3 >/dev/null 2>&1
 [ $? = 3 ] || fail "--rq-affinity=3 should be refused with exit 3"
 fixture=cloud-2n64c-8nvme-forced-node0
+fi
 
+if part identity; then
 # Revert keyed by identity. An IRQ entry is its PCI function and action name: it applies only to
 # the IRQ now in that function's msi_irqs with that name; a disk is its identity, not its name.
 pcidir=$tmp/t/sys/devices/pci0000:00
@@ -434,7 +443,9 @@ out=$("$numastor" fix --sysroot "$tmp/t" --revert)
 [ $? = 1 ] && [ "$(cat "$ctl/nvme0n1/queue/rq_affinity")" = 2 ] || fail "rq gone: another disk under the name was written: $out"
 grep -q "no disk is wwid:eui.0025388a01000000 now" <<<"$out" || fail "rq gone: note: $out"
 fixture=cloud-2n64c-8nvme-forced-node0
+fi
 
+if part rest; then
 # irqbalance-policy judges a node as check does: with the module build's manifest saying the
 # kernel has the nvme fix, a first-memory-node NVMe on a node-less bus was set, not forced,
 # and gets no numa_node=-1; without the manifest (5.10: it may force) it does
@@ -456,6 +467,7 @@ if [ "$(id -u)" = 0 ]; then
 	[ $? = 3 ] && grep -q "needs root" <<<"$out" || fail "unprivileged fix: $out"
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$numastor" fix --dry-run >/dev/null ||
 		fail "unprivileged fix --dry-run failed"
+fi
 fi
 
 if [ "$fails" -gt 0 ]; then

@@ -6,6 +6,12 @@
 # fixture (prometheus/check-alerts.py).
 set -u
 numastor=$1
+shift
+# the parts to run (a mutant's kill command names the one that kills it): promtool (every
+# fixture's metrics through promtool), metrics (check-metrics.py and the seed machines' values),
+# outfile, alerts (the rules and check-alerts.py); default all
+parts=" ${*:-promtool metrics outfile alerts} "
+part() { [[ $parts == *" $1 "* ]]; }
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/numastor-prom.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -17,6 +23,7 @@ fail() { # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends 
 }
 
 python3 "$here/fixtures/gen-fixtures.py" "$tmp/fx" >/dev/null || fail "generating fixtures"
+if part promtool; then
 for root in "$tmp"/fx/* /; do
 	[ -d "$root" ] || continue
 	args=(--format prometheus)
@@ -30,6 +37,9 @@ for root in "$tmp"/fx/* /; do
 	# bounded cardinality: no per-IRQ or per-CPU labels
 	grep -qE '[{,](irq|cpu)="' "$tmp/out.prom" && fail "$root: per-IRQ or per-CPU labels"
 done
+fi
+
+if part metrics; then
 # the seed machine says what matters
 "$numastor" check --sysroot "$tmp/fx/cloud-2n64c-8nvme-forced-node0" -f prometheus >"$tmp/cloud.prom"
 grep -q '^numastor_device_node_forced{device="nvme0n1"} 1$' "$tmp/cloud.prom" || fail "cloud: node_forced metric"
@@ -45,7 +55,9 @@ python3 "$here/prometheus/check-metrics.py" "$numastor" "$tmp/fx" "$here/../man/
 grep -q '^numastor_device_queue_interrupts_total{device="sda",local="false"} 18233602$' "$tmp/hba.prom" &&
 	grep -q '^numastor_device_queue_interrupts_total{device="sda",local="true"} 0$' "$tmp/hba.prom" ||
 	fail "hba: queue interrupts by locality: $(grep queue_interrupts "$tmp/hba.prom")"
+fi
 
+if part outfile; then
 # --output-file: atomic replace, no temp file left, errors are exit 3
 echo "old" >"$tmp/numastor.prom"
 "$numastor" check --sysroot "$tmp/fx/baremetal-2s-4nvme-healthy" -f prometheus -O "$tmp/numastor.prom" >"$tmp/stdout"
@@ -59,11 +71,14 @@ out=$("$numastor" check -f prometheus -O "$tmp/no/such/dir/numastor.prom" 2>&1)
 	fail "--output-file into a missing directory: $out"
 out=$("$numastor" check -f yaml 2>&1)
 [ $? = 3 ] && grep -q "takes text, json, prometheus or svg, not 'yaml'" <<<"$out" || fail "--format yaml: $out"
+fi
 
+if part alerts; then
 out=$(promtool check rules "$here/../data/numastor-alerts.yml" 2>&1) || fail "promtool check rules: $out"
 # every alert fires in a case of alerts-test.yml (which promtool passes), none on the healthy
 # fixture's own metrics, one per cause on the forced-node cloud fixture's
 python3 "$here/prometheus/check-alerts.py" "$numastor" "$tmp/fx" || fail "check-alerts.py"
+fi
 
 if [ "$fails" -gt 0 ]; then
 	echo "prometheus: $fails failed"
