@@ -54,7 +54,11 @@ static void read_list(struct ns_root *root, const struct ns_machine *m, const ch
 	free(txt);
 }
 
-int ns_counts_parse(const char *txt, struct ns_counts *c)
+/*
+ * Both forms of a per-CPU count list: the kernel's (runs false: plain values, one newline at the
+ * end allowed) and the journal's (runs true: value*times too, at most NS_COUNTS_MAX_CPUS values).
+ */
+static int parse_counts(const char *txt, struct ns_counts *c, bool runs)
 {
 	const char *s = txt;
 	size_t cap = 0;
@@ -63,13 +67,23 @@ int ns_counts_parse(const char *txt, struct ns_counts *c)
 	if (!s || !*s)
 		return -EINVAL;
 	for (;;) {
-		uint64_t v;
+		uint64_t v, k = 1;
 		/* "%u" each: the kernel's per-CPU counts are 32-bit, in decimal without leading zeros */
 		if (ns_parse_dec_prefix(&s, 0xffffffffULL, &v) < 0)
 			goto bad;
-		if (c->n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			unsigned long long *nv = realloc(c->v, ncap * sizeof(*nv));
+		if (runs && *s == '*') {
+			s++;
+			if (ns_parse_dec_prefix(&s, NS_COUNTS_MAX_CPUS, &k) < 0 || k < 1)
+				goto bad;
+		}
+		if (runs && k > NS_COUNTS_MAX_CPUS - c->n)
+			goto bad;
+		if (c->n + k > cap) {
+			size_t ncap = cap ? cap : 64;
+			unsigned long long *nv;
+			while (ncap < c->n + k)
+				ncap *= 2;
+			nv = realloc(c->v, ncap * sizeof(*nv));
 			if (!nv) {
 				ns_counts_free(c);
 				return -ENOMEM;
@@ -77,8 +91,9 @@ int ns_counts_parse(const char *txt, struct ns_counts *c)
 			c->v = nv;
 			cap = ncap;
 		}
-		c->v[c->n++] = v;
-		if (!*s || *s == '\n')
+		while (k--)
+			c->v[c->n++] = v;
+		if (!*s || (!runs && *s == '\n'))
 			break;
 		if (*s++ != ',')
 			goto bad;
@@ -89,6 +104,11 @@ int ns_counts_parse(const char *txt, struct ns_counts *c)
 bad:
 	ns_counts_free(c);
 	return -EINVAL;
+}
+
+int ns_counts_parse(const char *txt, struct ns_counts *c)
+{
+	return parse_counts(txt, c, false);
 }
 
 int ns_counts_format(const struct ns_counts *c, char **out)
@@ -119,46 +139,7 @@ int ns_counts_format(const struct ns_counts *c, char **out)
 
 int ns_counts_parse_runs(const char *txt, struct ns_counts *c)
 {
-	const char *s = txt;
-	size_t cap = 0;
-
-	memset(c, 0, sizeof(*c));
-	if (!s || !*s)
-		return -EINVAL;
-	for (;;) {
-		uint64_t v, k = 1;
-		if (ns_parse_dec_prefix(&s, 0xffffffffULL, &v) < 0)
-			goto bad;
-		if (*s == '*') {
-			s++;
-			if (ns_parse_dec_prefix(&s, NS_COUNTS_MAX_CPUS, &k) < 0 || k < 1)
-				goto bad;
-		}
-		if (k > NS_COUNTS_MAX_CPUS - c->n)
-			goto bad;
-		if (c->n + k > cap) {
-			size_t ncap = cap ? cap : 64;
-			unsigned long long *nv;
-			while (ncap < c->n + k)
-				ncap *= 2;
-			nv = realloc(c->v, ncap * sizeof(*nv));
-			if (!nv) {
-				ns_counts_free(c);
-				return -ENOMEM;
-			}
-			c->v = nv;
-			cap = ncap;
-		}
-		while (k--)
-			c->v[c->n++] = v;
-		if (!*s)
-			return 0;
-		if (*s++ != ',')
-			goto bad;
-	}
-bad:
-	ns_counts_free(c);
-	return -EINVAL;
+	return parse_counts(txt, c, true);
 }
 
 int ns_counts_read(struct ns_root *root, int irq, struct ns_counts *c, char **raw)
