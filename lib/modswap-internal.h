@@ -29,6 +29,11 @@ int ns_swap_stock_path(struct ns_system *sys, const char *name, char **path);
 /* Does the loaded module name run the in-tree file at stock_path (no out-of-tree taint, the
  * file's srcversion where it has one)? */
 bool ns_swap_runs_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *name, const char *stock_path);
+/* The file modprobe loads for name on the root's machine (libkmod's lookup over its
+ * lib/modules/RELEASE and modprobe.d), root-relative: "lib/modules/R/updates/dkms/x.ko".
+ * -ENOENT when the name resolves to no file (built in, unknown), another -errno when the
+ * machine's index cannot be read. */
+int ns_swap_resolve(struct ns_system *sys, const char *name, char **path);
 
 /* modswap-plan.c: record a check (takes what and detail). */
 int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail);

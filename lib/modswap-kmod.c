@@ -147,3 +147,52 @@ bool ns_swap_runs_stock(struct ns_root *root, struct kmod_ctx *ctx, const char *
 	free(src);
 	return stock;
 }
+
+int ns_swap_resolve(struct ns_system *sys, const char *name, char **path)
+{
+	const char *rel = sys->machine.kernel_release;
+	const char *root = ns_root_path(sys->root);
+	struct kmod_ctx *ctx;
+	struct kmod_list *list = NULL;
+	static const char *const conf[] = {"etc/modprobe.d", "run/modprobe.d", "usr/local/lib/modprobe.d",
+					   "lib/modprobe.d"};
+	char reldir[320], *dir, *confs[5] = {NULL};
+	int r;
+
+	*path = NULL;
+	if (!rel || !rel[0] || strchr(rel, '/'))
+		return -ENOENT;
+	snprintf(reldir, sizeof(reldir), "lib/modules/%s", rel);
+	dir = ns_swap_abs_path(sys->root, reldir);
+	if (!dir)
+		return -ENOMEM;
+	for (size_t i = 0; i < 4; i++)
+		confs[i] = ns_swap_abs_path(sys->root, conf[i]);
+	/* the root's own module tree and modprobe.d, as modprobe on that machine reads them (not
+	 * this host's) */
+	ctx = confs[3] ? kmod_new(dir, (const char *const *)confs) : NULL;
+	free(dir);
+	for (size_t i = 0; i < 4; i++)
+		free(confs[i]);
+	if (!ctx)
+		return -ENOMEM;
+	r = kmod_module_new_from_lookup(ctx, name, &list);
+	if (r == 0 && !list)
+		r = -ENOENT;
+	if (r == 0) {
+		struct kmod_module *mod = kmod_module_get_module(list);
+		const char *p = mod ? kmod_module_get_path(mod) : NULL;
+		size_t skip = strcmp(root, "/") == 0 ? 0 : strlen(root);
+		if (!p)
+			r = -ENOENT; /* built in, or an alias of nothing */
+		else if (strncmp(p, root, skip) != 0)
+			r = -EXDEV;
+		else if (!(*path = strdup(p + skip + strspn(p + skip, "/"))))
+			r = -ENOMEM;
+		if (mod)
+			kmod_module_unref(mod);
+	}
+	kmod_module_unref_list(list);
+	kmod_unref(ctx);
+	return r;
+}

@@ -388,6 +388,136 @@ static bool node_to_rescan(const struct ns_system *sys, const struct ns_pci *pci
 	return pci->forced == 1 || (pci->node_set == 1 && pci->bus_node == -1 && !hand);
 }
 
+/*
+ * The swap reloads every module it removes: the patched file for a manifest module, the
+ * in-tree file for the rest. A vendor or DKMS build in that place would be lost with its
+ * options, and with its disks when the in-tree driver does not know the controller; the next
+ * boot would load it again. So every module the swap removes must be what modprobe loads from
+ * the kernel's own tree (or numastor's copy in updates/numastor/), and a module reloaded as
+ * itself must run that very file (no out-of-tree taint, the file's srcversion). A module the
+ * swap replaces may run numastor's own build of it; nvme alone may run any other: every NVMe
+ * controller binds to the in-tree nvme by its class, and a pre-fix nvme is what the swap
+ * replaces it for. Returns why name is not the kernel's own (NULL when it is; *note set when
+ * it runs another build the swap replaces), or NULL with *err set.
+ */
+static char *not_in_tree(struct ns_system *sys, struct kmod_ctx *ctx, const char *name, const char *stock,
+			 const struct ns_manifest_module *mm, bool replaced, char **note, int *err)
+{
+	const char *rel = sys->machine.kernel_release ? sys->machine.kernel_release : "?";
+	char *resolved = NULL, *numastor = ns_fmt("lib/modules/%s/updates/numastor/", rel);
+	char path[256], *taint = NULL, *src = NULL, *want = NULL, *abs, *why = NULL;
+	bool out_of_tree, other_src, own_build;
+	int r;
+
+	*err = 0;
+	*note = NULL;
+	if (!numastor) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	r = ns_swap_resolve(sys, name, &resolved);
+	if (r == -ENOMEM) {
+		*err = r;
+		goto out;
+	}
+	if (r < 0) {
+		why = ns_fmt("modprobe finds no file for %s in /lib/modules/%s (%s): which build runs is not "
+			     "known",
+			     name, rel, strerror(-r));
+		*err = why ? 0 : -ENOMEM;
+		goto out;
+	}
+	if ((!stock || strcmp(resolved, stock) != 0) && strncmp(resolved, numastor, strlen(numastor)) != 0) {
+		why = ns_fmt("modprobe loads %s from /%s, not the in-tree /%s: a vendor or DKMS driver, which the "
+			     "swap would replace by the kernel's own; numastor leaves it as it runs",
+			     name, resolved, stock ? stock : "(none)");
+		*err = why ? 0 : -ENOMEM;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "sys/module/%s/taint", name);
+	out_of_tree = ns_read_str(sys->root, path, &taint) == 0 && strchr(taint, 'O');
+	snprintf(path, sizeof(path), "sys/module/%s/srcversion", name);
+	if (stock && ns_read_str(sys->root, path, &src) == 0 && (abs = ns_swap_abs_path(sys->root, stock))) {
+		want = ns_swap_modinfo_file(ctx, abs, "srcversion");
+		free(abs);
+	}
+	other_src = src && want && strcmp(src, want) != 0;
+	if (!out_of_tree && !other_src)
+		goto out;
+	/* numastor's own patched build of a module it replaces (a swap or --install before) */
+	own_build = replaced && mm && mm->srcversion && src && strcmp(mm->srcversion, src) == 0;
+	if (replaced && (own_build || strcmp(name, "nvme") == 0)) {
+		*note = ns_fmt("%s runs %s (%ssrcversion %s); the swap replaces it, and --revert loads the "
+			       "in-tree /%s, as the next boot does",
+			       name, own_build ? "numastor's patched build" : "another build than the in-tree file",
+			       out_of_tree ? "taint O, " : "", src ? src : "?", stock ? stock : "?");
+		if (!*note)
+			*err = -ENOMEM;
+		goto out;
+	}
+	why = ns_fmt("the running %s is not the in-tree /%s (%s%s%s%s): a vendor or hand-built driver, "
+		     "which the swap would replace by the kernel's own; numastor leaves it as it runs",
+		     name, stock ? stock : "(none)", out_of_tree ? "taint O" : "", out_of_tree && other_src ? ", " : "",
+		     other_src ? "srcversion " : "", other_src ? src : "");
+	*err = why ? 0 : -ENOMEM;
+out:
+	free(resolved);
+	free(numastor);
+	free(taint);
+	free(src);
+	free(want);
+	return why;
+}
+
+/* One check per module that is not the kernel's own (refused), one passed check for the rest. */
+static int check_in_tree(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, const char *group,
+			 char *const *order, size_t n)
+{
+	const char *rel = sys->machine.kernel_release ? sys->machine.kernel_release : "?";
+	char *names = NULL, *notes = NULL;
+	int r = 0;
+
+	for (size_t i = 0; i < n && r == 0; i++) {
+		const struct ns_manifest_module *mm = ns_manifest_find(&p->manifest, order[i]);
+		bool replaced = mm || (strcmp(group, "nvme") == 0 && strcmp(order[i], "nvme") == 0);
+		char *stock = NULL, *note = NULL, *why, *tmp;
+		int err;
+
+		ns_swap_stock_path(sys, order[i], &stock);
+		why = not_in_tree(sys, ctx, order[i], stock, mm, replaced, &note, &err);
+		free(stock);
+		if (err < 0) {
+			r = err;
+			break;
+		}
+		if (why) {
+			r = ns_swap_add_check(p, false, ns_fmt("%s is the kernel's own module", order[i]), why);
+			continue;
+		}
+		tmp = ns_fmt("%s%s%s", names ? names : "", names ? ", " : "", order[i]);
+		free(names);
+		names = tmp;
+		if (note) {
+			tmp = ns_fmt("%s; %s", notes ? notes : "", note);
+			free(notes);
+			free(note);
+			notes = tmp;
+			if (!notes)
+				r = -ENOMEM;
+		}
+		if (!names)
+			r = -ENOMEM;
+	}
+	if (r == 0 && names)
+		r = ns_swap_add_check(p, true, ns_fmt("the modules the swap removes are the kernel's own"),
+				      ns_fmt("modprobe loads %s from /lib/modules/%s (no vendor or DKMS copy), each "
+					     "running that file%s",
+					     names, rel, notes ? notes : ""));
+	free(names);
+	free(notes);
+	return r;
+}
+
 static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, const char *group)
 {
 	const char *top = strcmp(group, "nvme") == 0 ? "nvme" : "scsi_mod";
@@ -407,6 +537,8 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	r = removal_order(sys->root, top, &order, &n, 0);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = check_not_in_use(sys->root, p, order[i]);
+	if (r == 0)
+		r = check_in_tree(sys, ctx, p, group, order, n);
 	for (size_t i = 0; r == 0 && i < n; i++)
 		r = add_step(p, order[i], NULL, NULL, true);
 	/* the disks first: the insertion order follows their names */

@@ -217,7 +217,8 @@ def nvme_nodes(ctx, what, step, forced, node):
 CHECKS = ("is a loadable module", "sha256 matches the manifest", "vermagic matches the running kernel",
           "file and directories are root-owned and not group/world-writable",
           "the kernel's signature policy accepts it", "the modules were built for the running kernel",
-          "what it imports beyond the stock module is there when it loads (this swap, the kernel; same CRCs)")
+          "what it imports beyond the stock module is there when it loads (this swap, the kernel; same CRCs)",
+          "is the kernel's own module")
 
 
 def failed_lines(ctx, tag):
