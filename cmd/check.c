@@ -261,7 +261,69 @@ static int list_options(const struct ns_cli *cli, const struct check_args *a, bo
 	return 0;
 }
 
+/* Where a run's verdict goes (-O): a run that fails after the target was accepted replaces
+ * the last verdict there with its failure, so a fleet never keeps reading an old OK. */
+struct verdict_file {
+	const char *path;
+	bool json, prom, written;
+};
+
+static int check_run(int argc, char **argv, struct verdict_file *vf);
+
+static void write_failed_verdict(const struct verdict_file *vf)
+{
+	const char *reason = ns_cli_last_error();
+	struct ns_outfile of = {.fd = -1};
+	char *why = NULL;
+	FILE *out;
+	int r = ns_outfile_open(vf->path, &of, &why);
+
+	if (r == 0 && !(out = fdopen(of.fd, "w"))) {
+		r = -errno;
+		ns_outfile_abort(&of);
+	}
+	if (r == 0) {
+		if (vf->prom) {
+			ns_print_prometheus_failed(out, reason);
+		} else if (vf->json) {
+			struct json_object *doc =
+				ns_json_error(NULL, "check", reason ? reason : "failed", NS_EXIT_UNKNOWN);
+			fprintf(out, "%s\n",
+				doc ? json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+										  JSON_C_TO_STRING_SPACED |
+										  JSON_C_TO_STRING_NOSLASHESCAPE)
+				    : "{}");
+			json_object_put(doc);
+		} else {
+			fprintf(out, "summary: UNKNOWN (exit 3): numastor check failed: %s\n", reason ? reason : "?");
+		}
+		r = fflush(out) != 0 || ferror(out) ? -EIO : 0;
+		of.fd = dup(fileno(out));
+		fclose(out);
+		if (r < 0 || of.fd < 0) {
+			ns_outfile_abort(&of);
+			r = r < 0 ? r : -EIO;
+		} else {
+			r = ns_outfile_commit(&of);
+		}
+	}
+	if (r < 0)
+		fprintf(stderr, "numastor check: the failure could not be written to %s either: %s\n", vf->path,
+			why ? why : strerror(-r));
+	free(why);
+}
+
 int cmd_check(int argc, char **argv)
+{
+	struct verdict_file vf = {0};
+	int code = check_run(argc, argv, &vf);
+
+	if (code == NS_EXIT_UNKNOWN && vf.path && !vf.written)
+		write_failed_verdict(&vf);
+	return code;
+}
+
+static int check_run(int argc, char **argv, struct verdict_file *vf)
 {
 	static const struct option opts[] = {
 		// clang-format off
@@ -297,7 +359,7 @@ int cmd_check(int argc, char **argv)
 	struct ns_findings findings = {0};
 	struct ns_text_opts topts = {0};
 	struct ns_list_opts lopts = {0};
-	int c, r, code;
+	int c, r, code, verdict = 0;
 
 	ns_cli_init(&cli, "check", argc, argv);
 	optind = 1;
@@ -408,6 +470,9 @@ int cmd_check(int argc, char **argv)
 			return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot create a file beside %s: %s", a.output_file,
 					   strerror(-r));
 		ns_outfile_abort(&probe);
+		vf->path = a.output_file;
+		vf->json = json;
+		vf->prom = prom;
 	}
 	if (a.sysroot && !*a.sysroot)
 		return ns_cli_bad_usage(&cli, "--sysroot needs a directory");
@@ -468,7 +533,10 @@ int cmd_check(int argc, char **argv)
 		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "evaluating findings: %s", strerror(-r));
 		goto out;
 	}
-	code = ns_findings_exit_code(&findings);
+	/* the verdict, unless writing it fails: from here code says only whether that failed (an
+	 * unjudged device's verdict is 3 too, and is written) */
+	verdict = ns_findings_exit_code(&findings);
+	code = 0;
 	if (a.output_file) {
 		/* beside the target, so the rename is atomic: the textfile collector never sees half a file */
 		r = ns_outfile_open(a.output_file, &of, &why);
@@ -524,12 +592,16 @@ int cmd_check(int argc, char **argv)
 			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", a.output_file, strerror(errno));
 		if (code == NS_EXIT_UNKNOWN) {
 			ns_outfile_abort(&of);
-		} else if ((r = ns_outfile_commit(&of)) < 0) {
+		} else if ((r = ns_outfile_commit(&of)) == 0) {
+			vf->written = true;
+		} else {
 			code = ns_cli_fail(
 				&cli, NS_EXIT_UNKNOWN, "cannot put the report in place as %s: %s", a.output_file,
 				r == -EEXIST ? "something not a regular file took its name meanwhile" : strerror(-r));
 		}
 	}
+	if (code == 0)
+		code = verdict;
 out:
 	free(why);
 	free(lopts.cols);

@@ -34,9 +34,20 @@ void ns_cli_init(struct ns_cli *cli, const char *cmd, int argc, char **argv)
 	}
 }
 
+/* The last message a command failed with: what a failed run's output file says. */
+static char *last_error;
+
+const char *ns_cli_last_error(void)
+{
+	return last_error;
+}
+
 static void emit(const struct ns_cli *cli, int code, const char *message)
 {
 	char *safe = ns_escape_text(message);
+
+	free(last_error);
+	last_error = strdup(message);
 
 	fprintf(stderr, "numastor %s: %s\n", cli->cmd, safe ? safe : message);
 	free(safe);

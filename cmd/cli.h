@@ -28,6 +28,9 @@ void ns_cli_init(struct ns_cli *cli, const char *cmd, int argc, char **argv);
  * Returns code (an NS_EXIT_*), so `return ns_cli_fail(...)`. */
 int ns_cli_fail(const struct ns_cli *cli, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The message of the last ns_cli_fail / ns_cli_bad_usage, or NULL. */
+const char *ns_cli_last_error(void);
+
 /* A usage error: the one line of ns_cli_fail, then `Try 'numastor CMD --help'.`; exit 3. */
 int ns_cli_bad_usage(const struct ns_cli *cli, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

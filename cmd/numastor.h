@@ -48,6 +48,8 @@ int cmd_irqbalance_policy(int argc, char **argv);
 void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findings *f,
 		   const struct ns_text_opts *opts);
 int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_findings *f);
+/* What a failed check writes where its metrics go: status 3 and the reason, never the old verdict. */
+int ns_print_prometheus_failed(FILE *out, const char *reason);
 /* "auto" / "always" / "never" -> whether to colour out. -1 for a bad value. */
 int ns_color_choice(const char *when, FILE *out);
 

@@ -156,6 +156,19 @@ struct remote_count {
 	unsigned long long n;
 };
 
+int ns_print_prometheus_failed(FILE *out, const char *reason)
+{
+	family(out, "numastor_check_status", "gauge",
+	       "Overall result: 0 ok, 1 warning, 2 critical, 3 unknown (a device could not be judged, or the check "
+	       "failed).");
+	fputs("numastor_check_status 3\n", out);
+	family(out, "numastor_check_failed", "gauge", "The check failed (always 1 when present): the reason.");
+	fputs("numastor_check_failed{", out);
+	label(out, "reason", reason ? reason : "unknown", true);
+	fputs("} 1\n", out);
+	return ferror(out) ? -EIO : 0;
+}
+
 int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_findings *f)
 {
 	const struct ns_machine *m = &sys->machine;
@@ -171,8 +184,13 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 	label(out, "kernel", m->kernel_release, false);
 	fputs("} 1\n", out);
 
-	family(out, "numastor_check_status", "gauge", "Overall result: 0 ok, 1 warning, 2 critical.");
+	family(out, "numastor_check_status", "gauge",
+	       "Overall result: 0 ok, 1 warning, 2 critical, 3 unknown (a device could not be judged, or the check "
+	       "failed).");
 	fprintf(out, "numastor_check_status %d\n", ns_findings_exit_code(f));
+	family(out, "numastor_devices_unjudged", "gauge",
+	       "Devices no rule could judge: a fact the rules need could not be read (numastor check names them).");
+	fprintf(out, "numastor_devices_unjudged %zu\n", f->nunjudged);
 
 	family(out, "numastor_numa_nodes", "gauge", "NUMA nodes with CPUs or memory.");
 	fprintf(out, "numastor_numa_nodes %zu\n", m->nnodes);

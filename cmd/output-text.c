@@ -533,14 +533,22 @@ static char *name_ranges(const struct pen *p, const char **names, size_t n)
 static void print_summary(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f)
 {
 	int code = ns_findings_exit_code(f);
-	const char *c = code == 2 ? C_RED : code == 1 ? C_YELLOW : C_BOLD;
-
+	const char *c = code == 2 ? C_RED : code == 1 || code == 3 ? C_YELLOW : C_BOLD;
 	say(p, 0, NULL, "%ssummary: %s%s, %zu device%s, %zu critical, %zu warning, %zu info (exit %d)", col(p, c),
 	    code == 2	? "CRITICAL"
 	    : code == 1 ? "WARNING"
+	    : code == 3 ? "UNKNOWN"
 			: "OK",
 	    col(p, C_RESET), sys->ndisks, sys->ndisks == 1 ? "" : "s", ns_findings_count(f, NS_SEV_CRITICAL),
 	    ns_findings_count(f, NS_SEV_WARNING), ns_findings_count(f, NS_SEV_INFO), code);
+	/* right under the verdict: what it could not speak for, and why */
+	if (f->nunjudged)
+		say(p, 2, NULL, "%zu device%s could not be judged:", f->nunjudged, f->nunjudged == 1 ? "" : "s");
+	for (size_t i = 0; i < f->nunjudged; i++) {
+		char *dev = strdup(t(p, f->unjudged[i].device));
+		say(p, 4, NULL, "%s: %s", dev ? dev : "?", t(p, f->unjudged[i].reason));
+		free(dev);
+	}
 }
 
 /* How CPUs were isolated beyond cpu/isolated and cpu/nohz_full: the command line's flags and

@@ -1043,6 +1043,57 @@ static int isolation_rules(struct ns_findings *f, const struct ns_system *sys, c
 	return rule_queues_housekeeping(f, sys, d);
 }
 
+/*
+ * A status must not say OK about what it could not read. A disk whose node is unknown because
+ * an input did not parse (its function's numa_node) or left the verdict untold (whether a
+ * driver forced the node: an unreadable root bus or node CPU list) could not be judged: no rule
+ * can say whether it sits where it should. A real -1 (the firmware gives no node) is a fact,
+ * and judged (node-unknown).
+ */
+static int judge_readable(struct ns_findings *f, const struct ns_system *sys, const struct ns_disk *d)
+{
+	struct ns_unjudged *nv;
+	char *why = NULL;
+
+	if (d->node_source != NS_NODE_SRC_UNKNOWN || !ns_machine_multi_node(&sys->machine))
+		return 0;
+	for (size_t i = 0; i < d->npaths && !why; i++) {
+		const struct ns_pci *pci = d->paths[i].pci;
+		bool bus_unread = false;
+		if (!pci)
+			continue;
+		bus_unread = pci->bus_node == NS_NODE_UNREAD;
+		for (size_t k = 0; k < pci->nbridges; k++)
+			bus_unread |= pci->bridge_nodes[k] == NS_NODE_UNREAD;
+		if (pci->numa_node == NS_NODE_UNREAD)
+			why = ns_fmt("PCI %s's numa_node could not be read (see the notes): its node is unknown",
+				     pci->address);
+		/* an untold verdict for want of a reading; Hyper-V's "cannot tell which" is the
+		 * machine's own answer, judged (it reads every input) */
+		else if (pci->forced < 0 && pci->facts.multi_node && pci->numa_node >= 0 && bus_unread)
+			why = ns_fmt("PCI %s reads node %d, but whether a driver forced it is unknown: %s",
+				     pci->address, pci->numa_node,
+				     pci->forced_evidence ? pci->forced_evidence
+							  : "what it rests on could not be read");
+		else
+			continue;
+		if (!why)
+			return -ENOMEM;
+	}
+	if (!why)
+		return 0;
+	nv = realloc(f->unjudged, (f->nunjudged + 1) * sizeof(*nv));
+	if (!nv || !(nv[f->nunjudged].device = strdup(d->name))) {
+		if (nv)
+			f->unjudged = nv;
+		free(why);
+		return -ENOMEM;
+	}
+	f->unjudged = nv;
+	nv[f->nunjudged++].reason = why;
+	return 0;
+}
+
 int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 {
 	bool scsi_patched = sys->scsi_mod && sys->scsi_mod->patched == 1;
@@ -1080,6 +1131,8 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 			return r;
 		if (ns_disk_is_virtual(d))
 			continue;
+		if ((r = judge_readable(out, sys, d)) < 0)
+			return r;
 		c.nqv = queue_vectors(d, qv, sizeof(qv) / sizeof(qv[0]));
 		for (size_t k = 0; k < c.nqv; k++)
 			count_vector(&c.vc, qv[k]);
@@ -1105,6 +1158,11 @@ void ns_findings_free(struct ns_findings *f)
 		json_object_put(f->v[i].evidence);
 	}
 	free(f->v);
+	for (size_t i = 0; i < f->nunjudged; i++) {
+		free(f->unjudged[i].device);
+		free(f->unjudged[i].reason);
+	}
+	free(f->unjudged);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -1122,5 +1180,5 @@ int ns_findings_exit_code(const struct ns_findings *f)
 		return 2;
 	if (ns_findings_count(f, NS_SEV_WARNING))
 		return 1;
-	return 0;
+	return f->nunjudged ? 3 : 0;
 }

@@ -20,15 +20,25 @@ struct ns_finding {
 	char *remedy_text;
 };
 
+/* A device the rules could not judge: a fact they need could not be read (its function's
+ * numa_node did not parse, or whether a driver forced it cannot be told from what was read). */
+struct ns_unjudged {
+	char *device;
+	char *reason; /* one plain sentence */
+};
+
 struct ns_findings {
 	struct ns_finding *v;
 	size_t n, cap;
+	struct ns_unjudged *unjudged;
+	size_t nunjudged;
 };
 
 int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out);
 void ns_findings_free(struct ns_findings *f);
 const char *ns_severity_name(enum ns_severity s);
-/* Monitoring-plugin exit status: 0 ok, 1 warning, 2 critical. */
+/* Monitoring-plugin exit status: 2 critical, 1 warning, 3 unknown (a device could not be
+ * judged and nothing worse was found), 0 ok. */
 int ns_findings_exit_code(const struct ns_findings *f);
 size_t ns_findings_count(const struct ns_findings *f, enum ns_severity s);
 

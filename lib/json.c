@@ -555,12 +555,22 @@ static void w_summary(struct ns_jsonw *w, const struct ns_system *sys, const str
 
 	K("summary");
 	ns_jsonw_begin_object(w);
-	w_str(w, "status", code == 2 ? "critical" : code == 1 ? "warning" : "ok");
+	w_str(w, "status", code == 2 ? "critical" : code == 1 ? "warning" : code == 3 ? "unknown" : "ok");
 	w_int(w, "exit_code", code);
 	w_int(w, "devices", (int)sys->ndisks);
 	w_int(w, "critical", (int)ns_findings_count(findings, NS_SEV_CRITICAL));
 	w_int(w, "warning", (int)ns_findings_count(findings, NS_SEV_WARNING));
 	w_int(w, "info", (int)ns_findings_count(findings, NS_SEV_INFO));
+	w_int(w, "unjudged", (int)findings->nunjudged);
+	K("unjudged_devices");
+	ns_jsonw_begin_array(w);
+	for (size_t i = 0; i < findings->nunjudged; i++) {
+		ns_jsonw_begin_object(w);
+		w_str(w, "device", findings->unjudged[i].device);
+		w_str(w, "reason", findings->unjudged[i].reason);
+		ns_jsonw_end_object(w);
+	}
+	ns_jsonw_end_array(w);
 	ns_jsonw_end_object(w);
 }
 

@@ -707,8 +707,13 @@ def json_budget_case(env):
     out = os.path.join(env.tmp, "report.json")
     q = subprocess.run([env.numastor, "check", "--snapshot", bundle, "--json", "-O", out], capture_output=True,
                        env=dict(penv, NUMASTOR_TEST_JSON_MAX=str(size - 1)))
-    if q.returncode != 3 or os.path.exists(out) or [n for n in os.listdir(env.tmp) if n.startswith("report.json")]:
-        return fail(f"json budget: -o wrote a report beyond the budget (exit {q.returncode})")
+    # the report is not written; the failure is, in its place (a fleet must not read an old
+    # verdict there): the error document, and no temporary file beside it
+    left = sorted(n for n in os.listdir(env.tmp) if n.startswith("report.json"))
+    text = open(out, encoding="utf-8").read() if os.path.exists(out) else ""
+    if q.returncode != 3 or left != ["report.json"] or not is_error_document(text, q.stderr.decode(errors="replace")):
+        return fail(f"json budget: -O over the budget: exit {q.returncode}, files {left}, "
+                    f"not the error document: {text[:200]!r}")
     print(f"PASS json budget: {size} bytes written at a budget of {size}, refused at {size - 1}: {msg.strip()}")
 
 

@@ -512,6 +512,15 @@ def facts_garbage_numbers(doc, code):
     assert i5[1]["total_count"] is None and i5[1]["counts_by_node"] is None and i5[2]["node"] is None, i5[:3]
     bad = changed_numbers(doc, twin_doc(TWINS["garbage-numbers"]))
     assert not bad, f"numbers changed to something other than null: {bad[:20]}"
+    # the status does not fail open: the devices whose node the garbage hid (nvme0-2's
+    # numa_node, nvme5's root bus) are named as not judged, the verdict is unknown (exit 3)
+    unjudged = {u["device"]: u["reason"] for u in doc["summary"]["unjudged_devices"]}
+    assert sorted(unjudged) == ["nvme0n1", "nvme1n1", "nvme2n1", "nvme5n1"], unjudged
+    for i, addr in enumerate(("0000:00:04.0", "0000:00:05.0", "0000:00:06.0")):
+        assert addr in unjudged[f"nvme{i}n1"] and "numa_node" in unjudged[f"nvme{i}n1"], unjudged
+    assert "cpulistaffinity" in unjudged["nvme5n1"], unjudged["nvme5n1"]
+    assert doc["summary"]["unjudged"] == 4 and doc["summary"]["status"] == "unknown", doc["summary"]
+    assert doc["summary"]["exit_code"] == 3 == code, (doc["summary"], code)
 
 
 def facts_garbage_numbers_clean(doc, code):
@@ -520,6 +529,9 @@ def facts_garbage_numbers_clean(doc, code):
     for i in range(5):
         assert pci_of(doc, "nvme%dn1" % i)["numa_node"] == 0 and device(doc, "nvme%dn1" % i)["node"] == 0
     assert pci_of(doc, "nvme5n1")["bus_node"] == 1 and device(doc, "nvme5n1")["node"] == 1
+    # the twin: everything read, everything judged
+    assert doc["summary"]["unjudged"] == 0 and doc["summary"]["unjudged_devices"] == [], doc["summary"]
+    assert doc["summary"]["status"] == "ok" and code == 0, (doc["summary"], code)
 
 
 def facts_isolcpus_queues(doc, code):
@@ -552,6 +564,9 @@ def facts_garbled_node_cpulist(doc, code):
         assert pci_of(doc, name)["node_forced"] is None, pci_of(doc, name)["node_forced"]
     bad = changed_numbers(doc, twin_doc(TWINS["garbled-node1-cpulist"]))
     assert not bad, f"numbers changed to something other than null: {bad[:20]}"
+    unjudged = {u["device"]: u["reason"] for u in doc["summary"]["unjudged_devices"]}
+    assert sorted(unjudged) == ["nvme0n1", "nvme1n1"], unjudged
+    assert doc["summary"]["status"] == "unknown" and code == 3, (doc["summary"], code)
 
 
 # Fixtures whose exclusion inputs do not all parse: fix refuses them, with this on stderr.
@@ -840,10 +855,11 @@ PINNED = {
     "node-set-manifest-upstream": (1, {("node-set", "nvme0n1", W), ("node-set", "nvme1n1", W)}),
     "cpuless-node-bus": (0, {("node-unknown", "nvme0n1", I)}),
     # issue 11's garbage numbers: null with notes, no finding from a made-up number
-    "garbage-numbers": (0, set()),
+    # devices whose node could not be read: not judged, so not OK (exit 3)
+    "garbage-numbers": (3, set()),
     "garbage-numbers-clean": (0, set()),
     # forced-sibling-other-node with node 1's CPUs unknown: no forced/firmware verdict either way
-    "garbled-node1-cpulist": (0, set()),
+    "garbled-node1-cpulist": (3, set()),
     "twin-xen-2n-5nvme-confined": (2, {
         ("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W),
         ("irq-confined", "nvme1n1", W), ("irq-fires-remote", "nvme1n1", W), ("rq-affinity-remote", "nvme1n1", W),
@@ -1048,7 +1064,7 @@ def parse_text(text, vtext, names):
     lines = text.splitlines()
     section = "head"
     for k, line in enumerate(lines):
-        m = re.match(r"^summary: (OK|WARNING|CRITICAL), (\d+) devices?, (\d+) critical, (\d+) warning, "
+        m = re.match(r"^summary: (OK|WARNING|CRITICAL|UNKNOWN), (\d+) devices?, (\d+) critical, (\d+) warning, "
                      r"(\d+) info \(exit (\d)\)$", line)
         if m:
             summary = (m.group(1),) + tuple(int(x) for x in m.groups()[1:])
@@ -1125,7 +1141,7 @@ def check_text(name, text, vtext, doc, code):
     for i, d, s, a in findings:
         assert first[(i, s)] == a, f"text remedy of {i} ({s}): {a!r}, JSON {first[(i, s)]!r}"
     assert summary is not None, "no summary line"
-    level = {0: "OK", 1: "WARNING", 2: "CRITICAL"}[want_code]
+    level = {0: "OK", 1: "WARNING", 2: "CRITICAL", 3: "UNKNOWN"}[want_code]
     counts = tuple(sum(1 for t in want if t[2] == sev) for sev in (C, W, I))
     assert summary == (level, len(doc["devices"])) + counts + (want_code,), f"summary {summary}"
     for d in doc["devices"]:

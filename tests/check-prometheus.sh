@@ -30,7 +30,9 @@ for root in "$tmp"/fx/* /; do
 	[ "$root" = / ] || args+=(--sysroot "$root")
 	"$numastor" check "${args[@]}" >"$tmp/out.prom"
 	rc=$?
-	[ "$rc" -le 2 ] || fail "$root: check --format prometheus exited $rc"
+	# 3 only for a verdict of unknown: devices not judged
+	[ "$rc" -le 2 ] || { [ "$rc" = 3 ] && grep -q '^numastor_devices_unjudged [1-9]' "$tmp/out.prom"; } ||
+		fail "$root: check --format prometheus exited $rc"
 	out=$(promtool check metrics <"$tmp/out.prom" 2>&1) || fail "$root: promtool check metrics: $out"
 	[ -z "$out" ] || fail "$root: promtool complains: $out"
 	grep -q "^numastor_check_status $rc\$" "$tmp/out.prom" || fail "$root: numastor_check_status is not the exit code $rc"
@@ -69,6 +71,29 @@ grep -q '^numastor_check_status 0$' "$tmp/numastor.prom" || fail "--output-file 
 out=$("$numastor" check -f prometheus -O "$tmp/no/such/dir/numastor.prom" 2>&1)
 [ $? = 3 ] && grep -q "cannot create a file beside $tmp/no/such/dir/numastor.prom" <<<"$out" ||
 	fail "--output-file into a missing directory: $out"
+# a run that fails after the target was accepted leaves its failure there (status 3 and the
+# reason), never the last verdict: a fleet would keep reading the old OK
+"$numastor" check --sysroot "$tmp/fx/no-such-machine" -f prometheus -O "$tmp/numastor.prom" 2>"$tmp/err"
+rc=$?
+[ $rc = 3 ] || fail "a failed run with --output-file exited $rc"
+grep -q '^numastor_check_status 3$' "$tmp/numastor.prom" || fail "a failed run left the old verdict: $(cat "$tmp/numastor.prom")"
+grep -q '^numastor_check_failed{reason="cannot use .*no-such-machine as the root' "$tmp/numastor.prom" ||
+	fail "a failed run's file does not say why: $(cat "$tmp/numastor.prom")"
+out=$(promtool check metrics <"$tmp/numastor.prom" 2>&1) && [ -z "$out" ] || fail "the failed run's file: promtool: $out"
+# the same in JSON: the error document, in place of the last report
+"$numastor" check --sysroot "$tmp/fx/no-such-machine" --json -O "$tmp/report.json" >/dev/null 2>&1
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["error"]["exit_code"] == 3 and "no-such-machine" in d["error"]["message"], d' \
+	"$tmp/report.json" 2>/dev/null || fail "a failed --json run's file is not the error document"
+# a machine with devices that could not be judged: written (it is a verdict), status 3
+"$numastor" check --sysroot "$tmp/fx/garbage-numbers" -f prometheus -O "$tmp/numastor.prom" 2>"$tmp/err"
+rc=$?
+[ $rc = 3 ] && grep -q '^numastor_check_status 3$' "$tmp/numastor.prom" &&
+	grep -q '^numastor_devices_unjudged 4$' "$tmp/numastor.prom" && ! grep -q numastor_check_failed "$tmp/numastor.prom" ||
+	fail "garbage-numbers: exit $rc, $(grep -v '^#' "$tmp/numastor.prom" | head -5)"
+# a target numastor refuses (a directory) is left alone, failure or not
+mkdir "$tmp/adir"
+"$numastor" check --sysroot "$tmp/fx/no-such-machine" -f prometheus -O "$tmp/adir" >/dev/null 2>&1
+[ -d "$tmp/adir" ] || fail "a refused target was replaced"
 out=$("$numastor" check -f yaml 2>&1)
 [ $? = 3 ] && grep -q "takes text, json, prometheus or svg, not 'yaml'" <<<"$out" || fail "--format yaml: $out"
 fi
