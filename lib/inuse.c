@@ -29,6 +29,7 @@ struct dev {
 	const char *disk; /* the disk a partition belongs to; NULL for a whole disk or head */
 	unsigned maj, min;
 	bool known; /* maj:min read */
+	bool path;  /* a multipath head's per-path disk (hidden: on 6.1 without a dev file) */
 };
 
 struct scan {
@@ -204,9 +205,12 @@ static int add_paths(struct scan *s, const char *head)
 		for (size_t k = 0; k < s->ndevs && !have; k++)
 			have = strcmp(s->devs[k].name, names[i]) == 0;
 		if (!have) {
+			size_t first = s->ndevs;
 			r = add_disk(s, names[i]);
 			if (r == -ENOENT)
 				r = 0;
+			for (size_t k = first; k < s->ndevs; k++)
+				s->devs[k].path = true;
 		}
 	}
 	ns_strv_free(names, n);
@@ -1143,8 +1147,10 @@ int ns_inuse_check_name(struct ns_root *root, const char *name, struct ns_inuse_
 			s.self_ns = strdup(s.pid1_ns); /* a captured tree: pid 1's namespace is the one */
 		r = read_btrfs(&s);
 	}
+	/* a hidden path disk without a device number has no node: nothing can open it */
 	for (size_t i = 0; r == 0 && s.live && i < s.ndevs; i++)
-		r = probe_exclusive(&s, &s.devs[i]);
+		if (s.devs[i].known || !s.devs[i].path)
+			r = probe_exclusive(&s, &s.devs[i]);
 	if (r == 0)
 		r = scan_mounts(&s);
 	if (r == 0)
