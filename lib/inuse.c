@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Is a disk in use: claims, mounts in every namespace, open descriptors, mappings, holders,
- * swap, the root and /usr file systems. See inuse.h. */
+ * swap, the root and /usr file systems, the kernel's own users (loop, nvmet, LIO, Xen
+ * blkback). See inuse.h. */
 #define _GNU_SOURCE
 #include "inuse.h"
 
@@ -10,6 +11,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "blockdev.h"
+#include "number.h"
 #include "util.h"
 
 struct dev {
@@ -26,6 +29,7 @@ struct dev {
 	const char *disk; /* the disk a partition belongs to; NULL for a whole disk or head */
 	unsigned maj, min;
 	bool known; /* maj:min read */
+	bool path;  /* a multipath head's per-path disk (hidden: on 6.1 without a dev file) */
 };
 
 struct scan {
@@ -177,6 +181,40 @@ static bool multipath_head(const char *name, char *head, size_t len)
 		return false;
 	snprintf(head, len, "nvme%un%u", subsys, ns);
 	return true;
+}
+
+/* A multipath head nvmeXnY's per-path disks nvmeXcCnY (hidden: no node, no mount, but what the
+ * swap detaches too), those not among devs yet. Nothing for a name that is no head. */
+static int add_paths(struct scan *s, const char *head)
+{
+	unsigned subsys, ns, ps, c, pn;
+	int end = 0, r = 0;
+	char **names;
+	size_t n;
+
+	if (sscanf(head, "nvme%un%u%n", &subsys, &ns, &end) != 2 || head[end] != '\0')
+		return 0;
+	if (ns_list_dir(s->root, "sys/block", &names, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		bool have = false;
+		end = 0;
+		if (sscanf(names[i], "nvme%uc%un%u%n", &ps, &c, &pn, &end) != 3 || names[i][end] != '\0' ||
+		    ps != subsys || pn != ns)
+			continue;
+		for (size_t k = 0; k < s->ndevs && !have; k++)
+			have = strcmp(s->devs[k].name, names[i]) == 0;
+		if (!have) {
+			size_t first = s->ndevs;
+			r = add_disk(s, names[i]);
+			if (r == -ENOENT)
+				r = 0;
+			for (size_t k = first; k < s->ndevs; k++)
+				s->devs[k].path = true;
+		}
+	}
+	ns_strv_free(names, n);
+	return r;
 }
 
 static struct dev *dev_by_name(struct scan *s, const char *name)
@@ -749,10 +787,308 @@ static int scan_swaps(struct scan *s)
 	return r;
 }
 
+/* ---- kernel users: loop devices, nvmet namespaces, LIO backstores, Xen blkback ----
+ * None of them shows as a mount, a descriptor or a holder link, none takes a reference on the
+ * disk's driver, and only LIO's iblock claims the disk exclusively (unnamed). Each names its
+ * disk by a path (a device node, a /dev/disk/by-* link, a file on a file system) or a device
+ * number: resolved through the root to a device number, then to one of devs directly or
+ * through the dm/md devices stacked on it. */
+
+/* One of devs that the block device maj:min is, or sits on (through dm/md slaves); NULL if none. */
+static struct dev *dev_under(struct scan *s, unsigned maj, unsigned min)
+{
+	char p[64], *name = NULL, **stack = NULL;
+	size_t n = 0;
+	struct dev *d = dev_by_num(s, maj, min);
+
+	if (d || maj == 0)
+		return d; /* an anonymous device (tmpfs, btrfs) is the mount's to tell */
+	snprintf(p, sizeof(p), "sys/dev/block/%u:%u", maj, min);
+	if (ns_readlink_base(s->root, p, &name) < 0)
+		return NULL;
+	if (stack_add(s, &stack, &n, name, 0) == 0)
+		for (size_t k = 0; k < n && !d; k++)
+			d = dev_by_name(s, stack[k]);
+	ns_strv_free(stack, n);
+	free(name);
+	return d;
+}
+
+/* The file system path lies on (the longest mount point over it in our table; under a sysroot
+ * pid 1's): one of devs, or NULL. *found says whether any mount covers path. */
+static int dev_of_mount(struct scan *s, const char *path, struct dev **out, bool *found)
+{
+	char *txt = NULL, *save = NULL;
+	size_t best = 0;
+	struct mnt m, bm = {0};
+	int r;
+
+	*out = NULL;
+	*found = false;
+	r = ns_read_str(s->root, s->live ? "proc/self/mountinfo" : "proc/1/mountinfo", &txt);
+	if (r < 0)
+		return r == -ENOENT || r == -ENODATA ? 0 : r;
+	for (char *line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t len;
+		if (!parse_mount(line, &m))
+			continue;
+		len = strlen(m.point);
+		if (strcmp(m.point, "/") == 0)
+			len = 0;
+		else if (strncmp(path, m.point, len) != 0 || (path[len] != '/' && path[len] != '\0'))
+			continue;
+		/* the longest point; at one point, the last mount (it covers the earlier ones) */
+		if (!*found || len >= best) {
+			*found = true;
+			best = len;
+			bm = m;
+		}
+	}
+	if (*found && bm.maj)
+		*out = dev_under(s, bm.maj, bm.min);
+	else if (*found && strcmp(bm.fstype, "btrfs") == 0) {
+		/* a file in a subvolume has a device number of its own: by the members */
+		struct btrfs_fs *b = btrfs_of_source(s, bm.source);
+		for (size_t k = 0; b && k < b->nmembers && !*out; k++)
+			*out = dev_by_name(s, b->members[k]);
+	}
+	free(txt);
+	return 0;
+}
+
+/*
+ * What path (as the kernel names a user's device or file) lies on: *out one of devs or NULL
+ * (on none of them). A device node by its st_rdev, a file by its st_dev and by the mount over
+ * it (on the live root; a captured tree has no device nodes: a /dev name, or a link under
+ * /dev, by the name it resolves to). -ENOENT (or another -errno) when it cannot be resolved:
+ * deleted, unreadable, not there.
+ */
+static int resolve_user_path(struct scan *s, const char *path, struct dev **out)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(path);
+	struct stat st;
+	bool found;
+	int r;
+
+	*out = NULL;
+	if (path[0] != '/' || (n >= sizeof(deleted) - 1 && strcmp(path + n - (sizeof(deleted) - 1), deleted) == 0))
+		return -ENOENT;
+	if (s->live) {
+		r = ns_stat(s->root, path, &st);
+		if (r < 0)
+			return r;
+		if (S_ISBLK(st.st_mode)) {
+			*out = dev_under(s, major(st.st_rdev), minor(st.st_rdev));
+			return 0;
+		}
+		*out = dev_under(s, major(st.st_dev), minor(st.st_dev));
+	} else if (strncmp(path, "/dev/", 5) == 0) {
+		char *real = NULL, *txt = NULL, p[PATH_MAX];
+		const char *name = path + 5;
+		unsigned maj, min;
+		if (ns_realpath(s->root, path, &real) == 0 && strncmp(real, "dev/", 4) == 0)
+			name = real + 4;
+		/* a partition is only in class/block; a captured tree may hold only sys/block */
+		snprintf(p, sizeof(p), "sys/class/block/%s/dev", name);
+		r = strchr(name, '/') ? -ENOENT : ns_read_str(s->root, p, &txt);
+		if (r == -ENOENT && !strchr(name, '/')) {
+			snprintf(p, sizeof(p), "sys/block/%s/dev", name);
+			r = ns_read_str(s->root, p, &txt);
+		}
+		if (r == 0 && sscanf(txt, "%u:%u", &maj, &min) == 2)
+			*out = dev_under(s, maj, min);
+		else if (!(*out = dev_by_name(s, name)) && r == 0)
+			r = -EINVAL;
+		free(txt);
+		free(real);
+		return *out ? 0 : r;
+	}
+	if (*out)
+		return 0;
+	r = dev_of_mount(s, path, out, &found);
+	return r < 0 ? r : (found || s->live ? 0 : -ENOENT);
+}
+
+/* A user naming a path: refused when it lies on one of devs, refused as unknown when it cannot
+ * be resolved (and must_resolve). what names the user ("loop0", "nvmet namespace 1 of ..."). */
+static int user_path(struct scan *s, const char *kind, const char *what, const char *field, const char *path,
+		     bool must_resolve)
+{
+	struct dev *d;
+	int r = resolve_user_path(s, path, &d);
+
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return must_resolve ? add(s, s->devs[0].name, "unknown-user",
+					  "%s: its %s %s cannot be resolved (%s): whether it lies on %s is unknown",
+					  what, field, path, strerror(-r), s->devs[0].name)
+				    : 0;
+	return d ? add(s, d->name, kind, "backs %s (%s %s)", what, field, path) : 0;
+}
+
+static int scan_loops(struct scan *s)
+{
+	char **names;
+	size_t n;
+	int r = 0;
+
+	if (ns_list_dir(s->root, "sys/block", &names, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char p[PATH_MAX], *file = NULL;
+		int e;
+		if (strncmp(names[i], "loop", 4) != 0)
+			continue;
+		snprintf(p, sizeof(p), "sys/block/%s/loop/backing_file", names[i]);
+		e = ns_read_str(s->root, p, &file);
+		if (e == 0) {
+			r = user_path(s, "loop", names[i], "backing file", file, true);
+		} else if (e == -ENOMEM) {
+			r = e;
+		} else {
+			/* no loop/ directory: not bound */
+			snprintf(p, sizeof(p), "sys/block/%s/loop", names[i]);
+			if (e != -ENOENT || ns_exists(s->root, p))
+				r = add(s, s->devs[0].name, "unknown-user",
+					"%s is bound and its backing file cannot be read (/%s/backing_file: %s): "
+					"whether it lies on %s is unknown",
+					names[i], p, strerror(-e), s->devs[0].name);
+		}
+		free(file);
+	}
+	ns_strv_free(names, n);
+	return r;
+}
+
+/* configfs under sys/kernel/config shows nvmet's and LIO's users only while it is mounted. */
+static int configfs_known(struct scan *s, const char *module, const char *dir, const char *what)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "sys/module/%s", module);
+	if (!ns_exists(s->root, p) || ns_exists(s->root, dir))
+		return 0;
+	return add(s, s->devs[0].name, "unknown-user",
+		   "the %s module is loaded and /%s is not there (configfs not mounted at /sys/kernel/config): "
+		   "whether %s uses %s is unknown",
+		   module, dir, what, s->devs[0].name);
+}
+
+static int scan_nvmet(struct scan *s)
+{
+	char **subs;
+	size_t nsubs;
+	int r = configfs_known(s, "nvmet", "sys/kernel/config/nvmet", "an NVMe target namespace");
+
+	if (r < 0 || ns_list_dir(s->root, "sys/kernel/config/nvmet/subsystems", &subs, &nsubs) < 0)
+		return r;
+	for (size_t i = 0; i < nsubs && r == 0; i++) {
+		char p[PATH_MAX], **nss;
+		size_t nns;
+		snprintf(p, sizeof(p), "sys/kernel/config/nvmet/subsystems/%s/namespaces", subs[i]);
+		if (ns_list_dir(s->root, p, &nss, &nns) < 0)
+			continue;
+		for (size_t k = 0; k < nns && r == 0; k++) {
+			char *path = NULL, *en = NULL, *what;
+			bool enabled;
+			snprintf(p, sizeof(p), "sys/kernel/config/nvmet/subsystems/%s/namespaces/%s/enable", subs[i],
+				 nss[k]);
+			/* unreadable: as if enabled (it may hold the disk) */
+			enabled = ns_read_str(s->root, p, &en) < 0 || strcmp(en, "0") != 0;
+			snprintf(p, sizeof(p), "sys/kernel/config/nvmet/subsystems/%s/namespaces/%s/device_path",
+				 subs[i], nss[k]);
+			if (ns_read_str(s->root, p, &path) == 0) {
+				what = ns_fmt("nvmet namespace %s of subsystem %s (%s)", nss[k], subs[i],
+					      enabled ? "enabled" : "disabled");
+				/* a disabled namespace whose path names nothing holds nothing */
+				r = what ? user_path(s, "nvmet", what, "device_path", path, enabled) : -ENOMEM;
+				free(what);
+			}
+			free(path);
+			free(en);
+		}
+		ns_strv_free(nss, nns);
+	}
+	ns_strv_free(subs, nsubs);
+	return r;
+}
+
+/* LIO backstores: target/core/HBA_N/NAME/udev_path (iblock, pscsi; fileio's file). */
+static int scan_lio(struct scan *s)
+{
+	char **hbas;
+	size_t nhbas;
+	int r = configfs_known(s, "target_core_mod", "sys/kernel/config/target", "a LIO backstore");
+
+	if (r < 0 || ns_list_dir(s->root, "sys/kernel/config/target/core", &hbas, &nhbas) < 0)
+		return r;
+	for (size_t i = 0; i < nhbas && r == 0; i++) {
+		char p[PATH_MAX], **devs;
+		size_t ndevs;
+		snprintf(p, sizeof(p), "sys/kernel/config/target/core/%s", hbas[i]);
+		if (ns_list_dir(s->root, p, &devs, &ndevs) < 0)
+			continue;
+		for (size_t k = 0; k < ndevs && r == 0; k++) {
+			char *path = NULL, *what;
+			snprintf(p, sizeof(p), "sys/kernel/config/target/core/%s/%s/udev_path", hbas[i], devs[k]);
+			if (ns_read_str(s->root, p, &path) == 0) {
+				what = ns_fmt("LIO backstore %s/%s", hbas[i], devs[k]);
+				r = what ? user_path(s, "lio", what, "udev_path", path, true) : -ENOMEM;
+				free(what);
+			}
+			free(path);
+		}
+		ns_strv_free(devs, ndevs);
+	}
+	ns_strv_free(hbas, nhbas);
+	return r;
+}
+
+/* Xen blkback: xen-backend/devices/vbd-DOMID-DEVID/physical_device, "MAJOR:MINOR" in hex. */
+static int scan_xen(struct scan *s)
+{
+	char **vbds;
+	size_t n;
+	int r = 0;
+
+	if (ns_list_dir(s->root, "sys/bus/xen-backend/devices", &vbds, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		char p[PATH_MAX], *txt = NULL, *colon;
+		uint64_t maj, min;
+		struct dev *d;
+		int e;
+		if (strncmp(vbds[i], "vbd-", 4) != 0)
+			continue;
+		snprintf(p, sizeof(p), "sys/bus/xen-backend/devices/%s/physical_device", vbds[i]);
+		e = ns_read_str(s->root, p, &txt);
+		colon = e == 0 ? strchr(txt, ':') : NULL;
+		if (colon)
+			*colon = '\0';
+		if (!colon || ns_parse_hex(txt, UINT32_MAX, &maj) < 0 ||
+		    ns_parse_hex(colon + 1, UINT32_MAX, &min) < 0) {
+			if (colon)
+				*colon = ':';
+			r = add(s, s->devs[0].name, "unknown-user",
+				"Xen blkback %s: its physical device is not known (/%s: %s): whether it is %s is "
+				"unknown",
+				vbds[i], p, e < 0 ? strerror(-e) : txt, s->devs[0].name);
+		} else if ((d = dev_under(s, (unsigned)maj, (unsigned)min))) {
+			r = add(s, d->name, "xen-blkback", "backs Xen blkback %s (physical_device %s:%s)", vbds[i], txt,
+				colon + 1);
+		}
+		free(txt);
+	}
+	ns_strv_free(vbds, n);
+	return r;
+}
+
 /* An EBUSY claim that a mount, holder, swap or btrfs found already explains is no news. */
 static void drop_explained(struct scan *s)
 {
-	static const char *const claims[] = {"mount", "holder", "swap", "root-fs", "usr-fs", "btrfs"};
+	/* LIO's iblock opens its disk exclusively */
+	static const char *const claims[] = {"mount", "holder", "swap", "root-fs", "usr-fs", "btrfs", "lio"};
 	size_t o = 0;
 
 	for (size_t i = 0; i < s->rep->n; i++) {
@@ -797,6 +1133,10 @@ int ns_inuse_check_name(struct ns_root *root, const char *name, struct ns_inuse_
 		r = add_disk(&s, head);
 		if (r == -ENOENT)
 			r = 0;
+		else if (r == 0)
+			r = add_paths(&s, head);
+	} else if (r == 0) {
+		r = add_paths(&s, name);
 	}
 	if (r == 0)
 		r = list_pids(&s);
@@ -807,8 +1147,10 @@ int ns_inuse_check_name(struct ns_root *root, const char *name, struct ns_inuse_
 			s.self_ns = strdup(s.pid1_ns); /* a captured tree: pid 1's namespace is the one */
 		r = read_btrfs(&s);
 	}
+	/* a hidden path disk without a device number has no node: nothing can open it */
 	for (size_t i = 0; r == 0 && s.live && i < s.ndevs; i++)
-		r = probe_exclusive(&s, &s.devs[i]);
+		if (s.devs[i].known || !s.devs[i].path)
+			r = probe_exclusive(&s, &s.devs[i]);
 	if (r == 0)
 		r = scan_mounts(&s);
 	if (r == 0)
@@ -817,6 +1159,14 @@ int ns_inuse_check_name(struct ns_root *root, const char *name, struct ns_inuse_
 		r = scan_holders(&s, &s.devs[i]);
 	if (r == 0)
 		r = scan_swaps(&s);
+	if (r == 0)
+		r = scan_loops(&s);
+	if (r == 0)
+		r = scan_nvmet(&s);
+	if (r == 0)
+		r = scan_lio(&s);
+	if (r == 0)
+		r = scan_xen(&s);
 	for (size_t i = 0; r == 0 && i < s.npids; i++)
 		r = scan_fds(&s, s.pids[i]);
 	for (size_t i = 0; r == 0 && i < s.npids; i++)

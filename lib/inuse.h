@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Is a disk in use? Every way a disk, its partitions and (for an NVMe path device) its
- * multipath head can be held, each with the holder named: what the module swap must refuse
- * before it detaches a disk, and check again right before each module removal.
+ * Is a disk in use? Every way a disk, its partitions and (for an NVMe multipath head or one of
+ * its paths) the head, its partitions and its per-path disks can be held, each with the holder
+ * named: what the module swap must refuse before it detaches a disk, and check again right
+ * before each module removal.
  *
  * What is looked at (all through the rooted reader, so a captured tree answers too):
  * - an exclusive claim: open(O_RDONLY | O_EXCL) of the device fails with EBUSY when a mount,
@@ -18,6 +19,16 @@
  * - swap (proc/swaps: by device number on the live root, by name otherwise).
  * - the root and /usr file systems of pid 1, whatever their device: through dm/md slaves and
  *   btrfs members too.
+ * - the kernel's users, which show as none of the above and take no reference on the disk's
+ *   driver: a loop device's backing file (sys/block/loopN/loop/backing_file), an nvmet
+ *   namespace's device_path (sys/kernel/config/nvmet/subsystems/S/namespaces/N/, enabled or
+ *   not), a LIO backstore's udev_path (sys/kernel/config/target/core/HBA/DEV/), a Xen blkback
+ *   vbd's physical_device (sys/bus/xen-backend/devices/vbd-D-N/, hex MAJOR:MINOR). A path is
+ *   resolved through the root to a device number (a node's st_rdev, a file's st_dev and the
+ *   mount over it; under a sysroot, which has no nodes, by the name a /dev path resolves to),
+ *   then to the disk directly or through dm/md stacked on it. A path that cannot be resolved
+ *   (deleted, unreadable), and nvmet or target_core_mod loaded while configfs is not mounted at
+ *   sys/kernel/config, is "unknown-user": refused, since the use cannot be ruled out.
  */
 #ifndef NUMASTOR_INUSE_H
 #define NUMASTOR_INUSE_H
@@ -30,7 +41,7 @@
 struct ns_inuse_holder {
 	char *device; /* the block device held: the disk, a partition, the multipath head */
 	/* "exclusive-open", "mount", "open-fd", "mapping", "holder", "swap", "root-fs", "usr-fs",
-	 * "btrfs", "unknown-fs" */
+	 * "btrfs", "unknown-fs", "loop", "nvmet", "lio", "xen-blkback", "unknown-user" */
 	char *kind;
 	char *detail; /* names the holder: process and pid, mount point and namespace, dm name */
 };

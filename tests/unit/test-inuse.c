@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* In-use detection on small fake roots: each kind of use found with its holder named, and a
  * twin that must not trigger it (another disk's mount, our own namespace seen twice, an fd to
- * another device, another disk's holder, swap and btrfs). */
+ * another device, another disk's holder, swap and btrfs), and the kernel's users (loop, nvmet,
+ * LIO, Xen blkback) with theirs (a file on another disk, a namespace on another disk). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,14 @@ static void rm(const char *rel)
 	snprintf(p, sizeof(p), "%s/%s", base, rel);
 	if (unlink(p) < 0)
 		perror(p);
+}
+
+static void rm_dir(const char *rel)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s'", base, rel);
+	if (system(cmd) != 0)
+		perror(cmd);
 }
 
 /* A disk NAME with dev MAJ:MIN under sys/devices/pci0000:00/DIR, and its partitions. */
@@ -249,6 +258,112 @@ int main(void)
 	free(s);
 	ns_inuse_report_free(&rep);
 	fr_put("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n");
+
+	/* the kernel's users, none of them a mount, fd or holder. A loop device: its backing file
+	 * the head (asked for a path device or the head), twin another NVMe; on a per-path disk of
+	 * the head: asked for the head, its paths are what the swap detaches too */
+	fr_put("sys/devices/virtual/block/loop0/dev", "7:0\n");
+	fr_lnk("sys/block/loop0", "../devices/virtual/block/loop0");
+	fr_put("sys/devices/virtual/block/loop0/loop/backing_file", "/dev/nvme1n1\n");
+	EXPECT("nvme1c1n1", "nvme1n1 loop backs loop0 (backing file /dev/nvme1n1)\n");
+	EXPECT("nvme1n1", "nvme1n1 loop backs loop0 (backing file /dev/nvme1n1)\n");
+	EXPECT("nvme0n1", "");
+	fr_put("sys/devices/virtual/block/loop0/loop/backing_file", "/dev/nvme1c2n1\n");
+	EXPECT("nvme1n1", "nvme1c2n1 loop backs loop0 (backing file /dev/nvme1c2n1)\n");
+	/* a partition by a /dev/disk/by-id link, resolved to its device number (class/block) */
+	fr_put("dev/nvme0n1p1", "%s", "");
+	fr_lnk("dev/disk/by-id/nvme-ROOT-part1", "../../nvme0n1p1");
+	fr_lnk("sys/class/block/nvme0n1p1", "../../devices/pci0000:00/0000:00:04.0/nvme/nvme0/nvme0n1/nvme0n1p1");
+	fr_lnk("sys/class/block/sdb1",
+	       "../../devices/pci0000:00/0000:00:03.0/host1/target1:0:0/1:0:0:0/block/sdb/sdb1");
+	fr_put("sys/devices/virtual/block/loop0/loop/backing_file", "/dev/disk/by-id/nvme-ROOT-part1\n");
+	EXPECT("nvme0n1", "nvme0n1p1 loop backs loop0 (backing file /dev/disk/by-id/nvme-ROOT-part1)\n");
+	EXPECT("nvme1n1", "");
+	/* twin: the link's name says nvme, the device it leads to is another disk's partition */
+	fr_put("dev/sdb1", "%s", "");
+	fr_lnk("dev/disk/by-id/nvme-ROOT-part1", "../../sdb1");
+	EXPECT("nvme0n1", "");
+	EXPECT("sdb", "sdb1 loop backs loop0 (backing file /dev/disk/by-id/nvme-ROOT-part1)\n");
+	/* a file on a file system of the disk (sdc at /srv); twins: on the root disk, on tmpfs */
+	ours("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n24 22 0:30 / /tmp rw - tmpfs tmpfs rw\n"
+	     "31 22 8:32 / /srv rw - ext4 /dev/sdc rw\n");
+	fr_put("sys/devices/virtual/block/loop0/loop/backing_file", "/srv/img/disk.img\n");
+	EXPECT("sdc", "sdc mount mounted at /srv\nsdc loop backs loop0 (backing file /srv/img/disk.img)\n");
+	EXPECT("sdb", "");
+	fr_put("sys/devices/virtual/block/loop0/loop/backing_file", "/srvx/disk.img\n");
+	EXPECT("sdc", "sdc mount mounted at /srv\n");
+	fr_put("sys/devices/virtual/block/loop0/loop/backing_file", "/tmp/disk.img\n");
+	EXPECT("sdc", "sdc mount mounted at /srv\n");
+	/* a file on dm-0 (its slave nvme0n1p1), mounted lazily away: no mount but the loop's */
+	ours("22 1 8:1 / / rw - ext4 /dev/sda1 rw\n32 22 253:0 / /data rw - ext4 /dev/mapper/vg-data rw\n");
+	fr_put("sys/devices/virtual/block/loop0/loop/backing_file", "/data/x.img\n");
+	EXPECT("nvme0n1", "nvme0n1p1 loop backs loop0 (backing file /data/x.img)\n");
+	EXPECT("sdc", "");
+	ours(ROOT_MI);
+	/* cannot be resolved: deleted, or bound with no readable backing file; twin: unbound */
+	fr_put("sys/devices/virtual/block/loop0/loop/backing_file", "/srv/img/disk.img (deleted)\n");
+	EXPECT("sdc", "sdc unknown-user loop0: its backing file /srv/img/disk.img (deleted) cannot be resolved (No "
+		      "such file or directory): whether it lies on sdc is unknown\n");
+	rm("sys/devices/virtual/block/loop0/loop/backing_file");
+	EXPECT("sdc", "sdc unknown-user loop0 is bound and its backing file cannot be read "
+		      "(/sys/block/loop0/loop/backing_file: No such file or directory): whether it lies on sdc is "
+		      "unknown\n");
+	rm_dir("sys/devices/virtual/block/loop0/loop");
+	EXPECT("sdc", "");
+
+	/* nvmet: a namespace on the head, enabled or not; twin: on another disk */
+	fr_mkdirs("sys/module/nvmet");
+	EXPECT("sdc", "sdc unknown-user the nvmet module is loaded and /sys/kernel/config/nvmet is not there "
+		      "(configfs not mounted at /sys/kernel/config): whether an NVMe target namespace uses sdc is "
+		      "unknown\n");
+	fr_mkdirs("sys/kernel/config/nvmet/subsystems/nqn.2024-01.io.test:t1/namespaces/1");
+	EXPECT("sdc", "");
+	fr_put("sys/kernel/config/nvmet/subsystems/nqn.2024-01.io.test:t1/namespaces/1/device_path", "/dev/nvme1n1\n");
+	fr_put("sys/kernel/config/nvmet/subsystems/nqn.2024-01.io.test:t1/namespaces/1/enable", "0\n");
+	EXPECT("nvme1c1n1", "nvme1n1 nvmet backs nvmet namespace 1 of subsystem nqn.2024-01.io.test:t1 (disabled) "
+			    "(device_path /dev/nvme1n1)\n");
+	EXPECT("nvme0n1", "");
+	fr_put("sys/kernel/config/nvmet/subsystems/nqn.2024-01.io.test:t1/namespaces/1/device_path", "/dev/sdc\n");
+	fr_put("sys/kernel/config/nvmet/subsystems/nqn.2024-01.io.test:t1/namespaces/1/enable", "1\n");
+	EXPECT("nvme1n1", "");
+	EXPECT("sdc", "sdc nvmet backs nvmet namespace 1 of subsystem nqn.2024-01.io.test:t1 (enabled) (device_path "
+		      "/dev/sdc)\n");
+	/* a path that names nothing: unknown while enabled, nothing held while disabled */
+	fr_put("sys/kernel/config/nvmet/subsystems/nqn.2024-01.io.test:t1/namespaces/1/device_path", "/dev/sdq\n");
+	EXPECT("sdc", "sdc unknown-user nvmet namespace 1 of subsystem nqn.2024-01.io.test:t1 (enabled): its "
+		      "device_path /dev/sdq cannot be resolved (No such file or directory): whether it lies on sdc "
+		      "is unknown\n");
+	fr_put("sys/kernel/config/nvmet/subsystems/nqn.2024-01.io.test:t1/namespaces/1/enable", "0\n");
+	EXPECT("sdc", "");
+	rm_dir("sys/kernel/config/nvmet");
+	rm_dir("sys/module/nvmet");
+
+	/* LIO: an iblock backstore on a partition, a pscsi one on a disk; alua/ holds no device */
+	fr_mkdirs("sys/module/target_core_mod");
+	EXPECT("sdb", "sdb unknown-user the target_core_mod module is loaded and /sys/kernel/config/target is not "
+		      "there (configfs not mounted at /sys/kernel/config): whether a LIO backstore uses sdb is "
+		      "unknown\n");
+	fr_mkdirs("sys/kernel/config/target/core/alua/lu_gps/default_lu_gp");
+	fr_put("sys/kernel/config/target/core/iblock_0/data1/udev_path", "/dev/sdb1\n");
+	fr_put("sys/kernel/config/target/core/pscsi_0/sc0/udev_path", "/dev/sdc\n");
+	fr_mkdirs("sys/kernel/config/target/core/fileio_0/empty");
+	EXPECT("sdb", "sdb1 lio backs LIO backstore iblock_0/data1 (udev_path /dev/sdb1)\n");
+	EXPECT("sdc", "sdc lio backs LIO backstore pscsi_0/sc0 (udev_path /dev/sdc)\n");
+	EXPECT("nvme0n1", "");
+	rm_dir("sys/kernel/config/target");
+	rm_dir("sys/module/target_core_mod");
+
+	/* Xen blkback: physical_device in hex (8:10 is sdb, 8:16); twin: sdc; unknown: unreadable */
+	fr_put("sys/bus/xen-backend/devices/vbd-3-51712/physical_device", "8:10\n");
+	fr_mkdirs("sys/bus/xen-backend/devices/vif-3-0");
+	EXPECT("sdb", "sdb xen-blkback backs Xen blkback vbd-3-51712 (physical_device 8:10)\n");
+	EXPECT("sdc", "");
+	fr_put("sys/bus/xen-backend/devices/vbd-3-51712/physical_device", "8:zz\n");
+	EXPECT("sdc", "sdc unknown-user Xen blkback vbd-3-51712: its physical device is not known "
+		      "(/sys/bus/xen-backend/devices/vbd-3-51712/physical_device: 8:zz): whether it is sdc is "
+		      "unknown\n");
+	rm_dir("sys/bus/xen-backend");
+	EXPECT("sdc", "");
 
 	/* several at once, in one line for a refusal */
 	fr_lnk("proc/50/fd/4", "/dev/sdc");

@@ -14,7 +14,9 @@ It holds numastor to:
   naming the holder: the btrfs and its mount point (btrfs); the mount point and the other
   mount namespace with a process in it (netns); the reading process and its pid (reader);
   the dm device and its dm name (dmlinear); the swap partition (swap); an exclusive claim
-  (zram); no other disk refused;
+  (zram); loop0 bound to the head, and not loop1 on a file of the megasas disk (loop); the
+  nvmet namespace on the head (nvmet); no other disk refused; with configfs unmounted while
+  nvmet is loaded, the head refused as unknown;
 - the swap (`fix --modules`): exit 3, "refused" and "nothing was changed" on stderr, and the
   state before and after equal (modules, disks by identity with sysfs path and inode, journal);
 - the recheck: a plan made with nothing in use, then (NUMASTOR_TEST_PAUSE_BEFORE_SWAP) the head
@@ -31,6 +33,7 @@ import modswaplib as ms
 def refused(ctx, tag, disk, pattern, others_clear=True):
     f = lambda key: ms.fact(ctx, key)  # noqa: E731
     plan = ms.swap_plan(ctx, f"{tag}-plan", rc=1)
+    refusal = ""
     if plan is not None:
         ctx.equal(f"{tag}-plan", "safe", plan.get("safe"), False)
         ctx.equal(f"{tag}-plan", "failed checks", ms.failed_checks(plan), [])
@@ -41,12 +44,14 @@ def refused(ctx, tag, disk, pattern, others_clear=True):
         if others_clear:
             extra = {d: r for d, r in refusals.items() if d != disk and r}
             ctx.equal(f"{tag}-plan", "other disks refused", extra, {})
+        refusal = refusals.get(disk) or ""
     ctx.equal(tag, "exit code", fixlib.rc(ctx, tag), 3)
     err = ctx.read(f"{tag}.err") or ""
     ctx.expect("refused" in err and "nothing was changed" in err,
                f"{tag}: stderr does not say refused / nothing was changed: {err.strip()[:300]!r}")
     ms.unchanged(ctx, f"{tag}: refused", f"{tag}-before", tag)
     fixlib.kernel_equal(ctx, tag, "journal after", f(f"journal.{tag}"), "absent")
+    return refusal
 
 
 def check(ctx):
@@ -77,6 +82,38 @@ def check(ctx):
     # a process reading the head
     fixlib.kernel_equal(ctx, "test bed: reader", "fd 0", f("reader.fd0"), f"/dev/{head}")
     refused(ctx, "reader", head, re.escape(f"open by sleep (pid {f('reader.pid')})"))
+
+    # loop0 bound to the head (no holder link, no nvme.ko reference); loop1 on a file of the
+    # megasas disk, which the nvme group does not detach, is no use of the head (the twin)
+    fixlib.kernel_equal(ctx, "test bed: loop", "loop0 backing file", f("loop.backing0"), f"/dev/{head}")
+    fixlib.kernel_equal(ctx, "test bed: loop", "loop1 backing file", f("loop.backing1"), "/mnt/l/img")
+    fixlib.kernel_equal(ctx, "test bed: loop", "holders of the head", (f("loop.holders") or "").strip(), "")
+    fixlib.kernel_equal(ctx, "test bed: loop", "nvme refcnt", f("loop.nvme_refcnt"), "0")
+    refusal = refused(ctx, "loop", head, re.escape(f"backs loop0 (backing file /dev/{head})"))
+    ctx.expect("loop1" not in refusal, f"loop-plan: the refusal names loop1, on another disk's file: {refusal!r}")
+    fixlib.kernel_equal(ctx, "loop", "loop0 backing file after", f("loop.backing0.after"), f"/dev/{head}")
+    fixlib.kernel_equal(ctx, "loop", "bytes read through loop0 after", f("loop.read.after"), "4096")
+
+    # an nvmet namespace on the head, enabled (exported on no port)
+    sub = "nqn.2024-01.io.numastor:inuse"
+    fixlib.kernel_equal(ctx, "test bed: nvmet", "device_path", f("nvmet.device_path"), f"/dev/{head}")
+    fixlib.kernel_equal(ctx, "test bed: nvmet", "enable", f("nvmet.enable"), "1")
+    fixlib.kernel_equal(ctx, "test bed: nvmet", "holders of the head", (f("nvmet.holders") or "").strip(), "")
+    refused(ctx, "nvmet", head,
+            re.escape(f"backs nvmet namespace 1 of subsystem {sub} (enabled) (device_path /dev/{head})"))
+    fixlib.kernel_equal(ctx, "nvmet", "enable after", f("nvmet.enable.after"), "1")
+    # configfs unmounted, nvmet still loaded: its namespaces cannot be read, the plan refuses
+    fixlib.kernel_equal(ctx, "test bed: nvmet unknown", "configfs mounts, nvmet refcnt", f("nvmet.unmounted"),
+                        "0 0")
+    plan = ms.swap_plan(ctx, "nvmet-unknown-plan", rc=1)
+    if plan is not None:
+        refusals = {d["device"]: d["refusal"] for d in plan.get("detaches", [])}
+        want = ("the nvmet module is loaded and /sys/kernel/config/nvmet is not there (configfs not mounted at "
+                f"/sys/kernel/config): whether an NVMe target namespace uses {head} is unknown")
+        ctx.expect(want in (refusals.get(head) or ""),
+                   f"nvmet-unknown-plan: {head}: refusal {refusals.get(head)!r} does not say {want!r}")
+        ctx.equal("nvmet-unknown-plan", "safe", plan.get("safe"), False)
+    fixlib.kernel_equal(ctx, "nvmet unknown", "nvmet after rmmod", f("nvmet.after"), "gone")
 
     # dm-linear on a partition of the root-bus NVMe
     fixlib.kernel_equal(ctx, "test bed: dmlinear", "holders", (f("dmlinear.holders") or "").strip(), "dm-0")

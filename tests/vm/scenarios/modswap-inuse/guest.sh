@@ -8,6 +8,10 @@
 #   btrfs      a btrfs on the multipath head, mounted (mountinfo shows an anonymous 0:NN)
 #   netns      ext4 on the megasas disk mounted only inside another mount namespace (unshare -m)
 #   reader     a process holding the head open read-only (no mount, no claim)
+#   loop       loop0 bound to the head (losetup /dev/loop0 /dev/HEAD: no holder link, no
+#              claim, no nvme.ko reference); its twin loop1 on a file of the megasas disk
+#   nvmet      an nvmet bdev namespace on the head (configfs mounted at /sys/kernel/config);
+#              then configfs unmounted with nvmet loaded: the plan refuses as unknown
 #   dmlinear   dm-linear (dmsetup) on a partition of the root-bus NVMe
 #   swap       swap on a partition of the virtio-scsi disk
 #   zram       the megasas disk as a zram writeback device: an in-kernel exclusive claim that
@@ -141,6 +145,52 @@ vm_fact reader.nvme_refcnt "$(cat /sys/module/nvme/refcnt)"
 attempt reader
 kill "$reader"
 wait "$reader" || :
+
+# loop0 on the head; the twin, loop1 on a file of the megasas disk (another group's disk).
+modprobe loop
+mke2fs -q "/dev/$mega"
+mkdir -p /mnt/l
+mount -t ext4 "/dev/$mega" /mnt/l
+dd if=/dev/zero of=/mnt/l/img bs=1024 count=4096 2> /dev/null
+losetup /dev/loop0 "/dev/$head"
+losetup /dev/loop1 /mnt/l/img
+vm_fact loop.backing0 "$(cat /sys/block/loop0/loop/backing_file)"
+vm_fact loop.backing1 "$(cat /sys/block/loop1/loop/backing_file)"
+vm_fact loop.holders "$(entries "/sys/block/$head/holders")"
+vm_fact loop.nvme_refcnt "$(cat /sys/module/nvme/refcnt)"
+attempt loop
+vm_fact loop.backing0.after "$(cat /sys/block/loop0/loop/backing_file 2> /dev/null)"
+vm_fact loop.read.after "$(dd if=/dev/loop0 bs=4096 count=1 2> /dev/null | wc -c)"
+losetup -d /dev/loop0
+losetup -d /dev/loop1
+umount /mnt/l
+rmmod loop
+
+# An nvmet bdev namespace on the head (not enabled for any port: a namespace holds its disk
+# open all the same), then configfs unmounted while nvmet is loaded.
+if modprobe nvmet 2> /dev/null; then
+	grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs none /sys/kernel/config
+	sub=/sys/kernel/config/nvmet/subsystems/nqn.2024-01.io.numastor:inuse
+	mkdir "$sub"
+	mkdir "$sub/namespaces/1"
+	echo "/dev/$head" > "$sub/namespaces/1/device_path"
+	echo 1 > "$sub/namespaces/1/enable"
+	vm_fact nvmet.device_path "$(cat "$sub/namespaces/1/device_path")"
+	vm_fact nvmet.enable "$(cat "$sub/namespaces/1/enable")"
+	vm_fact nvmet.holders "$(entries "/sys/block/$head/holders")"
+	attempt nvmet
+	vm_fact nvmet.enable.after "$(cat "$sub/namespaces/1/enable")"
+	echo 0 > "$sub/namespaces/1/enable"
+	rmdir "$sub/namespaces/1"
+	rmdir "$sub"
+	umount /sys/kernel/config
+	vm_fact nvmet.unmounted "$(grep -c ' /sys/kernel/config ' /proc/mounts || :) $(cat /sys/module/nvmet/refcnt)"
+	vm_numastor nvmet-unknown-plan fix --modules --dry-run --json
+	rmmod nvmet
+	vm_fact nvmet.after "$([ -e /sys/module/nvmet ] && echo loaded || echo gone)"
+else
+	vm_fact nvmet.device_path "(no nvmet module)"
+fi
 
 # dm-linear on a partition of the root-bus NVMe.
 printf 'n\np\n1\n\n+16M\nw\n' | fdisk "/dev/$rootnvme" > /dev/null 2>&1 || :
