@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The checks a patched module file must pass before it is loaded: loadable (not built in),
- * the manifest's sha256, this kernel's vermagic, root-owned all the way up, a signature the
- * kernel's policy accepts; and, over the modules one swap loads, that what a patched module
+ * the manifest's sha256, this kernel's vermagic, root-owned all the way up, and the kernel's
+ * load policy taking it (lib/loadpolicy.h); and, over the modules one swap loads, that what a patched module
  * imports beyond its stock module (scsi_host_alloc_node) comes from that swap. */
 #define _GNU_SOURCE
 #include "modswap-internal.h"
@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "loadpolicy.h"
 #include "sha256.h"
 #include "util.h"
 
@@ -48,10 +49,9 @@ int ns_swap_check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct 
 			    const struct ns_manifest_module *mm)
 {
 	struct ns_root *root = sys->root;
-	char hex[65], *abs = ns_swap_abs_path(root, mm->file), *vm, *stock_vm, *problem, *sig;
+	char hex[65], *abs = ns_swap_abs_path(root, mm->file), *vm, *stock_vm, *problem;
 	const char *state = ns_swap_module_state(root, mm->name);
 	int fd, r;
-	bool enforce = false;
 
 	if (!abs)
 		return -ENOMEM;
@@ -104,25 +104,26 @@ int ns_swap_check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct 
 			      problem);
 	if (r < 0)
 		goto out;
-	/* the kernel's signature policy will take it */
+	/* the kernel will load it: signature enforcement and the keys it trusts, IMA, LoadPin,
+	 * SELinux (lib/loadpolicy.h) */
 	{
-		char *se = NULL, *ld = NULL;
-		if (ns_read_str(root, "sys/module/module/parameters/sig_enforce", &se) == 0 && se[0] == 'Y')
-			enforce = true;
-		if (ns_read_str(root, "sys/kernel/security/lockdown", &ld) == 0 &&
-		    (strstr(ld, "[integrity]") || strstr(ld, "[confidentiality]")))
-			enforce = true;
-		sig = ns_swap_modinfo_file(ctx, abs, "sig_id");
-		r = ns_swap_add_check(
-			p, !enforce || sig, ns_fmt("%s: the kernel's signature policy accepts it", mm->name),
-			enforce && !sig
-				? ns_fmt("the kernel only loads signed modules (%s) and %s is unsigned: sign it with "
-					 "a key the kernel trusts (MOK), or install it for a boot without enforcement",
-					 se && se[0] == 'Y' ? "module.sig_enforce" : "lockdown", abs)
-				: (!sig ? ns_fmt("unsigned: loading taints the kernel (O, E)") : NULL));
-		free(se);
-		free(ld);
-		free(sig);
+		struct ns_loadpol lp;
+		char *id = ns_swap_modinfo_file(ctx, abs, "sig_id"), *signer = ns_swap_modinfo_file(ctx, abs, "signer"),
+		     *key = ns_swap_modinfo_file(ctx, abs, "sig_key"),
+		     *hash = ns_swap_modinfo_file(ctx, abs, "sig_hashalgo"), *detail = NULL;
+		struct ns_modsig sig = {.id_type = id, .signer = signer, .key = key, .hashalgo = hash};
+		bool ok = false;
+		r = ns_loadpol_read(root, &lp);
+		if (r == 0) {
+			r = ns_loadpol_judge(&lp, &sig, abs, &ok, &detail);
+			ns_loadpol_free(&lp);
+		}
+		if (r == 0)
+			r = ns_swap_add_check(p, ok, ns_fmt("%s: the kernel will load %s", mm->name, abs), detail);
+		free(id);
+		free(signer);
+		free(key);
+		free(hash);
 	}
 out:
 	free(abs);

@@ -216,7 +216,7 @@ def nvme_nodes(ctx, what, step, forced, node):
 
 CHECKS = ("is a loadable module", "sha256 matches the manifest", "vermagic matches the running kernel",
           "file and directories are root-owned and not group/world-writable",
-          "the kernel's signature policy accepts it", "the modules were built for the running kernel",
+          "the kernel will load", "the modules were built for the running kernel",
           "what it imports beyond the stock module is there when it loads (this swap, the kernel; same CRCs)",
           "is the kernel's own module")
 
@@ -232,7 +232,11 @@ def failed_lines(ctx, tag):
         for c in CHECKS:
             i = rest.find(c)
             if i >= 0:
-                out[rest[:i + len(c)]] = rest[i + len(c):].lstrip(": ")
+                n = i + len(c)
+                if c == "the kernel will load":  # its file is part of its name: "... load /x/y.ko"
+                    j = rest.find(": ", n)
+                    n = j if j >= 0 else len(rest)
+                out[rest[:n]] = rest[n:].lstrip(": ")
                 break
         else:
             out[rest] = ""

@@ -20,6 +20,14 @@ files in /lib/modules/<release>/updates/numastor/ with the manifest's sha256, mo
 root-owned, modules.dep (depmod ran) resolving scsi_mod and sd_mod to them, the journal
 listing them; `--revert`: exit 0, the files gone, modules.dep back at kernel/, no journal.
 A file on the mounted file system reads back intact throughout.
+
+Last, whether the kernel will load the file (the build's modules are unsigned: modinfo has no
+signer): with the guest's sig_enforce N and lockdown none (the guest mounts securityfs only at
+the end, and it is not mounted before or after numastor's runs: numastor read it privately)
+`--dry-run --json` passes "the kernel will load FILE" for each module, saying "not enforced"
+and that loading taints; after `echo Y > sig_enforce` (read back Y) `--dry-run --json` exits 1
+with exactly those checks failed naming module.sig_enforce, `fix --modules` is refused (exit
+3, nothing changed) for that reason alone, and so is `--install` (nothing installed).
 """
 
 import re
@@ -92,3 +100,36 @@ def check(ctx):
     refused(ctx, "vermagic", checks=[(ck + "vermagic matches the running kernel", re.escape(vermagic.split()[0]))])
     refused(ctx, "release", checks=[("the modules were built for the running kernel",
                                      re.escape(f"is for 6.1.0-99-amd64, this kernel is {krel}"))])
+
+    # Will the kernel load the file: the twin, then module.sig_enforce=Y.
+    moddir = f("sig.moddir")
+    load = {m: f"{m}: the kernel will load {moddir}/{m}.ko" for m in ("scsi_mod", "sd_mod")}
+    for m in load:
+        ctx.expect(not (f(f"sig.{m}.signer") or "").strip(), f"test bed: the build's {m}.ko is signed")
+    fixlib.kernel_equal(ctx, "sig_enforce", "before", f("sig.enforce.before"), "N")
+    fixlib.kernel_equal(ctx, "lockdown", "guest's reading", f("sig.lockdown"), "[none] integrity confidentiality")
+    for when in ("before", "after"):
+        fixlib.kernel_equal(ctx, "securityfs", f"mounted {when} numastor's runs", f(f"sig.securityfs.{when}"), "0")
+    plan = ms.swap_plan(ctx, "sig-twin", rc=0)
+    if plan is not None:
+        got = {c["check"]: c for c in plan["checks"]}
+        for m, name in load.items():
+            c = got.get(name)
+            if ctx.expect(c is not None, f"sig-twin: no check {name!r}: {sorted(got)}"):
+                ctx.equal("sig-twin", name, c["ok"], True)
+                ctx.expect("not enforced (module.sig_enforce N, lockdown none): unsigned, loading taints the kernel (E)"
+                           == (c["detail"] or ""), f"sig-twin: {name}: detail {c['detail']!r}")
+    fixlib.kernel_equal(ctx, "sig_enforce", "after echo Y", f("sig.enforce.after"), "Y")
+    why = re.escape("the kernel only loads modules signed by a key it trusts (module.sig_enforce) and ")
+    plan = ms.swap_plan(ctx, "sig-enforce-plan", rc=1)
+    if plan is not None:
+        ctx.equal("sig-enforce-plan", "safe", plan["safe"], False)
+        failed = {c["check"]: c["detail"] for c in ms.failed_checks(plan)}
+        ctx.equal("sig-enforce-plan", "failed checks", sorted(failed), sorted(load.values()))
+        for name, detail in failed.items():
+            ctx.expect(re.search(why + r"\S+ is unsigned", detail or ""), f"sig-enforce-plan: {name}: {detail!r}")
+    refused(ctx, "sig-enforce", checks=[(name, why + re.escape(f"{moddir}/{m}.ko is unsigned"))
+                                        for m, name in load.items()])
+    refused(ctx, "sig-install", checks=[(name, why + re.escape(f"{moddir}/{m}.ko is unsigned"))
+                                        for m, name in load.items()])
+    fixlib.kernel_equal(ctx, "--install under sig_enforce", "files installed", (f("sig.installed") or "").strip(), "")

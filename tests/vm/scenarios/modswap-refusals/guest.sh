@@ -116,4 +116,32 @@ vm_module_dir $MODS/manifest.json $MODS/scsi_mod.ko $MODS/sd_mod.ko
 sed -i "s/\"kernel_release\": \"[^\"]*\"/\"kernel_release\": \"6.1.0-99-amd64\"/" "$moddir/manifest.json"
 attempt release fix --modules
 
+# Will the kernel load the file (issue 29, item 4), last: module.sig_enforce is enable-only,
+# Y until the reboot. The build's modules are unsigned. The guest never mounts securityfs
+# (numastor reads lockdown in a private mount namespace): its own reading comes at the end.
+vm_module_dir $MODS/manifest.json $MODS/scsi_mod.ko $MODS/sd_mod.ko
+vm_fact sig.moddir "$moddir"
+for m in scsi_mod sd_mod; do
+	vm_fact "sig.$m.signer" "$(modinfo -F signer "$moddir/$m.ko")"
+done
+vm_fact sig.securityfs.before "$(grep -c ' securityfs ' /proc/mounts)"
+_rd /sys/module/module/parameters/sig_enforce
+vm_fact sig.enforce.before "$_v"
+vm_numastor sig-twin fix --modules --dry-run --json
+echo Y > /sys/module/module/parameters/sig_enforce
+_rd /sys/module/module/parameters/sig_enforce
+vm_fact sig.enforce.after "$_v"
+vm_numastor sig-enforce-plan fix --modules --dry-run --json
+attempt sig-enforce fix --modules
+attempt sig-install fix --modules --install
+vm_save_swap_journal journal-sig-install.json
+vm_fact sig.installed "$(find "/lib/modules/$krel/updates/numastor" -type f 2>/dev/null | tr '\n' ' ')"
+if [ -e /var/lib/numastor/swap.json ]; then
+	vm_numastor sig-install-revert fix --revert
+fi
+vm_fact sig.securityfs.after "$(grep -c ' securityfs ' /proc/mounts)"
+mkdir -p /tmp/secfs
+mount -t securityfs securityfs /tmp/secfs && vm_fact sig.lockdown "$(cat /tmp/secfs/lockdown)"
+umount /tmp/secfs
+
 vm_check_round
