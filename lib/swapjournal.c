@@ -179,6 +179,7 @@ int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 		if (!ok)
 			goto bad;
 	}
+	r = -EINVAL;
 	if (!json_object_object_get_ex(doc, "modules", &a) || !json_object_is_type(a, json_type_array))
 		goto bad;
 	j->modules = calloc(json_object_array_length(a) + 1, sizeof(*j->modules));
