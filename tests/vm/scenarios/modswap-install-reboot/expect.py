@@ -11,6 +11,11 @@ boots (the same file: sha256); `modinfo -n` / `modinfo -F numastor` (where the r
 modprobe finds a module, and whether that file is numastor's); a reload of sd_mod from the root.
 
 - boot 1: scsi_mod and sd_mod stock (no O), the initramfs carries the in-tree files only.
+  Three --install runs leave the boot as it was by the guest's reading (modinfo -n and
+  modules.dep at kernel/, no file under updates/numastor, no numastor file in /boot, /boot's
+  initramfs the one booted, no journal): with a failing initramfs hook (non-zero exit), with an
+  updates/dkms copy of sd_mod (refused, exit 3, the copy named), with a depmod.d override that
+  keeps kernel/'s sd_mod (libkmod's lookup after depmod fails it, undone).
   `fix --modules --install` (exit 0) leaves the live modules as they were, puts the manifest's
   files in updates/numastor/ (modinfo resolves both there), rewrites the initramfs (another
   sha256, lsinitramfs lists both under updates/numastor/) and leaves its journal somewhere that
