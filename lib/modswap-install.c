@@ -440,9 +440,11 @@ int ns_swap_install_prepare(struct ns_system *sys, const struct ns_swap_plan *p,
  */
 static char *lookup_problem(struct ns_system *sys, const struct ns_swap_plan *p, const char *rel)
 {
-	char *dir = ns_fmt("%s/lib/modules/%s", ns_root_path(sys->root), rel), *problem = NULL;
+	char *modules = ns_fmt("lib/modules/%s", rel), *dir = modules ? ns_swap_abs_path(sys->root, modules) : NULL,
+	     *problem = NULL;
 	struct kmod_ctx *ctx = dir ? kmod_new(dir, NULL) : NULL;
 
+	free(modules);
 	if (!ctx) {
 		free(dir);
 		return ns_fmt("libkmod cannot open /lib/modules/%s", rel);

@@ -130,7 +130,9 @@ case $VM_BOOT in
 	# (c) a depmod.d override that keeps kernel/'s sd_mod first: no copy to name, but modprobe
 	# would not load numastor's file; libkmod's lookup after depmod says so, and it is undone
 	mkdir -p /etc/depmod.d
-	echo "override sd_mod * kernel" > /etc/depmod.d/zz-numastor-test.conf
+	# (depmod matches an override's directory against the module's whole directory)
+	d=${f#/lib/modules/"$krel"/}
+	echo "override sd_mod * ${d%/*}" > /etc/depmod.d/zz-numastor-test.conf
 	depmod -a "$krel"
 	vm_numastor override fix --modules --install
 	phase override
