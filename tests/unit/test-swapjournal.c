@@ -143,7 +143,8 @@ int main(void)
 			"\"installed\": [\"lib/modules/6.1.0-57-amd64/updates/numastor/\"]") == -EINVAL);
 	CHECK(load_with(root, "\"kernel_release\": \"6.1.0-57-amd64\"", "\"kernel_release\": null") == -EINVAL);
 	/* initramfs_new: optional (the good journal has none), and only numastor's one name */
-	CHECK(load_with(root, "\"initramfs_updated\": true", "\"initramfs_updated\": true, \"initramfs_new\": null") == 0);
+	CHECK(load_with(root, "\"initramfs_updated\": true", "\"initramfs_updated\": true, \"initramfs_new\": null") ==
+	      0);
 	{
 		const char *from = "\"initramfs_updated\": true";
 		CHECK(load_with(root, from,
