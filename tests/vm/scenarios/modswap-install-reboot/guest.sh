@@ -129,8 +129,9 @@ case $VM_BOOT in
 	rm -r "/lib/modules/$krel/updates/dkms"
 	# (c) a depmod.d override that keeps kernel/'s sd_mod first: no copy to name, but modprobe
 	# would not load numastor's file; libkmod's lookup after depmod says so, and it is undone
+	# (one depmod for the dkms copy gone and the override; depmod matches an override's
+	# directory against the module's whole directory)
 	mkdir -p /etc/depmod.d
-	# (depmod matches an override's directory against the module's whole directory)
 	d=${f#/lib/modules/"$krel"/}
 	echo "override sd_mod * ${d%/*}" > /etc/depmod.d/zz-numastor-test.conf
 	depmod -a "$krel"
@@ -138,8 +139,8 @@ case $VM_BOOT in
 	phase override
 	resolution override
 	initramfs override
+	# no depmod: the undo's left modules.dep at kernel/, with no numastor file to rank
 	rm /etc/depmod.d/zz-numastor-test.conf
-	depmod -a "$krel"
 	resolution clean
 	vm_numastor install fix --modules --install
 	phase install
