@@ -141,6 +141,9 @@ def check(ctx):
     boot_as_it_was(ctx, "hookfail", "--install with a failing initramfs hook")
     ctx.expect((fixlib.rc(ctx, "hookfail") or 0) != 0,
                f"--install with a failing initramfs hook: exit {fixlib.rc(ctx, 'hookfail')}, not a failure")
+    said = ctx.read("hookfail.out") or ""
+    ctx.expect("mkinitramfs exited with status" in said and "zz-fail" in said,
+               f"--install with a failing initramfs hook: not mkinitramfs failing on the hook: {said[-600:]!r}")
     ctx.expect(".ko" not in (f("numastor_dir.hookfail") or ""),
                f"--install with a failing initramfs hook: files left in updates/numastor: "
                f"{f('numastor_dir.hookfail')}")
