@@ -716,13 +716,14 @@ static void drop_runtime(struct ns_swap_journal *j)
 	keep.installed = j->installed, j->installed = NULL;
 	keep.ninstalled = j->ninstalled, j->ninstalled = 0;
 	keep.initramfs_updated = j->initramfs_updated;
+	keep.initramfs_new = j->initramfs_new, j->initramfs_new = NULL;
 	ns_swap_journal_free(j);
 	*j = keep;
 }
 
 static bool journal_empty(const struct ns_swap_journal *j)
 {
-	return !j->runtime && !j->ninstalled && !j->initramfs_updated;
+	return !j->runtime && !j->ninstalled && !j->initramfs_updated && !j->initramfs_new;
 }
 
 /* Save what is left of the journal, or remove it when nothing is. */
@@ -764,7 +765,22 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 			o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
 	if (r < 0)
 		return fix_fail(o, "fix --modules", NS_EXIT_UNKNOWN, "%s", strerror(-r));
-	if (plan.ngroups == 0) {
+	/* --install: every file it copies checked, the other copies and the initramfs tool known,
+	 * before anything is written */
+	if (o->install && plan.manifest.n && (r = ns_swap_install_check(sys, &plan)) < 0) {
+		ns_swap_plan_free(&plan);
+		return fix_fail(o, "fix --modules --install", NS_EXIT_UNKNOWN, "%s", strerror(-r));
+	}
+	if (o->install && plan.manifest.n == 0) {
+		/* every fix in the running kernel: no file to install, no journal */
+		if (!o->json && !o->quiet)
+			printf("nothing to install: every fix in %s%s/manifest.json is in the running kernel; "
+			       "nothing was changed\n",
+			       o->module_dir ? o->module_dir : "/" NS_MODULE_DIR "/",
+			       o->module_dir ? "" : (sys->machine.kernel_release ? sys->machine.kernel_release : "?"));
+		goto out;
+	}
+	if (plan.ngroups == 0 && !o->install) {
 		/* the manifest's fixes are all in the running kernel: nothing to swap, no journal */
 		if (!o->json && !o->quiet)
 			printf("nothing to swap: every fix in %s%s/manifest.json is in the running kernel, and the "
@@ -777,7 +793,8 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 	if (!o->json)
 		swap_plan_text(&plan);
 	if (o->dry_run) {
-		code = ns_swap_plan_safe(&plan) ? NS_EXIT_OK : NS_EXIT_WARNING;
+		/* --install detaches nothing: only its checks decide */
+		code = (o->install ? plan.failed_checks == 0 : ns_swap_plan_safe(&plan)) ? NS_EXIT_OK : NS_EXIT_WARNING;
 		goto out;
 	}
 	ran = true;
@@ -805,17 +822,36 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		goto out;
 	}
 	if (o->install) {
-		/* journal first: the files about to be written, and whether the initramfs is rewritten */
+		/* journal first: the files about to be written; ns_swap_install journals each further
+		 * step, and undoes the prefix when one fails */
+		bool before = have_journal;
 		r = ns_swap_install_prepare(sys, &plan, &j);
+		if (r == -EXDEV) {
+			fprintf(stderr,
+				"numastor fix --modules --install: refused: /%s journals an install for kernel %s; "
+				"run `numastor fix --revert` first; nothing was changed\n",
+				NS_SWAP_JOURNAL_PATH, j.kernel_release);
+			code = NS_EXIT_UNKNOWN;
+			goto out;
+		}
 		if (r == 0)
 			r = save_swap_journal(root, &j, "--modules --install");
 		if (r == 0)
 			r = ns_swap_install(sys, &plan, &j, print_progress, (void *)o);
-		if (r < 0) {
+		if (r < 0 && journal_empty(&j) && !before) {
+			/* undone whole: nothing of the boot changed, and no journal of it */
+			settle_swap_journal(root, &j, "--modules --install");
 			fprintf(stderr,
-				"numastor fix --modules --install: %s; `numastor fix --revert` removes what was "
-				"installed\n",
+				"numastor fix --modules --install: failed (%s); undone: the modules, depmod's "
+				"indexes and /boot's initramfs are as they were\n",
 				strerror(-r));
+			code = NS_EXIT_WARNING;
+		} else if (r < 0) {
+			settle_swap_journal(root, &j, "--modules --install");
+			fprintf(stderr,
+				"numastor fix --modules --install: failed (%s); what is left is journaled in /%s: "
+				"`numastor fix --revert` removes it\n",
+				strerror(-r), NS_SWAP_JOURNAL_PATH);
 			code = NS_EXIT_WARNING;
 		} else if (!o->quiet && !o->json) {
 			printf("installed for the next boot under /lib/modules/%s/updates/numastor (depmod run%s); "
@@ -840,6 +876,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 			j.installed = install.installed, install.installed = NULL;
 			j.ninstalled = install.ninstalled, install.ninstalled = 0;
 			j.initramfs_updated = install.initramfs_updated;
+			j.initramfs_new = install.initramfs_new, install.initramfs_new = NULL;
 		}
 		ns_swap_journal_free(&install);
 	}
@@ -997,7 +1034,7 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o, struct
 			ns_swap_plan_free(&plan);
 		}
 	}
-	if (!j.runtime && (j.ninstalled || j.initramfs_updated)) {
+	if (!j.runtime && (j.ninstalled || j.initramfs_updated || j.initramfs_new)) {
 		r = ns_swap_uninstall(&sys, &j, revert_progress, &sink);
 		if (r < 0) {
 			fprintf(stderr, "numastor fix --revert: removing the modules installed for the next boot: %s\n",

@@ -47,4 +47,9 @@ int ns_swap_check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct 
 int ns_swap_check_imports(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p,
 			  const struct ns_manifest_module *const *mods, size_t n);
 
+/* modswap-install.c: does an initramfs listing (lsinitramfs, one path a line) carry a module
+ * file of name (NAME.ko, compressed or not; '-' and '_' alike): from updates/numastor/, and
+ * another copy. */
+void ns_swap_initramfs_carries(const char *listing, const char *name, bool *numastor, bool *other);
+
 #endif

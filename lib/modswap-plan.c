@@ -528,11 +528,26 @@ static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swa
 	int r;
 
 	if (!state) {
-		/* nothing runs that could be swapped; --install makes the next load the patched one */
-		return ns_swap_add_check(p, true, ns_fmt("%s is not loaded", top),
-					 ns_fmt("nothing to swap now: --install makes the next load of %s use the "
-						"patched module",
-						top));
+		/* nothing runs that could be swapped; --install makes the next load the patched one, so
+		 * the group's files pass the checks of a swap all the same (what --install copies is
+		 * what was checked) */
+		const struct ns_manifest_module **mods = calloc(p->manifest.n ? p->manifest.n : 1, sizeof(*mods));
+		size_t nm = 0;
+
+		r = mods ? ns_swap_add_check(p, true, ns_fmt("%s is not loaded", top),
+					     ns_fmt("nothing to swap now: --install makes the next load of %s use "
+						    "the patched module",
+						    top))
+			 : -ENOMEM;
+		for (size_t i = 0; r == 0 && i < p->manifest.n; i++)
+			if ((strcmp(p->manifest.v[i].name, "nvme") == 0) == (strcmp(group, "nvme") == 0)) {
+				mods[nm++] = &p->manifest.v[i];
+				r = ns_swap_check_candidate(sys, ctx, p, &p->manifest.v[i]);
+			}
+		if (r == 0 && nm)
+			r = ns_swap_check_imports(sys, ctx, p, mods, nm);
+		free(mods);
+		return r;
 	}
 	r = removal_order(sys->root, top, &order, &n, 0);
 	for (size_t i = 0; r == 0 && i < n; i++)
@@ -603,6 +618,7 @@ static bool manifest_has_scsi(const struct ns_manifest *m)
 int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap_plan *p)
 {
 	struct kmod_ctx *ctx = kmod_new(NULL, NULL);
+	bool other_kernel = false;
 	char dir[4096];
 	int r;
 
@@ -619,6 +635,7 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 		goto out;
 	if (p->manifest.kernel_release && sys->machine.kernel_release &&
 	    strcmp(p->manifest.kernel_release, sys->machine.kernel_release)) {
+		other_kernel = true;
 		r = ns_swap_add_check(p, false, ns_fmt("the modules were built for the running kernel"),
 				      ns_fmt("/%s/manifest.json is for %s, this kernel is %s", dir,
 					     p->manifest.kernel_release, sys->machine.kernel_release));
@@ -645,8 +662,9 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 			r = plan_group(sys, ctx, p, "scsi");
 		/* a manifest of this kernel's whose every fix is in the kernel or needs no module
 		 * here, with the modules it names running stock: nothing to do (an empty plan);
-		 * one that failed a check applies to nothing at all */
-		if (r == 0 && p->ngroups == 0 && p->failed_checks)
+		 * another kernel's applies to nothing at all (a group not loaded fails its files'
+		 * checks for --install to refuse with) */
+		if (r == 0 && p->ngroups == 0 && other_kernel)
 			r = -ENOENT;
 	}
 out:

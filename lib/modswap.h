@@ -128,19 +128,35 @@ int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *plan, cons
 		    const struct ns_swap_exec_opts *opts, struct ns_swap_report *rep);
 void ns_swap_report_free(struct ns_swap_report *rep);
 
-/* Journal first: the files an install will write, and whether it will rewrite the initramfs
- * (when it carries one of the modules; Debian's carries nvme, scsi_mod, sd_mod). */
+/*
+ * --install's checks, added to plan before anything is written (through the root: a captured
+ * tree answers them too): every manifest file the plan did not check (a module of a loaded
+ * group that is not loaded itself) gets a swap's candidate checks and the imports check over
+ * its group; no other copy of a module under lib/modules/<release>/{updates,extra,weak-updates}
+ * (depmod would pick one of the two arbitrarily), each named; the initramfs is one numastor
+ * knows: initramfs-tools (update-initramfs, mkinitramfs, lsinitramfs) and no dracut, with
+ * /boot/initrd.img-<release> a regular file (a UKI or kernel-install layout is refused).
+ */
+int ns_swap_install_check(struct ns_system *sys, struct ns_swap_plan *plan);
+/* Journal first: the files an install will write (-EXDEV: j journals another release's). */
 int ns_swap_install_prepare(struct ns_system *sys, const struct ns_swap_plan *plan, struct ns_swap_journal *j);
 /*
- * For the next boot instead: copy the patched modules into lib/modules/<release>/updates/numastor/
- * (depmod prefers updates/ over the in-tree module), run depmod, and rewrite the initramfs
- * when ns_swap_install_prepare said so; only files j journals are written. Each file and
- * program run is reported through progress. Live root only.
+ * For the next boot instead, only with every check passed: read which of the modules /boot's
+ * initramfs carries (lsinitramfs; nothing is written when it cannot be read), copy the patched
+ * modules into lib/modules/<release>/updates/numastor/ (depmod prefers updates/ over the
+ * in-tree module), run depmod, verify with libkmod's lookup that each name resolves to the file
+ * installed; when the initramfs carries one of them, build a new one into
+ * ns_swap_initramfs_new's file (mkinitramfs -o), verify it carries numastor's files in place of
+ * the stock ones (lsinitramfs), and only then rename it over /boot/initrd.img-<release>. Each
+ * step is journaled in j (saved) before it is taken; on any failure the prefix is undone (the
+ * new file, the files, depmod) and j keeps only what could not be. Each file and program run
+ * is reported through progress. Live root only.
  */
 int ns_swap_install(struct ns_system *sys, const struct ns_swap_plan *plan, struct ns_swap_journal *j,
 		    ns_swap_progress progress, void *data);
-/* Remove the files j says were installed, run depmod, and rewrite the initramfs again when
- * the install did. Entries removed are dropped from j. */
+/* Remove the initramfs being built and the files j says were installed, run depmod, and when
+ * /boot's initramfs is numastor's, build it again without them (the same new file, read back,
+ * renamed). What is undone is dropped from j. */
 int ns_swap_uninstall(struct ns_system *sys, struct ns_swap_journal *j, ns_swap_progress progress, void *data);
 
 #endif

@@ -86,6 +86,13 @@ bool ns_swap_installed_ok(const char *release, const char *path)
 	return plain(file, strlen(file));
 }
 
+char *ns_swap_initramfs_new(const char *release)
+{
+	if (!release || !plain(release, strlen(release)))
+		return NULL;
+	return ns_fmt("boot/initrd.img-%s.numastor-new", release);
+}
+
 int ns_swap_installed_resolves(struct ns_root *root, const char *release, const char *path)
 {
 	char *dir = NULL, *real = NULL, *real_want = NULL,
@@ -124,9 +131,9 @@ int ns_swap_installed_resolves(struct ns_root *root, const char *release, const 
 
 /* The keys ns_swap_journal_save writes, and no other (nor one twice: lib/jsonstrict.h): a swap
  * journal with others was not written by this numastor, and is refused whole and kept. */
-static const char *const top_keys[] = {"version", "boot_id",	 "kernel_release", "runtime",	"groups",
-				       "modules", "removed_pci", "disks",	   "installed", "initramfs_updated",
-				       NULL};
+static const char *const top_keys[] = {"version",   "boot_id",		 "kernel_release", "runtime",
+				       "groups",    "modules",		 "removed_pci",	   "disks",
+				       "installed", "initramfs_updated", "initramfs_new",  NULL};
 static const char *const module_keys[] = {"name", "loaded", "stock_path", "srcversion", "options", "replacement", NULL};
 static const char *const disk_keys[] = {"id", "name", "pci", "hba", NULL};
 
@@ -161,6 +168,18 @@ int ns_swap_journal_load(struct ns_root *root, struct ns_swap_journal *j)
 	for (size_t i = 0; i < j->ninstalled; i++)
 		if (!ns_swap_installed_ok(j->kernel_release, j->installed[i]))
 			goto bad;
+	/* optional (older journals lack it), and only ever the one name numastor builds into */
+	if ((r = jstr_or_null(doc, "initramfs_new", &j->initramfs_new)) < 0)
+		goto bad;
+	if (j->initramfs_new) {
+		char *want = ns_swap_initramfs_new(j->kernel_release);
+		bool ok = want && strcmp(want, j->initramfs_new) == 0;
+		free(want);
+		r = -EINVAL;
+		if (!ok)
+			goto bad;
+	}
+	r = -EINVAL;
 	if (!json_object_object_get_ex(doc, "modules", &a) || !json_object_is_type(a, json_type_array))
 		goto bad;
 	j->modules = calloc(json_object_array_length(a) + 1, sizeof(*j->modules));
@@ -267,6 +286,8 @@ int ns_swap_journal_save(struct ns_root *root, const struct ns_swap_journal *j)
 	json_object_object_add(doc, "disks", disks);
 	json_object_object_add(doc, "installed", strv(j->installed, j->ninstalled));
 	json_object_object_add(doc, "initramfs_updated", json_object_new_boolean(j->initramfs_updated));
+	if (j->initramfs_new)
+		json_object_object_add(doc, "initramfs_new", json_object_new_string(j->initramfs_new));
 	{
 		char *why = NULL;
 		r = ns_state_dir_ensure(root, NS_SWAP_JOURNAL_DIR, &why);
@@ -309,6 +330,7 @@ void ns_swap_journal_free(struct ns_swap_journal *j)
 	ns_strv_free(j->installed, j->ninstalled);
 	free(j->boot_id);
 	free(j->kernel_release);
+	free(j->initramfs_new);
 	memset(j, 0, sizeof(*j));
 }
 

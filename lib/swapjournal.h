@@ -52,8 +52,16 @@ struct ns_swap_journal {
 	size_t ndisks;
 	char **installed; /* files installed for the next boot (root-relative) */
 	size_t ninstalled;
-	bool initramfs_updated; /* --install rewrote the initramfs of kernel_release */
+	bool initramfs_updated; /* --install put its initramfs at boot/initrd.img-<kernel_release> */
+	/* an initramfs --install or --revert is building (ns_swap_initramfs_new's path), journaled
+	 * before mkinitramfs writes it and dropped once it is renamed into place: a revert removes
+	 * it. NULL: none (and in journals of older numastor, which lack the key). */
+	char *initramfs_new;
 };
+
+/* The one file an initramfs is built into before it is renamed over boot/initrd.img-<release>:
+ * boot/initrd.img-<release>.numastor-new (malloc'd; NULL when release is not a plain name). */
+char *ns_swap_initramfs_new(const char *release);
 
 /* Is path one of the files an --install of release writes: exactly
  * lib/modules/<release>/updates/numastor/<file> (release and file plain names)? */

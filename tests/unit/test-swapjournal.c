@@ -142,6 +142,35 @@ int main(void)
 	CHECK(load_with(root, "\"installed\": [\"lib/modules/6.1.0-57-amd64/updates/numastor/scsi_mod.ko\"]",
 			"\"installed\": [\"lib/modules/6.1.0-57-amd64/updates/numastor/\"]") == -EINVAL);
 	CHECK(load_with(root, "\"kernel_release\": \"6.1.0-57-amd64\"", "\"kernel_release\": null") == -EINVAL);
+	/* initramfs_new: optional (the good journal has none), and only numastor's one name */
+	CHECK(load_with(root, "\"initramfs_updated\": true", "\"initramfs_updated\": true, \"initramfs_new\": null") ==
+	      0);
+	{
+		const char *from = "\"initramfs_updated\": true";
+		CHECK(load_with(root, from,
+				"\"initramfs_updated\": true, \"initramfs_new\": "
+				"\"boot/initrd.img-6.1.0-57-amd64.numastor-new\"") == 0);
+		CHECK(load_with(root, from,
+				"\"initramfs_updated\": true, \"initramfs_new\": \"boot/initrd.img-6.1.0-57-amd64\"") ==
+		      -EINVAL);
+		CHECK(load_with(root, from,
+				"\"initramfs_updated\": true, \"initramfs_new\": "
+				"\"boot/initrd.img-6.1.0-99-amd64.numastor-new\"") == -EINVAL);
+		CHECK(load_with(root, from, "\"initramfs_updated\": true, \"initramfs_new\": \"../etc/shadow\"") ==
+		      -EINVAL);
+		CHECK(load_with(root, from, "\"initramfs_updated\": true, \"initramfs_new\": 1") == -EINVAL);
+	}
+	{
+		struct ns_swap_journal w = {0}, r2;
+		w.kernel_release = strdup("6.1.0-57-amd64");
+		w.initramfs_new = ns_swap_initramfs_new("6.1.0-57-amd64");
+		CHECK_STR(w.initramfs_new, "boot/initrd.img-6.1.0-57-amd64.numastor-new");
+		CHECK(ns_swap_journal_save(root, &w) == 0 && ns_swap_journal_load(root, &r2) == 0);
+		CHECK_STR(r2.initramfs_new, "boot/initrd.img-6.1.0-57-amd64.numastor-new");
+		ns_swap_journal_free(&r2);
+		ns_swap_journal_free(&w);
+		CHECK(!ns_swap_initramfs_new("../x") && !ns_swap_initramfs_new(NULL));
+	}
 	CHECK(!ns_swap_installed_ok("6.1.0-57-amd64", "lib/modules/6.1.0-57-amd64/updates/numastor/.."));
 	CHECK(!ns_swap_installed_ok("..", "lib/modules/../updates/numastor/x.ko"));
 	CHECK(ns_swap_installed_ok("6.1.0-57-amd64", "lib/modules/6.1.0-57-amd64/updates/numastor/x.ko"));

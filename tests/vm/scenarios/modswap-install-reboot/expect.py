@@ -11,6 +11,11 @@ boots (the same file: sha256); `modinfo -n` / `modinfo -F numastor` (where the r
 modprobe finds a module, and whether that file is numastor's); a reload of sd_mod from the root.
 
 - boot 1: scsi_mod and sd_mod stock (no O), the initramfs carries the in-tree files only.
+  Three --install runs leave the boot as it was by the guest's reading (modinfo -n and
+  modules.dep at kernel/, no file under updates/numastor, no numastor file in /boot, /boot's
+  initramfs the one booted, no journal): with a failing initramfs hook (non-zero exit), with an
+  updates/dkms copy of sd_mod (refused, exit 3, the copy named), with a depmod.d override that
+  keeps kernel/'s sd_mod (libkmod's lookup after depmod fails it, undone).
   `fix --modules --install` (exit 0) leaves the live modules as they were, puts the manifest's
   files in updates/numastor/ (modinfo resolves both there), rewrites the initramfs (another
   sha256, lsinitramfs lists both under updates/numastor/) and leaves its journal somewhere that
@@ -79,6 +84,23 @@ def no_state(ctx, step):
                         ms.fact(ctx, f"state_files.{step}"), "")
 
 
+def boot_as_it_was(ctx, step, what, extra=()):
+    """By the guest's own reading after a failed or refused --install: modinfo and modules.dep
+    at kernel/ (but for a copy the test put under updates/ itself: extra), no file under
+    updates/ but extra, /boot's initramfs the one booted, no journal."""
+    if not extra:
+        resolves(ctx, step, STOCK, "")
+        for m in SWAPPED:
+            fixlib.kernel_equal(ctx, f"{what}: modules.dep entry of {m}", "paths",
+                                words(ms.fact(ctx, f"modules_dep.{m}.{step}")), [f"{STOCK[m]}:"])
+    fixlib.kernel_equal(ctx, what, "files under updates/ (find)",
+                        sorted(p[p.index("updates/"):] for p in words(ms.fact(ctx, f"installed.{step}"))),
+                        sorted(extra))
+    fixlib.kernel_equal(ctx, what, "sha256 of /boot's initramfs vs the one booted",
+                        ms.fact(ctx, f"initrd.{step}.sha256"), ms.fact(ctx, "initrd.boot1.sha256"))
+    no_state(ctx, step)
+
+
 def check_round(ctx, sub, tag):
     """compare.py's field-by-field comparison of one boot's check --json with its ground truth."""
     c = compare.Context(ctx.path(sub), strict=ctx.strict)
@@ -114,6 +136,30 @@ def check(ctx):
     kernel_taint(ctx, "boot1-initramfs", False)
     resolves(ctx, "boot1", STOCK, "")
     no_state(ctx, "boot1")
+
+    # Boot 1, before the good --install: three that must leave the boot as it was.
+    boot_as_it_was(ctx, "hookfail", "--install with a failing initramfs hook")
+    ctx.expect((fixlib.rc(ctx, "hookfail") or 0) != 0,
+               f"--install with a failing initramfs hook: exit {fixlib.rc(ctx, 'hookfail')}, not a failure")
+    said = ctx.read("hookfail.out") or ""
+    ctx.expect("mkinitramfs exited with status" in said and "zz-fail" in said,
+               f"--install with a failing initramfs hook: not mkinitramfs failing on the hook: {said[-600:]!r}")
+    ctx.expect(".ko" not in (f("numastor_dir.hookfail") or ""),
+               f"--install with a failing initramfs hook: files left in updates/numastor: "
+               f"{f('numastor_dir.hookfail')}")
+    fixlib.kernel_equal(ctx, "hookfail", "numastor's files left in /boot", f("initrd_new.hookfail"), "")
+    dkms = f("dkms.file") or "updates/dkms/sd_mod.ko"
+    boot_as_it_was(ctx, "dkms", "--install beside updates/dkms/sd_mod.ko", extra=[dkms])
+    fixlib.kernel_equal(ctx, "dkms", "exit code (refused: a check failed)", fixlib.rc(ctx, "dkms"), 3)
+    said = (ctx.read("dkms.out") or "") + (ctx.read("dkms.err") or "")
+    ctx.expect(dkms in said, f"--install beside {dkms}: the refusal does not name it: {said[-600:]!r}")
+    boot_as_it_was(ctx, "override", "--install with a depmod.d override of sd_mod")
+    ctx.expect((fixlib.rc(ctx, "override") or 0) != 0,
+               f"--install with a depmod.d override: exit {fixlib.rc(ctx, 'override')}, not a failure")
+    said = ctx.read("override.out") or ""
+    ctx.expect("modprobe sd_mod resolves to" in said,
+               f"--install with a depmod.d override: libkmod's lookup is not what failed: {said[-600:]!r}")
+    resolves(ctx, "clean", STOCK, "")
 
     ms.swap_text(ctx, "install")
     ms.unchanged(ctx, "--install (live modules and disks)", "boot1-reloaded", "install",

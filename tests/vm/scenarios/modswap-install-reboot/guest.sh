@@ -2,7 +2,9 @@
 # (tests/vm/run-image.sh; this file runs once per boot with VM_BOOT = 1, 2, 3, from the
 # image's root after Debian's own initramfs, not from the bed's busybox initramfs).
 #   boot 1: the stock modules; the module directory filled with the build's scsi_mod/sd_mod;
-#           `fix --modules --install`.
+#           `fix --modules --install` with a failing initramfs hook (fails, undone), with a
+#           DKMS-style copy of sd_mod in updates/dkms (refused), with a depmod.d override
+#           keeping kernel/'s sd_mod (fails at the lookup, undone); then `fix --modules --install`.
 #   boot 2: what the initramfs (the one update-initramfs rewrote) and the root load;
 #           `check --json`; `fix --revert`.
 #   boot 3: the stock modules again, nothing of numastor's left in /lib/modules or the initramfs.
@@ -103,6 +105,43 @@ case $VM_BOOT in
 	done
 	vm_pattern_write "$mega"
 	vm_module_dir /vm/kmod/midlayer/manifest.json /vm/kmod/midlayer/scsi_mod.ko /vm/kmod/midlayer/sd_mod.ko
+	# (a) an initramfs hook that fails: mkinitramfs fails after the files and depmod; the
+	# install must undo them, /boot's initramfs untouched, no journal
+	mkdir -p /etc/initramfs-tools/hooks
+	printf '#!/bin/sh\nexit 1\n' > /etc/initramfs-tools/hooks/zz-fail
+	chmod 755 /etc/initramfs-tools/hooks/zz-fail
+	vm_numastor hookfail fix --modules --install
+	phase hookfail
+	resolution hookfail
+	initramfs hookfail
+	vm_fact "numastor_dir.hookfail" "$(ls -A "/lib/modules/$krel/updates/numastor" 2>&1 | tr '\n' ' ')"
+	vm_fact "initrd_new.hookfail" "$(ls /boot | grep numastor | tr '\n' ' ')"
+	rm /etc/initramfs-tools/hooks/zz-fail
+	# (b) a DKMS-style copy of sd_mod (the in-tree file) under updates/dkms: refused, named
+	f=$(modinfo -n sd_mod)
+	mkdir -p "/lib/modules/$krel/updates/dkms"
+	cp "$f" "/lib/modules/$krel/updates/dkms/${f##*/}"
+	vm_fact dkms.file "updates/dkms/${f##*/}"
+	depmod -a "$krel"
+	vm_numastor dkms fix --modules --install
+	resolution dkms
+	initramfs dkms
+	rm -r "/lib/modules/$krel/updates/dkms"
+	# (c) a depmod.d override that keeps kernel/'s sd_mod first: no copy to name, but modprobe
+	# would not load numastor's file; libkmod's lookup after depmod says so, and it is undone
+	# (one depmod for the dkms copy gone and the override; depmod matches an override's
+	# directory against the module's whole directory)
+	mkdir -p /etc/depmod.d
+	d=${f#/lib/modules/"$krel"/}
+	echo "override sd_mod * ${d%/*}" > /etc/depmod.d/zz-numastor-test.conf
+	depmod -a "$krel"
+	vm_numastor override fix --modules --install
+	phase override
+	resolution override
+	initramfs override
+	# no depmod: the undo's left modules.dep at kernel/, with no numastor file to rank
+	rm /etc/depmod.d/zz-numastor-test.conf
+	resolution clean
 	vm_numastor install fix --modules --install
 	phase install
 	vm_swap_state install "$MODS" ""
