@@ -480,9 +480,13 @@ static int check_in_tree(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_
 	for (size_t i = 0; i < n && r == 0; i++) {
 		const struct ns_manifest_module *mm = ns_manifest_find(&p->manifest, order[i]);
 		bool replaced = mm || (strcmp(group, "nvme") == 0 && strcmp(order[i], "nvme") == 0);
+		const char *state = ns_swap_module_state(sys->root, order[i]);
 		char *stock = NULL, *note = NULL, *why, *tmp;
 		int err;
 
+		/* built in: never removed nor reloaded ("is a loadable module" refuses it) */
+		if (state && strcmp(state, "builtin") == 0)
+			continue;
 		ns_swap_stock_path(sys, order[i], &stock);
 		why = not_in_tree(sys, ctx, order[i], stock, mm, replaced, &note, &err);
 		free(stock);
