@@ -14,6 +14,7 @@
 
 #include "diskid.h"
 #include "inuse.h"
+#include "testhook.h"
 #include "util.h"
 
 struct run {
@@ -130,7 +131,11 @@ static int recheck(struct run *x, const struct ns_swap_plan *p, const char *grou
 
 static int rescan(struct run *x, const struct ns_swap_plan *p, char **bdfs, size_t n)
 {
+	const char *pause = ns_test_hook("NUMASTOR_TEST_PAUSE_BEFORE_PCI_REMOVE");
 	int r = 0;
+	/* test only: time for a test to claim a disk that came back before the first removal */
+	if (pause && n && !p->to_stock)
+		sleep_ms((unsigned)strtoul(pause, NULL, 10) % 61 * 1000);
 	for (size_t i = 0; i < n; i++) {
 		char path[256], what[300];
 		snprintf(path, sizeof(path), "sys/bus/pci/devices/%s/remove", bdfs[i]);
@@ -442,9 +447,14 @@ static int run_steps(struct run *x, const struct ns_swap_plan *p)
 				continue;
 			}
 		} else {
+			const char *fail = ns_test_hook("NUMASTOR_TEST_FAIL_INSERT_BACK");
 			if (ns_swap_module_state(x->sys->root, s->module))
 				continue;
-			r = insert_module(x, s->module, s->file, s->options);
+			/* test only: the way back cannot load this module (EIO), as a broken file would */
+			if (fail && p->to_stock && strcmp(fail, s->module) == 0)
+				r = -EIO;
+			else
+				r = insert_module(x, s->module, s->file, s->options);
 			event(x, r == 0, "loaded %s %s%s%s%s%s%s",
 			      s->file && ns_manifest_find(&p->manifest, s->module) ? "patched" : "stock", s->module,
 			      s->options ? " (" : "", s->options ? s->options : "", s->options ? ")" : "",
