@@ -801,16 +801,17 @@ static void say_stdout_lost(const char *who, const char *how)
 		who, how, NS_SWAP_JOURNAL_PATH);
 }
 
-/* Every disk back under another name, on stderr: what names it by name means another disk now. */
-static void say_renamed(const char *who, const struct ns_swap_report *rep)
+/* Every disk back under another name, in one line of its own (also under --quiet; with --json
+ * the result's renamed): what names a disk by its name means another disk now. */
+static void say_renamed(const struct fix_opts *o, const struct ns_swap_report *rep)
 {
-	if (!rep->nrenamed)
+	if (!rep->nrenamed || o->json)
 		return;
-	fprintf(stderr, "numastor fix %s: DISK NAMES CHANGED:", who);
+	printf("DISK NAMES CHANGED:");
 	for (size_t i = 0; i < rep->nrenamed; i++)
-		fprintf(stderr, "%s %s is now %s", i ? "," : "", rep->renamed[i].from, rep->renamed[i].to);
-	fprintf(stderr, " (found by identity; fstab, scripts or monitoring that name a disk by its name now name "
-			"another, or none; /dev/disk/by-id names do not change)\n");
+		printf("%s %s is now %s", i ? "," : "", rep->renamed[i].from, rep->renamed[i].to);
+	printf(" (found by identity; fstab, scripts or monitoring that name a disk by its name now name another, or "
+	       "none; /dev/disk/by-id names do not change)\n");
 }
 
 static struct json_object *renamed_json(const struct ns_swap_report *rep)
@@ -1023,7 +1024,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 			"numastor fix --modules: %s arrived while the machine was being made consistent: "
 			"answered once it was (%s)\n",
 			signal_name(late), r == 0 ? "the swap is complete and kept" : "see above");
-	say_renamed("--modules", &rep);
+	say_renamed(o, &rep);
 	say_stdout_lost("--modules", r == 0				  ? "completed: the patched modules run"
 				     : rep.untouched			  ? "changed nothing"
 				     : rep.rolled_back && rep.rollback_ok ? "was rolled back"
@@ -1076,7 +1077,6 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o, struct
 	struct revert_sink sink = {.o = o, .events = doc ? json_object_new_array() : NULL};
 	struct ns_swap_exec_opts xo = {
 		.wait_s = 60, .progress = revert_progress, .data = &sink, .after_step = stop_after_step};
-	/* --timeout, or the default for the plan (below) */
 	int r = ns_swap_journal_load(root, &j), code = NS_EXIT_OK;
 	bool earlier_boot = false;
 	char *boot;
@@ -1148,11 +1148,10 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o, struct
 				late = swap_guard_end(&guard);
 				if (late)
 					fprintf(stderr,
-						"numastor fix --revert: %s arrived during the swap back: answered once "
-						"it "
-						"was done\n",
+						"numastor fix --revert: %s arrived during the swap back: answered "
+						"once it was done\n",
 						signal_name(late));
-				say_renamed("--revert", &rep);
+				say_renamed(o, &rep);
 				if (r < 0) {
 					fprintf(stderr,
 						"numastor fix --revert: swapping back did not restore everything (%s; "

@@ -10,8 +10,8 @@ with at boot (nvme sgl_threshold 65536, scsi_mod inq_timeout 7, read from
 /sys/module/*/parameters), every disk back by identity, the 4 MiB patterns intact, and no
 journal. The ground truth is the kernel's files read by the guest's shell.
 
-Then signals: with the pre-fix nvme reloaded before each run (the root-bus functions forced
-again, so each run has the first plan), run S raises SIGINT, SIGTERM, SIGHUP, SIGQUIT in turn
+Then signals: with the pre-fix nvme reloaded whenever a rollback rescanned a root-bus function
+(forcing it again, so each run has the first plan), run S raises SIGINT, SIGTERM, SIGHUP, SIGQUIT in turn
 right after its S-th step. Each must stop at the next step boundary and roll back by itself
 (exit 1, `interrupted_by` the signal, "interrupted by SIGxxx: rolled back" on stderr, exactly S
 steps done before it stopped) and leave the machine as the reverts above do: every module
@@ -99,8 +99,9 @@ def check(ctx):
     # signals after each step: rolled back by numastor itself, never half
     sigruns = int(f("sigruns") or 0)
     nvme_forced = ms.nvme_root_bus_pcis(ctx)
-    for p in nvme_forced:
-        ctx.equal("test bed", f"{p} forced again by the pre-fix nvme", f(f"pci.{p}.presig1.numa_node"), "0")
+    for s in range(1, sigruns + 1):
+        for p in nvme_forced:
+            ctx.equal("test bed", f"{p} forced before signal run {s}", f(f"pci.{p}.presig{s}.numa_node"), "0")
     if plan is not None:
         ctx.expect(sigruns - 1 >= changing,
                    f"signals: only {sigruns - 1} runs were signalled; the plan changes the machine {changing} times")

@@ -7,8 +7,8 @@
 # (NUMASTOR_TEST_STOP_AFTER_STEP=K, _exit(137)) right after the K-th step that changed the
 # machine; runs go on until a swap completes without being killed, which is then reverted too.
 # After each run: the state (vm_swap_state), the options, the patterns, the journal.
-# Then the same machine again (the pre-fix nvme reloaded, forcing the root-bus functions
-# afresh) for a signal after each step: run S raises SIGINT, SIGTERM, SIGHUP, SIGQUIT in turn
+# Then the same plan again (the pre-fix nvme reloaded, forcing the root-bus functions afresh,
+# whenever a rollback rescanned one) for a signal after each step: run S raises SIGINT, SIGTERM, SIGHUP, SIGQUIT in turn
 # (NUMASTOR_TEST_SIGNAL_AFTER_STEP=S:SIG) right after the S-th step; numastor must stop at the
 # next step boundary and roll back by itself, never stop half-way. Runs go on until one
 # completes (S beyond the last step), which is reverted. Last, a full swap whose stdout is a
@@ -107,9 +107,22 @@ boot_again() {
 	insmod /vm/prefix-nvme/nvme.ko sgl_threshold=65536
 	vm_wait_disks 60
 }
+# Forced again only when a rollback rescanned a function (it reads -1 then): a rollback
+# before the PCI removal leaves the stock nvme on still-forced functions, the same plan.
+forced_again() {
+	local _p
+	for _p in $pcis; do
+		case $_p in 0000:00:*) ;; *) continue ;; esac
+		_rd "/sys/bus/pci/devices/$_p/numa_node"
+		[ "$_v" = 0 ] || {
+			boot_again
+			return 0
+		}
+	done
+}
 s=1
 while [ "$s" -le 30 ]; do
-	boot_again
+	forced_again
 	vm_swap_state "presig$s" "$MODULES" "$pcis"
 	set -- INT TERM HUP QUIT
 	eval "sig=\${$(((s - 1) % 4 + 1))}"
@@ -152,7 +165,7 @@ boot_again
 vm_numastor pciplan fix --modules --dry-run
 nsteps=$(grep -c '^  step [0-9]*:' "$VM_OUT/pciplan.out")
 vm_swap_state prepci "$MODULES" "$pcis"
-NUMASTOR_TEST_PAUSE_BEFORE_PCI_REMOVE=20 /usr/bin/numastor fix --modules --json \
+NUMASTOR_TEST_PAUSE_BEFORE_PCI_REMOVE=10 /usr/bin/numastor fix --modules --json \
 	> "$VM_OUT/pci.out" 2> "$VM_OUT/pci.err" &
 fixpid=$!
 # every module step done (the text of --json comes at the end: the modules' state says it)
@@ -177,7 +190,7 @@ _resolve "/sys/block/$rdisk"
 vm_fact pci.reader.ino.open "$(stat -c %i "$_v")"
 vm_fact pci.nsteps "$nsteps"
 # shellcheck disable=SC2217 # holding the disk open is the point
-sleep 600 < "/dev/$_v" &
+sleep 600 < "/dev/$rdisk" &
 reader=$!
 vm_fact pci.reader "$([ -e "/proc/$reader/fd/0" ] && echo open)"
 rc=0
