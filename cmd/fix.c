@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@
 #include "util.h"
 
 /* fix's documents (plan, modules, revert); every change is listed in schema/CHANGES.md */
-#define FIX_SCHEMA_VERSION 4
+#define FIX_SCHEMA_VERSION 5
 /* --hotplug: the longest wait for a module swap or revert that holds the lock (a swap waits
  * up to 60 s per disk, then may roll back) */
 #define HOTPLUG_SWAP_WAIT_S 1800
@@ -55,6 +56,9 @@ static void fix_usage(FILE *out)
 		     "      --module-dir DIR      where the patched modules and manifest.json are\n"
 		     "                            (default /var/lib/numastor/modules/<release>)\n"
 		     "      --install             with --modules: install them for the next boot instead\n"
+		     "      --timeout SECS        with --modules or --revert: wait at most SECS for the\n"
+		     "                            disks to come back after a reload, and as long again in a\n"
+		     "                            rollback (default 60 and 5 more per disk detached)\n"
 		     "      --irqbalance=policy   also give irqbalance numastor's policy script: link the\n"
 		     "                            drop-in numastor-policy.conf into irqbalance.service.d/,\n"
 		     "                            reload systemd and restart irqbalance (--revert removes it;\n"
@@ -81,6 +85,7 @@ struct fix_opts {
 	const char *module_dir;
 	int rq_affinity;
 	unsigned lock_timeout_s;
+	unsigned timeout_s; /* --timeout: the disks' return after a module reload; 0: the default */
 	const char *sysroot;
 	double probe_seconds; /* --probe: per node and device; 0 without */
 };
@@ -692,11 +697,134 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 static void stop_after_step(void *data, unsigned nsteps)
 {
 	const char *v = ns_test_hook("NUMASTOR_TEST_STOP_AFTER_STEP");
+	const char *sig = ns_test_hook("NUMASTOR_TEST_SIGNAL_AFTER_STEP");
 	(void)data;
+	/* NUMASTOR_TEST_SIGNAL_AFTER_STEP=K:SIG (INT, TERM, HUP, QUIT, PIPE or a number): the
+	 * process raises SIG at itself right after the Kth step, as an operator or a hangup would */
+	if (sig && strchr(sig, ':') && strtoul(sig, NULL, 10) == nsteps) {
+		static const struct {
+			const char *name;
+			int sig;
+		} names[] = {{"INT", SIGINT}, {"TERM", SIGTERM}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT}, {"PIPE", SIGPIPE}};
+		const char *n = strchr(sig, ':') + 1;
+		int signo = atoi(n);
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strcmp(n, names[i].name) == 0)
+				signo = names[i].sig;
+		if (signo > 0)
+			raise(signo);
+	}
 	if (v && strtoul(v, NULL, 10) > 0 && nsteps >= (unsigned)strtoul(v, NULL, 10)) {
 		fflush(stdout);
 		_exit(137);
 	}
+}
+
+/*
+ * A module swap is never left half done by a signal: from its first change until the machine is
+ * consistent again (swapped and verified, or rolled back) SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * are blocked, and one that arrives asks the swap to stop at its next step boundary and roll
+ * back (lib/modswap.h: ns_swap_exec_opts.stop). SIGPIPE is ignored: a closed stdout (`| head`,
+ * a dropped SSH session) loses the output, never the swap. A signal the caller ignores (nohup's
+ * SIGHUP) stays ignored.
+ */
+static const int swap_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+struct swap_guard {
+	sigset_t old;
+};
+
+static void swap_guard_begin(struct swap_guard *g)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(swap_signals) / sizeof(swap_signals[0]); i++)
+		sigaddset(&set, swap_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, &g->old);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* ns_swap_exec_opts.stop: the first blocked signal pending, or 0. */
+static int swap_signal_pending(void *data)
+{
+	sigset_t pending;
+	(void)data;
+	if (sigpending(&pending) < 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(swap_signals) / sizeof(swap_signals[0]); i++)
+		if (sigismember(&pending, swap_signals[i]) == 1)
+			return swap_signals[i];
+	return 0;
+}
+
+/* The machine is consistent: the signals are let through again, each pending one taken here
+ * (it was answered). Returns the first of them, or 0. */
+static int swap_guard_end(struct swap_guard *g)
+{
+	const struct timespec now = {0, 0};
+	sigset_t set;
+	int sig, first = 0;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(swap_signals) / sizeof(swap_signals[0]); i++)
+		sigaddset(&set, swap_signals[i]);
+	while ((sig = sigtimedwait(&set, NULL, &now)) > 0)
+		first = first ? first : sig;
+	sigprocmask(SIG_SETMASK, &g->old, NULL);
+	return first;
+}
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	case SIGQUIT:
+		return "SIGQUIT";
+	default:
+		return "a signal";
+	}
+}
+
+/* stdout was closed under the swap (EPIPE): its lines are lost; stderr says how it ended. */
+static void say_stdout_lost(const char *who, const char *how)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return;
+	fprintf(stderr,
+		"numastor fix %s: standard output was closed during the swap: its lines were lost; the swap %s "
+		"(/%s says what is left to revert)\n",
+		who, how, NS_SWAP_JOURNAL_PATH);
+}
+
+/* Every disk back under another name, in one line of its own (also under --quiet; with --json
+ * the result's renamed): what names a disk by its name means another disk now. */
+static void say_renamed(const struct fix_opts *o, const struct ns_swap_report *rep)
+{
+	if (!rep->nrenamed || o->json)
+		return;
+	printf("DISK NAMES CHANGED:");
+	for (size_t i = 0; i < rep->nrenamed; i++)
+		printf("%s %s is now %s", i ? "," : "", rep->renamed[i].from, rep->renamed[i].to);
+	printf(" (found by identity; fstab, scripts or monitoring that name a disk by its name now name another, or "
+	       "none; /dev/disk/by-id names do not change)\n");
+}
+
+static struct json_object *renamed_json(const struct ns_swap_report *rep)
+{
+	struct json_object *a = json_object_new_array();
+	for (size_t i = 0; i < rep->nrenamed; i++) {
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "id", jstr_or_null(rep->renamed[i].id));
+		json_object_object_add(e, "from", json_object_new_string(rep->renamed[i].from));
+		json_object_object_add(e, "to", json_object_new_string(rep->renamed[i].to));
+		json_object_array_add(a, e);
+	}
+	return a;
 }
 
 static int save_swap_journal(struct ns_root *root, const struct ns_swap_journal *j, const char *who)
@@ -744,10 +872,14 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 	struct ns_swap_plan plan;
 	struct ns_swap_report rep = {0};
 	struct ns_swap_journal j = {0};
-	struct ns_swap_exec_opts xo = {
-		.wait_s = 60, .progress = print_progress, .data = (void *)o, .after_step = stop_after_step};
+	struct ns_swap_exec_opts xo = {.wait_s = 60,
+				       .progress = print_progress,
+				       .data = (void *)o,
+				       .after_step = stop_after_step,
+				       .stop = swap_signal_pending};
+	struct swap_guard guard;
 	bool ran = false, have_journal = false;
-	int r = ns_swap_plan_build(sys, o->module_dir, &plan), code = NS_EXIT_OK;
+	int r = ns_swap_plan_build(sys, o->module_dir, &plan), code = NS_EXIT_OK, late = 0;
 
 	if (r == -ENOENT)
 		return fix_fail(o, "fix --modules", NS_EXIT_UNKNOWN,
@@ -798,6 +930,7 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		goto out;
 	}
 	ran = true;
+	xo.wait_s = o->timeout_s ? o->timeout_s : ns_swap_wait_default(&plan);
 	if (plan.failed_checks) {
 		fprintf(stderr, "numastor fix --modules: refused: a check failed (see above); nothing was changed\n");
 		code = NS_EXIT_UNKNOWN;
@@ -889,15 +1022,28 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 		goto out;
 	}
 	test_pause_before_swap();
+	/* no signal leaves it half done: from here until the journal says how it ended */
+	swap_guard_begin(&guard);
 	r = ns_swap_execute(sys, &plan, &j, &xo, &rep);
-	if (r < 0 && rep.untouched) {
+	if (r < 0 && (rep.untouched || (rep.rolled_back && rep.rollback_ok))) {
+		/* nothing changed, or all of it undone: the journal's runtime part is done with */
+		drop_runtime(&j);
+		settle_swap_journal(root, &j, "--modules");
+	}
+	late = swap_guard_end(&guard);
+	if (r < 0 && rep.stopped) {
+		code = NS_EXIT_WARNING;
+		fprintf(stderr, "numastor fix --modules: interrupted by %s: %s\n", signal_name(rep.stopped),
+			rep.untouched	  ? "stopped before the first change; nothing was changed"
+			: rep.rollback_ok ? "rolled back"
+					  : "the rollback did not restore everything (see above): `numastor fix "
+					    "--revert` tries again");
+	} else if (r < 0 && rep.untouched) {
 		/* a disk came into use after the plan: the recheck stopped before the first removal */
 		const char *why = NULL;
 		for (size_t i = 0; i < rep.n && !why; i++)
 			why = rep.v[i].ok ? NULL : rep.v[i].text;
 		fprintf(stderr, "numastor fix --modules: refused: %s; nothing was changed\n", why ? why : strerror(-r));
-		drop_runtime(&j);
-		settle_swap_journal(root, &j, "--modules");
 		code = NS_EXIT_UNKNOWN;
 	} else if (r < 0) {
 		fprintf(stderr, "numastor fix --modules: the swap failed (%s)%s\n", strerror(-r),
@@ -905,16 +1051,21 @@ static int do_modules(struct ns_root *root, struct ns_system *sys, const struct 
 							   : "; the rollback did not restore everything (see "
 							     "above): `numastor fix --revert` tries again")
 					: "");
-		/* rolled back: the journal's runtime part is done with */
-		if (rep.rolled_back && rep.rollback_ok) {
-			drop_runtime(&j);
-			settle_swap_journal(root, &j, "--modules");
-		}
 		code = NS_EXIT_WARNING;
 	} else if (!o->quiet && !o->json) {
 		printf("module swap done; journaled in /%s; `numastor fix --revert` returns to the stock modules\n",
 		       NS_SWAP_JOURNAL_PATH);
 	}
+	if (late && !rep.stopped)
+		fprintf(stderr,
+			"numastor fix --modules: %s arrived while the machine was being made consistent: "
+			"answered once it was (%s)\n",
+			signal_name(late), r == 0 ? "the swap is complete and kept" : "see above");
+	say_renamed(o, &rep);
+	say_stdout_lost("--modules", r == 0				  ? "completed: the patched modules run"
+				     : rep.untouched			  ? "changed nothing"
+				     : rep.rolled_back && rep.rollback_ok ? "was rolled back"
+									  : "failed and was not fully rolled back");
 out:
 	if (o->json) {
 		struct json_object *doc = ns_json_envelope(root, FIX_SCHEMA_VERSION), *res = NULL;
@@ -926,6 +1077,10 @@ out:
 			json_object_object_add(res, "exit_code", json_object_new_int(code));
 			json_object_object_add(res, "swapped", json_object_new_boolean(rep.ok));
 			json_object_object_add(res, "rolled_back", json_object_new_boolean(rep.rolled_back));
+			json_object_object_add(res, "interrupted_by",
+					       rep.stopped ? json_object_new_string(signal_name(rep.stopped)) : NULL);
+			json_object_object_add(res, "timeout_s", json_object_new_int((int)xo.wait_s));
+			json_object_object_add(res, "renamed", renamed_json(&rep));
 			for (size_t i = 0; i < rep.n; i++) {
 				struct json_object *e = json_object_new_object();
 				json_object_object_add(e, "step", json_object_new_string(rep.v[i].text));
@@ -1019,10 +1174,22 @@ static int revert_modules(struct ns_root *root, const struct fix_opts *o, struct
 					NS_SWAP_JOURNAL_PATH);
 				code = NS_EXIT_WARNING;
 			} else {
+				struct swap_guard guard;
+				int late;
+				xo.wait_s = o->timeout_s ? o->timeout_s : ns_swap_wait_default(&plan);
+				/* a signal does not stop the way back: it is the way to a consistent machine */
+				swap_guard_begin(&guard);
 				r = ns_swap_execute(&sys, &plan, NULL, &xo, &rep);
-				if (r == 0) {
+				if (r == 0)
 					drop_runtime(&j);
-				} else {
+				late = swap_guard_end(&guard);
+				if (late)
+					fprintf(stderr,
+						"numastor fix --revert: %s arrived during the swap back: answered "
+						"once it was done\n",
+						signal_name(late));
+				say_renamed(o, &rep);
+				if (r < 0) {
 					fprintf(stderr,
 						"numastor fix --revert: swapping back did not restore everything (%s; "
 						"the FAIL lines above say what); /%s is kept for another --revert\n",
@@ -1316,6 +1483,7 @@ int cmd_fix(int argc, char **argv)
 		{"revert", no_argument, NULL, 'X'},
 		{"rq-affinity", required_argument, NULL, 'A'},
 		{"lock-timeout", required_argument, NULL, 'T'},
+		{"timeout", required_argument, NULL, 'W'},
 		{"hotplug", no_argument, NULL, 'H'},
 		{"modules", no_argument, NULL, 'M'},
 		{"module-dir", required_argument, NULL, 'D'},
@@ -1376,6 +1544,15 @@ int cmd_fix(int argc, char **argv)
 			o.lock_timeout_s = (unsigned)v;
 			break;
 		}
+		case 'W': {
+			unsigned long v;
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > 86400)
+				return ns_cli_bad_usage(&cli, "--timeout takes seconds (1-86400), not '%s'", optarg);
+			o.timeout_s = (unsigned)v;
+			break;
+		}
 		case 'R':
 			o.sysroot = optarg;
 			break;
@@ -1422,6 +1599,8 @@ int cmd_fix(int argc, char **argv)
 	o.color = colored == 1;
 	if (o.revert && (o.dry_run || optind < argc || popts.rq_affinity))
 		return ns_cli_bad_usage(&cli, "--revert takes no devices and no --dry-run or --rq-affinity");
+	if (o.timeout_s && !o.modules && !o.revert)
+		return ns_cli_bad_usage(&cli, "--timeout goes with --modules or --revert");
 	if ((o.install || o.module_dir) && !o.modules)
 		return ns_cli_bad_usage(&cli, "--install and --module-dir go with --modules");
 	if (o.modules && (o.revert || popts.rq_affinity || optind < argc))

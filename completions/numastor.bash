@@ -32,7 +32,7 @@ _numastor() {
 			COMPREPLY=($(compgen -W "2" -- "$cur"))
 			return
 			;;
-		--lock-timeout)
+		--lock-timeout | --timeout)
 			return
 			;;
 		--module-dir)
@@ -41,7 +41,7 @@ _numastor() {
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --irqbalance=policy --probe --sysroot --quiet --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --timeout --irqbalance=policy --probe --sysroot --quiet --color --help" -- "$cur"))
 			return
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))

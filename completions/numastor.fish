@@ -15,6 +15,7 @@ complete -c numastor -n '__fish_seen_subcommand_from fix' -s j -l json -d 'print
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l revert -d 'restore what the journal holds'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l rq-affinity -x -a 2 -d 'set rq_affinity where vectors cannot move'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l lock-timeout -x -d 'seconds to wait for another fix'
+complete -c numastor -n '__fish_seen_subcommand_from fix' -l timeout -x -d 'seconds to wait for the disks after a module reload'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l hotplug -d 'what the unit runs: wait out a module swap, then fix quietly'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s R -l sysroot -r -F -d 'plan for a captured tree'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s q -l quiet -d 'print only problems'

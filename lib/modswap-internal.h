@@ -37,6 +37,9 @@ int ns_swap_resolve(struct ns_system *sys, const char *name, char **path);
 
 /* modswap-plan.c: record a check (takes what and detail). */
 int ns_swap_add_check(struct ns_swap_plan *p, bool ok, char *what, char *detail);
+/* modswap-plan.c: a failed check for each two disks of p with one identity (both named): the
+ * swap could not tell them apart once their driver reloads. Nothing when all differ. */
+int ns_swap_check_distinct_disks(struct ns_swap_plan *p);
 
 /* modswap-checks.c: the checks of one patched module file, added to p. */
 int ns_swap_check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p,

@@ -164,11 +164,79 @@ static bool disk_in_group(const struct ns_disk *d, const char *group)
 	return false;
 }
 
+/* A path component with the number a reload renews made "*": hostN, targetN:C:T, N:C:T:L,
+ * ataN, nvmeN, virtioN. Returns comp itself, or a new string written into buf. */
+static const char *renewed_to_star(const char *comp, char *buf, size_t len)
+{
+	static const char *const prefixes[] = {"host", "target", "ata", "nvme", "virtio", ""};
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t pl = strlen(prefixes[i]), nd = strspn(comp + pl, "0123456789");
+		const char *rest = comp + pl + nd;
+		if (strncmp(comp, prefixes[i], pl) != 0 || nd == 0)
+			continue;
+		/* hostN, ataN, nvmeN, virtioN whole; targetN:C:T and N:C:T:L with their tail */
+		if (*rest && !(*rest == ':' && (!strcmp(prefixes[i], "target") || !*prefixes[i])))
+			continue;
+		if (!*prefixes[i] && strspn(rest, "0123456789:") != strlen(rest))
+			continue;
+		snprintf(buf, len, "%s*%s", prefixes[i], rest);
+		return buf;
+	}
+	return comp;
+}
+
+int ns_swap_disk_key(struct ns_root *root, const char *disk, char **key)
+{
+	char path[512], *real = NULL, *out, *save = NULL;
+	size_t len;
+	int r = ns_diskid_from_sysfs(root, disk, key);
+
+	if (r != -ENOENT)
+		return r;
+	/* the device under the disk (the SCSI device, the NVMe controller): the disk's own
+	 * directory ends in its name, which is what may change */
+	snprintf(path, sizeof(path), "sys/block/%s/device", disk);
+	r = ns_realpath(root, path, &real);
+	if (r < 0)
+		return r;
+	len = strlen(real) + 8;
+	out = malloc(len);
+	if (!out) {
+		free(real);
+		return -ENOMEM;
+	}
+	strcpy(out, "path:");
+	for (char *c = strtok_r(real, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		char buf[256];
+		const char *n = renewed_to_star(c, buf, sizeof(buf));
+		char *nv;
+		len += strlen(n) + 1;
+		nv = realloc(out, len);
+		if (!nv) {
+			free(out);
+			free(real);
+			return -ENOMEM;
+		}
+		out = nv;
+		strcat(out, "/");
+		strcat(out, n);
+	}
+	free(real);
+	*key = out;
+	return 0;
+}
+
+unsigned ns_swap_wait_default(const struct ns_swap_plan *p)
+{
+	return 60 + 5 * (unsigned)(p->ndisks < 1000 ? p->ndisks : 1000);
+}
+
 static int add_disks(struct ns_system *sys, struct ns_swap_plan *p, const char *group)
 {
 	for (size_t i = 0; i < sys->ndisks; i++) {
 		const struct ns_disk *d = &sys->disks[i];
 		struct ns_swap_disk *nv;
+		int r;
 		if (!disk_in_group(d, group))
 			continue;
 		nv = realloc(p->disks, (p->ndisks + 1) * sizeof(*nv));
@@ -181,12 +249,44 @@ static int add_disks(struct ns_system *sys, struct ns_swap_plan *p, const char *
 			.hba = strcmp(group, "scsi") == 0 ? disk_hba(sys->root, d) : NULL,
 			.refusal = disk_refusal(sys, d),
 		};
-		if (ns_diskid_from_sysfs(sys->root, d->name, &nv[p->ndisks].id) < 0)
-			nv[p->ndisks].id = NULL; /* found again by its PCI function only */
+		snprintf(nv[p->ndisks].group, sizeof(nv[p->ndisks].group), "%s", group);
+		r = ns_swap_disk_key(sys->root, d->name, &nv[p->ndisks].id);
 		p->refused_disks += nv[p->ndisks].refusal != NULL;
 		p->ndisks++;
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0) /* neither an identity nor a device path: found again by its PCI function */
+			nv[p->ndisks - 1].id = NULL;
 	}
 	return 0;
+}
+
+/*
+ * Two disks of the plan with one identity (a dual-path SAS LUN without dm-multipath, NVMe with
+ * nvme_core.multipath=N and two controllers, a duplicated serial) could not be told apart once
+ * their driver reloads: refused, both named.
+ */
+int ns_swap_check_distinct_disks(struct ns_swap_plan *p)
+{
+	int r = 0;
+	for (size_t i = 0; i < p->ndisks && r == 0; i++)
+		for (size_t k = i + 1; k < p->ndisks && r == 0; k++)
+			if (p->disks[i].id && p->disks[k].id && strcmp(p->disks[i].id, p->disks[k].id) == 0)
+				r = ns_swap_add_check(
+					p, false,
+					ns_fmt("%s and %s can be told apart after the reload", p->disks[i].name,
+					       p->disks[k].name),
+					ns_fmt("both have the identity %s (two paths to one disk, or a duplicated "
+					       "serial or WWN): the swap could not tell which came back",
+					       p->disks[i].id));
+	return r;
+}
+
+/* The steps from first on belong to group. */
+static void steps_group(struct ns_swap_plan *p, size_t first, const char *group)
+{
+	for (size_t i = first; i < p->nsteps; i++)
+		snprintf(p->steps[i].group, sizeof(p->steps[i].group), "%s", group);
 }
 
 /* Modules holding name, deepest first, then name itself: the order to remove them in. */
@@ -656,14 +756,20 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 		r = 0;
 		/* nvme: the patched module, or (the fix being upstream) the stock one in place of a
 		 * loaded pre-fix build, or only a rescan of forced functions */
+		size_t first = p->nsteps;
 		ns_swap_stock_path(sys, "nvme", &nvme_stock);
 		if (nvme_patched ||
 		    (nvme_upstream && (nvme_forced || (ns_swap_module_state(sys->root, "nvme") &&
 						       !ns_swap_runs_stock(sys->root, ctx, "nvme", nvme_stock)))))
 			r = plan_group(sys, ctx, p, "nvme");
 		free(nvme_stock);
+		steps_group(p, first, "nvme");
+		first = p->nsteps;
 		if (r == 0 && manifest_has_scsi(&p->manifest))
 			r = plan_group(sys, ctx, p, "scsi");
+		steps_group(p, first, "scsi");
+		if (r == 0)
+			r = ns_swap_check_distinct_disks(p);
 		/* a manifest of this kernel's whose every fix is in the kernel or needs no module
 		 * here, with the modules it names running stock: nothing to do (an empty plan);
 		 * another kernel's applies to nothing at all (a group not loaded fails its files'
@@ -718,12 +824,12 @@ bool ns_swap_plan_safe(const struct ns_swap_plan *p)
 
 /* ---- the way back: a plan from the journal ---- */
 
-/* The disk that has identity id now, or NULL. */
+/* The disk that has identity id (ns_swap_disk_key) now, or NULL. */
 static const struct ns_disk *disk_with_id(struct ns_system *sys, const char *id)
 {
 	for (size_t i = 0; id && i < sys->ndisks; i++) {
 		char *now = NULL;
-		bool same = ns_diskid_from_sysfs(sys->root, sys->disks[i].name, &now) == 0 && strcmp(now, id) == 0;
+		bool same = ns_swap_disk_key(sys->root, sys->disks[i].name, &now) == 0 && strcmp(now, id) == 0;
 		free(now);
 		if (same)
 			return &sys->disks[i];
@@ -781,6 +887,8 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 			.id = jd->id ? strdup(jd->id) : NULL,
 			.refusal = now ? disk_refusal(sys, now) : NULL,
 		};
+		/* the journal's disks: an HBA's are the SCSI group's, the others nvme's */
+		snprintf(nv[p->ndisks].group, sizeof(nv[p->ndisks].group), "%s", jd->hba ? "scsi" : "nvme");
 		p->refused_disks += nv[p->ndisks].refusal != NULL;
 		p->ndisks++;
 	}
@@ -830,6 +938,9 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 	 * journal of an older numastor may have an HBA driver before its library */
 	if (r == 0)
 		r = order_by_depends(sys->root, ctx, p->steps + first, p->nsteps - first);
+	for (size_t i = 0; i < p->nsteps; i++)
+		snprintf(p->steps[i].group, sizeof(p->steps[i].group), "%s",
+			 strncmp(p->steps[i].module, "nvme", 4) == 0 ? "nvme" : "scsi");
 	for (size_t i = 0; i < j->nremoved_pci && r == 0; i++)
 		if (!pci_present(sys->root, j->removed_pci[i]))
 			r = ns_strv_add(&p->rescan, &p->nrescan, j->removed_pci[i]);

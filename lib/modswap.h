@@ -29,8 +29,10 @@ struct ns_swap_disk {
 	char *name;
 	char *pci;
 	char *hba;     /* the module driving its SCSI host (megaraid_sas, virtio_scsi), NULL for nvme */
-	char *id;      /* lib/diskid's identity: how it is found again, never by name */
+	char *id;      /* how it is found again, never by name: ns_swap_disk_key (lib/diskid's identity,
+			* or for a disk without one its device path); NULL only from an older journal */
 	char *refusal; /* why it must not be detached (every holder, named: lib/inuse.h); NULL when it may */
+	char group[8]; /* "nvme", "scsi": the group whose removal detaches it */
 };
 
 struct ns_swap_step { /* one module, out or in */
@@ -41,6 +43,7 @@ struct ns_swap_step { /* one module, out or in */
 			* lib/modparams.h's rule: modprobe.d, the kernel command line and the loaded
 			* module's sys/module values, only the parameters this file takes */
 	bool remove;
+	char group[8]; /* "nvme", "scsi": the disks a removal detaches are that group's */
 	/* insert: what the stock module gets back on --revert or a rollback (the same rule
 	 * against the stock file's parameters; "" for none): what the swap journal records.
 	 * NULL for a remove step, and for steps of a plan back to stock. */
@@ -90,15 +93,31 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 int ns_swap_journal_from_plan(struct ns_system *sys, const struct ns_swap_plan *plan, struct ns_swap_journal *j);
 void ns_swap_plan_free(struct ns_swap_plan *plan);
 bool ns_swap_plan_safe(const struct ns_swap_plan *plan);
+/*
+ * How a swap finds disk (a name under sys/block) again after its driver reloads: lib/diskid's
+ * identity; for a disk without one, "path:" and its device path (sys/block/NAME's real path)
+ * with the numbers a reload renews made "*" (SCSI host, target and H of H:C:T:L, ATA port,
+ * NVMe controller, virtio index), so that the whole path, never a part of it, says which disk.
+ */
+int ns_swap_disk_key(struct ns_root *root, const char *disk, char **key);
+/* The default of ns_swap_exec_opts.wait_s: 60 s, and 5 s more per disk the plan detaches. */
+unsigned ns_swap_wait_default(const struct ns_swap_plan *plan);
 
 struct ns_swap_event {
 	char *text;
 	bool ok;
 };
 
+struct ns_swap_rename { /* a disk back under another name */
+	char *id, *from, *to;
+};
+
 struct ns_swap_report {
 	struct ns_swap_event *v;
 	size_t n;
+	struct ns_swap_rename *renamed;
+	size_t nrenamed;
+	int stopped; /* what opts.stop returned when the swap stopped for it (a signal); 0 */
 	bool rolled_back;
 	bool rollback_ok; /* the rollback restored everything the journal names */
 	bool untouched;	  /* stopped by the recheck before its first change: nothing changed */
@@ -109,20 +128,28 @@ struct ns_swap_report {
 typedef void (*ns_swap_progress)(void *data, const char *text, bool ok);
 
 struct ns_swap_exec_opts {
-	unsigned wait_s;	   /* how long to wait for the disks to come back */
+	unsigned wait_s;	   /* how long to wait for the disks to come back (and again in a rollback) */
 	ns_swap_progress progress; /* each step as it happens */
 	void *data;
 	/* called after each step that changed the machine (the test-only kill hook lives here) */
 	void (*after_step)(void *data, unsigned nsteps);
+	/* asked at each step boundary of a swap in (never of its rollback, nor of a plan back to
+	 * stock, which finish whatever is asked): nonzero (a signal number) stops the swap there
+	 * and rolls back (-EINTR, report.stopped); NULL: never */
+	int (*stop)(void *data);
 };
 
 /*
- * Carry the plan out. Live root only. Immediately before each module removal every disk of
- * the plan still there is checked for use again (lib/inuse.h): a claim that appeared since the
- * plan stops it before that removal (-EBUSY, the holder named in the report; untouched when
- * nothing was changed yet). The rollback's removals are rechecked the same way. On any failure, rolls back to the
- * machine journal describes (a swap in: the journal the caller wrote first; NULL for a plan back to stock, which has
- * nothing further to go back to).
+ * Carry the plan out. Live root only. Immediately before each module removal, and before each
+ * PCI function's removal, the disks of that step's group still there are checked for use
+ * again (lib/inuse.h): a claim that appeared since the plan stops it before that removal
+ * (-EBUSY, the holder named in the report; untouched when nothing was changed yet). The
+ * rollback's removals are rechecked the same way. On any failure, rolls back to the machine
+ * journal describes (a swap in: the journal the caller wrote first; NULL for a plan back to
+ * stock, which has nothing further to go back to). A plan back to stock (and a rollback)
+ * inserts every module it can, in order, past one that fails, each failure reported.
+ * Every disk is found again by ns_swap_disk_key; one back under another name is in
+ * report.renamed.
  */
 int ns_swap_execute(struct ns_system *sys, const struct ns_swap_plan *plan, const struct ns_swap_journal *journal,
 		    const struct ns_swap_exec_opts *opts, struct ns_swap_report *rep);

@@ -327,6 +327,8 @@ def main():
                 ("bad option", ["--bogus"]),
                 ("bad --rq-affinity", ["-R", cloud, "--rq-affinity=3"]),
                 ("bad --lock-timeout", ["-R", cloud, "--lock-timeout", "x"]),
+                ("bad --timeout", ["-R", cloud, "--modules", "--timeout", "0"]),
+                ("--timeout without --modules or --revert", ["-R", cloud, "--timeout", "30"]),
                 ("bad --color", ["-R", cloud, "--color", "pink"]),
                 ("bad --probe", ["--probe=0"]),
                 ("--probe with --dry-run", ["--probe", "--dry-run"]),

@@ -11,6 +11,13 @@ swap, no holder): its modules cannot be removed.
 For each, numastor must end with the machine as before: the stock modules (in tree) with the
 same holders, every disk back under the same name, identity and sysfs path... For (1):
 exit 1, stderr says it rolled back, the journal is gone, the patterns read back intact.
+(3) is (1) with the way back unable to load the stock sd_mod (a test switch, EIO) and
+--timeout 3: the rollback must not stop there but load every module after it (each that it
+tried after the failure is live and in tree), end with a FAIL naming sd_mod as not loaded
+again, say on stderr that it did not restore everything, keep the journal, and wait 3 s (the
+result's timeout_s), not the default; `fix --revert` then exits 0 and restores the machine of
+before (every module in tree, every disk by identity, though the names may swap, the patterns,
+no journal).
 For (2) the in-use disk should be refused before anything is touched (exit 3, nothing
 changed: no disk re-probed).
 """
@@ -47,3 +54,33 @@ def check(ctx):
     ctx.expect(ctx.read("journal-open.json") is None, "open: a journal is left")
     ms.pattern_intact(ctx, mega, ["open"])
     ms.pattern_intact(ctx, vscsi, ["open"])
+
+    # (3) the way back cannot load the stock sd_mod: it goes on with the others
+    plan = ms.swap_plan(ctx, "badback", rc=1)
+    res = (plan or {}).get("_result") or {}
+    ctx.equal("badback", "timeout_s", res.get("timeout_s"), 3)
+    ctx.equal("badback", "rolled_back", res.get("rolled_back"), True)
+    events = [(e["step"], e["ok"]) for e in res.get("events") or []]
+    back = next((i for i, (t, _) in enumerate(events) if t.startswith("rolling back")), None)
+    failed = next((i for i, (t, ok) in enumerate(events) if back is not None and i > back and not ok
+                   and t.startswith("loaded stock sd_mod")), None)
+    ctx.expect(failed is not None, f"badback: no failed load of the stock sd_mod on the way back: {events[-12:]!r}")
+    if failed is not None:
+        after = [t.split()[2] for t, ok in events[failed + 1:] if ok and t.startswith("loaded stock ")]
+        ctx.expect(after, f"badback: the way back loaded nothing after sd_mod failed: {events[failed:]!r}")
+        for m in after:
+            ms.module_stock(ctx, m, "badback")
+    ctx.expect(any(not ok and t == "1 module could not be loaded again: sd_mod" for t, ok in events),
+               f"badback: no last FAIL naming sd_mod: {events[-6:]!r}")
+    fixlib.kernel_equal(ctx, "badback", "sd_mod", f("module.sd_mod.badback.state"), "absent")
+    err = ctx.read("badback.err") or ""
+    ctx.expect("did not restore everything" in err, f"badback: stderr does not say so: {err[-300:]!r}")
+    ctx.expect(ctx.read("journal-badback.json") is not None, "badback: the journal is gone though the rollback failed")
+    ctx.equal("badback-revert", "exit code", fixlib.rc(ctx, "badback-revert"), 0)
+    for m in ("scsi_mod", "sd_mod", "megaraid_sas", "virtio_scsi"):
+        ms.module_stock(ctx, m, "badback-reverted")
+    # every disk back by identity (the names may swap: the HBAs scanned before sd_mod came back)
+    ms.disks_back(ctx, "the revert after the failed rollback", "badback-before", "badback-reverted")
+    fixlib.kernel_equal(ctx, "badback-reverted", "journal", f("journal.badback-reverted"), "absent")
+    ms.pattern_intact(ctx, mega, ["badback-reverted"])
+    ms.pattern_intact(ctx, vscsi, ["badback-reverted"])

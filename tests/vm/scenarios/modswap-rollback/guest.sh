@@ -3,7 +3,10 @@
 # one symbol it imports from scsi_mod inverted (fault-modules.py; its manifest entry has the
 # file's sha256, so every check passes): the stock modules are out and the patched scsi_mod in
 # when it fails. (2) A disk held open by a process (not mounted): the stock modules cannot be
-# removed while it is open. Patterns on both SCSI disks; the state before and after each.
+# removed while it is open. (3) (1) again, the way back also failing to load the stock sd_mod
+# (NUMASTOR_TEST_FAIL_INSERT_BACK=sd_mod, EIO) and --timeout 3: the rollback must go on and load
+# every other module, name sd_mod, keep the journal; a --revert then restores everything.
+# Patterns on both SCSI disks; the state before and after each.
 # shellcheck disable=SC2154 # _v is what guest/lib.sh's helpers return
 vm_need_kmod
 SCSI_MODULES="scsi_mod sd_mod megaraid_sas virtio_scsi"
@@ -39,6 +42,18 @@ vm_save_swap_journal journal-badcrc.json
 vm_fact badcrc.dmesg "$(dmesg | grep -c "sd_mod: disagrees about version of symbol $sym")"
 vm_pattern_read "$mega" badcrc
 vm_pattern_read "$vscsi" badcrc
+
+# (3) The same, and the way back cannot load the stock sd_mod.
+vm_swap_state badback-before "$SCSI_MODULES" ""
+export NUMASTOR_TEST_FAIL_INSERT_BACK=sd_mod
+vm_numastor badback fix --modules --timeout 3 --json
+unset NUMASTOR_TEST_FAIL_INSERT_BACK
+vm_swap_state badback "$SCSI_MODULES" ""
+vm_save_swap_journal journal-badback.json
+vm_numastor badback-revert fix --revert
+vm_swap_state badback-reverted "$SCSI_MODULES" ""
+vm_pattern_read "$mega" badback-reverted
+vm_pattern_read "$vscsi" badback-reverted
 
 # (2) The megasas disk held open by a process.
 vm_module_dir $MODS/manifest.json $MODS/scsi_mod.ko $MODS/sd_mod.ko
