@@ -218,7 +218,7 @@ CHECKS = ("is a loadable module", "sha256 matches the manifest", "vermagic match
           "file and directories are root-owned and not group/world-writable",
           "the kernel will load", "the modules were built for the running kernel",
           "what it imports beyond the stock module is there when it loads (this swap, the kernel; same CRCs)",
-          "is the kernel's own module")
+          "is the kernel's own module", "the initramfs is initramfs-tools'")
 
 
 def failed_lines(ctx, tag):
