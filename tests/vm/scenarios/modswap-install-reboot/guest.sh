@@ -105,18 +105,19 @@ case $VM_BOOT in
 	done
 	vm_pattern_write "$mega"
 	vm_module_dir /vm/kmod/midlayer/manifest.json /vm/kmod/midlayer/scsi_mod.ko /vm/kmod/midlayer/sd_mod.ko
-	# (a) an initramfs hook that fails: mkinitramfs fails after the files and depmod; the
+	# (a) an initramfs hook that fails (named to run first: mkinitramfs stops at it, before the
+	# other hooks copy their binaries): mkinitramfs fails after the files and depmod; the
 	# install must undo them, /boot's initramfs untouched, no journal
 	mkdir -p /etc/initramfs-tools/hooks
-	printf '#!/bin/sh\nexit 1\n' > /etc/initramfs-tools/hooks/zz-fail
-	chmod 755 /etc/initramfs-tools/hooks/zz-fail
+	printf '#!/bin/sh\nexit 1\n' > /etc/initramfs-tools/hooks/00-fail
+	chmod 755 /etc/initramfs-tools/hooks/00-fail
 	vm_numastor hookfail fix --modules --install
 	phase hookfail
 	resolution hookfail
 	initramfs hookfail
 	vm_fact "numastor_dir.hookfail" "$(ls -A "/lib/modules/$krel/updates/numastor" 2>&1 | tr '\n' ' ')"
 	vm_fact "initrd_new.hookfail" "$(ls /boot | grep numastor | tr '\n' ' ')"
-	rm /etc/initramfs-tools/hooks/zz-fail
+	rm /etc/initramfs-tools/hooks/00-fail
 	# (b) a DKMS-style copy of sd_mod (the in-tree file) under updates/dkms: refused, named
 	f=$(modinfo -n sd_mod)
 	mkdir -p "/lib/modules/$krel/updates/dkms"
