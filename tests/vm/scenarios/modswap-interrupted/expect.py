@@ -40,6 +40,24 @@ import modswaplib as ms
 MODULES = ("nvme", "scsi_mod", "sd_mod", "megaraid_sas", "virtio_scsi")
 
 
+
+def as_at_boot(ctx, step, ids):
+    """The machine as at boot after STEP, by the guest's own reading: every module stock with
+    its boot srcversion and options, every disk back by identity, no journal, patterns intact."""
+    f = lambda key: ms.fact(ctx, key)  # noqa: E731
+    for m in MODULES:
+        ms.module_stock(ctx, m, step)
+    for m in ("scsi_mod", "sd_mod", "megaraid_sas", "virtio_scsi"):
+        fixlib.kernel_equal(ctx, f"{step}: module {m}", "srcversion", f(f"module.{m}.{step}.srcversion"),
+                            f(f"module.{m}.boot.srcversion"))
+    fixlib.kernel_equal(ctx, step, "nvme sgl_threshold", f(f"param.nvme.sgl_threshold.{step}"), "65536")
+    fixlib.kernel_equal(ctx, step, "scsi_mod inq_timeout", f(f"param.scsi_mod.inq_timeout.{step}"), "7")
+    ms.disks_back(ctx, step, "boot", step)
+    fixlib.kernel_equal(ctx, step, "journal", f(f"journal.{step}"), "absent")
+    for ident in ids:
+        ms.pattern_intact(ctx, ident, [step])
+
+
 def check(ctx):
     f = lambda key: ms.fact(ctx, key)  # noqa: E731
     ids = (f("ids") or "").split()
@@ -84,17 +102,7 @@ def check(ctx):
         err = ctx.read(f"revert{k}.err") or ""
         ctx.expect(not err.strip(), f"run {k}: --revert said on stderr: {err[-400:]!r}")
         step = f"reverted{k}"
-        for m in MODULES:
-            ms.module_stock(ctx, m, step)
-        for m in ("scsi_mod", "sd_mod", "megaraid_sas", "virtio_scsi"):
-            fixlib.kernel_equal(ctx, f"{step}: module {m}", "srcversion", f(f"module.{m}.{step}.srcversion"),
-                                f(f"module.{m}.boot.srcversion"))
-        fixlib.kernel_equal(ctx, step, "nvme sgl_threshold", f(f"param.nvme.sgl_threshold.{step}"), "65536")
-        fixlib.kernel_equal(ctx, step, "scsi_mod inq_timeout", f(f"param.scsi_mod.inq_timeout.{step}"), "7")
-        ms.disks_back(ctx, step, "boot", step)
-        fixlib.kernel_equal(ctx, step, "journal", f(f"journal.{step}"), "absent")
-        for ident in ids:
-            ms.pattern_intact(ctx, ident, [step])
+        as_at_boot(ctx, step, ids)
 
     # signals after each step: rolled back by numastor itself, never half
     sigruns = int(f("sigruns") or 0)
@@ -134,17 +142,7 @@ def check(ctx):
                 break
             done += e["ok"] and e["step"].startswith(("removed", "loaded", "rescanned"))
         ctx.equal(tag, "steps done before it stopped", done, s)
-        for m in MODULES:
-            ms.module_stock(ctx, m, step)
-        for m in ("scsi_mod", "sd_mod", "megaraid_sas", "virtio_scsi"):
-            fixlib.kernel_equal(ctx, f"{step}: module {m}", "srcversion", f(f"module.{m}.{step}.srcversion"),
-                                f(f"module.{m}.boot.srcversion"))
-        fixlib.kernel_equal(ctx, step, "nvme sgl_threshold", f(f"param.nvme.sgl_threshold.{step}"), "65536")
-        fixlib.kernel_equal(ctx, step, "scsi_mod inq_timeout", f(f"param.scsi_mod.inq_timeout.{step}"), "7")
-        ms.disks_back(ctx, step, "boot", step)
-        fixlib.kernel_equal(ctx, step, "journal", f(f"journal.{step}"), "absent")
-        for ident in ids:
-            ms.pattern_intact(ctx, ident, [step])
+        as_at_boot(ctx, step, ids)
     ctx.equal("signals", "the signals that landed", sorted(landed), ["SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM"])
 
     # stdout closed under the swap
