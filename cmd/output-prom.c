@@ -3,7 +3,7 @@
  * Prometheus text exposition of a check, for node_exporter's textfile collector: numastor_
  * prefix, _info gauges for identity, base units, no timestamps, labels per device, per
  * finding, per node and per note class (never per IRQ or CPU), so cardinality stays bounded:
- * at most 16 + disks x (11 + nodes) + virtual disks + findings series (numastor-check(8),
+ * at most 20 + disks x (11 + nodes) + virtual disks + findings series (numastor-check(8),
  * METRICS; tests/prometheus/check-metrics.py holds every fixture to it).
  */
 #define _GNU_SOURCE
@@ -209,19 +209,27 @@ int ns_print_prometheus(FILE *out, const struct ns_system *sys, const struct ns_
 	if (m->irqbalance.running >= 0)
 		fprintf(out, "numastor_irqbalance_running %d\n", m->irqbalance.running);
 
-	family(out, "numastor_findings", "gauge", "Findings of the check by severity.");
+	family(out, "numastor_findings", "gauge",
+	       "Causes found by the check, by severity (their effects are not counted).");
 	for (int s = 0; s < 3; s++) {
 		fputs("numastor_findings{", out);
 		label(out, "severity", sev[s], true);
 		fprintf(out, "} %zu\n", ns_findings_count(f, (enum ns_severity)s));
 	}
+	family(out, "numastor_finding_effects", "gauge",
+	       "Findings a cause explains (each is a numastor_finding whose cause is another id).");
+	fprintf(out, "numastor_finding_effects %zu\n", ns_findings_count_effects(f));
 
-	family(out, "numastor_finding", "gauge", "One finding (always 1): its stable id, severity and device.");
+	family(out, "numastor_finding", "gauge",
+	       "One finding (always 1): its stable id, severity, device, cause (its own id for a cause) and role "
+	       "(cause or effect).");
 	for (size_t i = 0; i < f->n; i++) {
 		fputs("numastor_finding{", out);
 		label(out, "id", f->v[i].id, true);
 		label(out, "severity", ns_severity_name(f->v[i].severity), false);
 		label(out, "device", f->v[i].device ? f->v[i].device : "", false);
+		label(out, "cause", f->v[i].caused_by ? f->v[i].caused_by : f->v[i].id, false);
+		label(out, "role", f->v[i].caused_by ? "effect" : "cause", false);
 		fputs("} 1\n", out);
 	}
 

@@ -530,17 +530,45 @@ static char *name_ranges(const struct pen *p, const char **names, size_t n)
  * The summary and the machine
  * --------------------------------------------------------------------------------------------- */
 
+/* "1 cause (node-forced) critical, 2 causes (a, b) warning", or "no findings" */
+static char *summary_causes(const struct ns_findings *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	bool any = false;
+
+	if (!m)
+		return NULL;
+	for (int s = NS_SEV_CRITICAL; s >= NS_SEV_INFO; s--) {
+		const char *ids[8];
+		size_t n = ns_findings_cause_ids(f, (enum ns_severity)s, ids, 8);
+		if (!n)
+			continue;
+		fprintf(m, "%s%zu cause%s (", any ? ", " : "", n, n == 1 ? "" : "s");
+		for (size_t k = 0; k < n && k < 8; k++)
+			fprintf(m, "%s%s", k ? ", " : "", ids[k]);
+		fprintf(m, "%s) %s", n > 8 ? ", ..." : "", ns_severity_name((enum ns_severity)s));
+		any = true;
+	}
+	if (!any)
+		fputs("no findings", m);
+	fclose(m);
+	return buf;
+}
+
 static void print_summary(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f)
 {
 	int code = ns_findings_exit_code(f);
 	const char *c = code == 2 ? C_RED : code == 1 || code == 3 ? C_YELLOW : C_BOLD;
-	say(p, 0, NULL, "%ssummary: %s%s, %zu device%s, %zu critical, %zu warning, %zu info (exit %d)", col(p, c),
+	char *causes = summary_causes(f);
+	say(p, 0, NULL, "%ssummary: %s%s, %zu device%s: %s (exit %d)", col(p, c),
 	    code == 2	? "CRITICAL"
 	    : code == 1 ? "WARNING"
 	    : code == 3 ? "UNKNOWN"
 			: "OK",
-	    col(p, C_RESET), sys->ndisks, sys->ndisks == 1 ? "" : "s", ns_findings_count(f, NS_SEV_CRITICAL),
-	    ns_findings_count(f, NS_SEV_WARNING), ns_findings_count(f, NS_SEV_INFO), code);
+	    col(p, C_RESET), sys->ndisks, sys->ndisks == 1 ? "" : "s", causes ? causes : "?", code);
+	free(causes);
 	/* right under the verdict: what it could not speak for, and why */
 	if (f->nunjudged)
 		say(p, 2, NULL, "%zu device%s could not be judged:", f->nunjudged, f->nunjudged == 1 ? "" : "s");
@@ -677,7 +705,8 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Findings, grouped: one entry per (id, severity), in order of severity, then of first appearance
+ * Findings, grouped: one entry per cause (id, severity and the sentence said), in order of
+ * severity (lib/findings sorts them so), then of first appearance; each cause's effects under it
  * --------------------------------------------------------------------------------------------- */
 
 struct group {
@@ -686,10 +715,19 @@ struct group {
 	size_t n;
 };
 
-static size_t group_findings(const struct ns_findings *f, struct group **out)
+static bool same_group(const struct ns_finding *a, const struct ns_finding *b)
 {
-	struct group *g = calloc(f->n ? f->n : 1, sizeof(*g));
-	size_t *of = calloc(f->n ? f->n : 1, sizeof(*of)); /* each finding's group */
+	return a->severity == b->severity && strcmp(a->id, b->id) == 0 && strcmp(a->form, b->form) == 0 &&
+	       (a->caused_by == b->caused_by ||
+		(a->caused_by && b->caused_by && strcmp(a->caused_by, b->caused_by) == 0));
+}
+
+/* The findings at positions pick[0..n) of f->v grouped: a group's sentence holds for every
+ * device it names, since its findings share the id, the severity, the form and the cause. */
+static size_t group_findings(const struct ns_findings *f, const size_t *pick, size_t n, struct group **out)
+{
+	struct group *g = calloc(n ? n : 1, sizeof(*g));
+	size_t *of = calloc(n ? n : 1, sizeof(*of)); /* each finding's group */
 	size_t ng = 0;
 
 	*out = g;
@@ -697,31 +735,34 @@ static size_t group_findings(const struct ns_findings *f, struct group **out)
 		free(of);
 		return 0;
 	}
-	/* the groups are the rules' ids (a few dozen): finding each one's is linear in the findings */
-	for (int sev = NS_SEV_CRITICAL; sev >= NS_SEV_INFO; sev--)
-		for (size_t i = 0; i < f->n; i++) {
-			const struct ns_finding *x = &f->v[i];
-			size_t k = 0;
-			if ((int)x->severity != sev)
-				continue;
-			while (k < ng && !(g[k].first->severity == x->severity && strcmp(g[k].first->id, x->id) == 0))
-				k++;
-			if (k == ng)
-				g[ng++].first = x;
-			of[i] = k;
-			g[k].n++;
-		}
+	/* the groups are the rules' ids and forms (a few dozen): finding each one's is linear */
+	for (size_t i = 0; i < n; i++) {
+		const struct ns_finding *x = &f->v[pick[i]];
+		size_t k = 0;
+		while (k < ng && !same_group(g[k].first, x))
+			k++;
+		if (k == ng)
+			g[ng++].first = x;
+		of[i] = k;
+		g[k].n++;
+	}
 	/* each group's findings in the order above: its own list, of its own size */
 	for (size_t k = 0; k < ng; k++) {
 		g[k].idx = calloc(g[k].n ? g[k].n : 1, sizeof(size_t));
 		g[k].n = 0;
 	}
-	for (int sev = NS_SEV_CRITICAL; sev >= NS_SEV_INFO; sev--)
-		for (size_t i = 0; i < f->n; i++)
-			if ((int)f->v[i].severity == sev && g[of[i]].idx)
-				g[of[i]].idx[g[of[i]].n++] = i;
+	for (size_t i = 0; i < n; i++)
+		if (g[of[i]].idx)
+			g[of[i]].idx[g[of[i]].n++] = pick[i];
 	free(of);
 	return ng;
+}
+
+static void free_groups(struct group *g, size_t ng)
+{
+	for (size_t i = 0; i < ng; i++)
+		free(g[i].idx);
+	free(g);
 }
 
 static void print_remedy(const struct pen *p, size_t indent, const struct ns_finding *x, const char *who)
@@ -743,7 +784,8 @@ static int cmp_remedy(const void *pa, const void *pb, void *data)
 	return c ? c : (a > b) - (a < b);
 }
 
-static void print_group(const struct pen *p, const struct ns_findings *f, const struct group *g)
+/* "critical irq-confined: nvme0n1-nvme7n1 (8)" at indent: a group's head line */
+static void print_group_head(const struct pen *p, size_t indent, const struct ns_findings *f, const struct group *g)
 {
 	const struct ns_finding *x = g->first;
 	const char **names = calloc(g->n ? g->n : 1, sizeof(char *));
@@ -756,16 +798,66 @@ static void print_group(const struct pen *p, const struct ns_findings *f, const 
 	if (nnames)
 		list = name_ranges(p, names, nnames);
 	if (list) /* the count even for one: a list that wraps ends there */
-		say(p, 2, NULL, "%s%-8s%s %s: %s (%zu)", col(p, sev_color(x->severity)), ns_severity_name(x->severity),
-		    col(p, C_RESET), x->id, list, nnames);
+		say(p, indent, NULL, "%s%-8s%s %s: %s (%zu)", col(p, sev_color(x->severity)),
+		    ns_severity_name(x->severity), col(p, C_RESET), x->id, list, nnames);
 	else
-		say(p, 2, NULL, "%s%-8s%s %s", col(p, sev_color(x->severity)), ns_severity_name(x->severity),
+		say(p, indent, NULL, "%s%-8s%s %s", col(p, sev_color(x->severity)), ns_severity_name(x->severity),
 		    col(p, C_RESET), x->id);
 	free(list);
 	free(names);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The effects of a cause group: the findings caused by its id on its devices, grouped, each
+ * head line under the cause ("because: ID" once above them); --verbose adds one's sentence.
+ */
+static void print_effects(const struct pen *p, const struct ns_findings *f, const struct group *g)
+{
+	const char **devs = calloc(g->n ? g->n : 1, sizeof(char *));
+	size_t *pick = calloc(f->n ? f->n : 1, sizeof(size_t)), ndevs = 0, npick = 0, ng;
+	struct group *eg;
+
+	if (!devs || !pick)
+		goto out;
+	for (size_t i = 0; i < g->n; i++)
+		if (f->v[g->idx[i]].device)
+			devs[ndevs++] = f->v[g->idx[i]].device;
+	qsort(devs, ndevs, sizeof(*devs), cmp_str);
+	for (size_t i = 0; i < f->n; i++) {
+		const struct ns_finding *x = &f->v[i];
+		if (x->caused_by && x->device && strcmp(x->caused_by, g->first->id) == 0 &&
+		    bsearch(&x->device, devs, ndevs, sizeof(*devs), cmp_str))
+			pick[npick++] = i;
+	}
+	if (!npick)
+		goto out;
+	ng = group_findings(f, pick, npick, &eg);
+	say(p, 4, NULL, "effects, because: %s", g->first->id);
+	for (size_t k = 0; k < ng; k++) {
+		print_group_head(p, 6, f, &eg[k]);
+		if (p->verbose)
+			say(p, 8, NULL, "%s%s", eg[k].n > 1 ? "e.g. " : "", t(p, eg[k].first->message));
+	}
+	free_groups(eg, ng);
+out:
+	free(devs);
+	free(pick);
+}
+
+static void print_group(const struct pen *p, const struct ns_findings *f, const struct group *g)
+{
+	const struct ns_finding *x = g->first;
+
+	print_group_head(p, 2, f, g);
 	if (!p->verbose || g->n == 1) {
 		/* one device's evidence stands for the others (--verbose: each one's) */
 		say(p, 4, NULL, "%s%s", g->n > 1 ? "e.g. " : "", t(p, x->message));
+		print_effects(p, f, g);
 		print_remedy(p, 4, x, NULL);
 		return;
 	}
@@ -773,6 +865,7 @@ static void print_group(const struct pen *p, const struct ns_findings *f, const 
 		const struct ns_finding *y = &f->v[g->idx[i]];
 		say(p, 4, NULL, "%s%s%s", y->device ? t(p, y->device) : "", y->device ? ": " : "", t(p, y->message));
 	}
+	print_effects(p, f, g);
 	/* each distinct remedy once, with the devices it is for when they differ */
 	bool same = true;
 	for (size_t i = 1; i < g->n; i++)
@@ -804,15 +897,20 @@ static void print_group(const struct pen *p, const struct ns_findings *f, const 
 
 static void print_findings(const struct pen *p, const struct ns_findings *f)
 {
-	struct group *g;
-	size_t ng = group_findings(f, &g);
+	struct group *g = NULL;
+	size_t *pick = calloc(f->n ? f->n : 1, sizeof(size_t)), n = 0, ng = 0;
 
+	/* the causes, each with its effects under it */
+	for (size_t i = 0; pick && i < f->n; i++)
+		if (!f->v[i].caused_by)
+			pick[n++] = i;
+	if (pick)
+		ng = group_findings(f, pick, n, &g);
+	free(pick);
 	fprintf(p->out, "\n%sfindings%s%s\n", col(p, C_BOLD), col(p, C_RESET), f->n ? "" : ": none");
 	for (size_t i = 0; i < ng; i++)
 		print_group(p, f, &g[i]);
-	for (size_t i = 0; i < ng; i++)
-		free(g[i].idx);
-	free(g);
+	free_groups(g, ng);
 }
 
 static int cmp_by_device(const void *pa, const void *pb, void *data)
@@ -874,23 +972,47 @@ static const size_t *device_findings(const struct pen *p, const struct ns_findin
 /* The k-th of device_findings(): an index into f->v */
 #define DEVICE_FINDING(v, k) ((v) ? (v)[k] : (k))
 
-/* The worst severity of a device's findings and their number; -1 when it has none. */
-static int device_severity(const struct pen *p, const struct ns_findings *f, const char *name, size_t *count)
+/* A device's findings: its causes by severity and its effects. */
+struct dev_counts {
+	size_t causes[3], effects;
+};
+
+/* The worst severity of a device's findings (its causes': an effect is never worse than its
+ * cause) and their counts; -1 when it has none. */
+static int device_severity(const struct pen *p, const struct ns_findings *f, const char *name, struct dev_counts *dc)
 {
 	size_t n;
 	const size_t *v = device_findings(p, f, name, &n);
 	int worst = -1;
 
-	*count = 0;
+	memset(dc, 0, sizeof(*dc));
 	for (size_t k = 0; k < n; k++) {
 		const struct ns_finding *x = &f->v[DEVICE_FINDING(v, k)];
 		if (x->device && strcmp(x->device, name) == 0) {
-			(*count)++;
+			if (x->caused_by)
+				dc->effects++;
+			else
+				dc->causes[x->severity]++;
 			if ((int)x->severity > worst)
 				worst = (int)x->severity;
 		}
 	}
 	return worst;
+}
+
+/* The FINDINGS cell: its causes by severity, "2 crit, 1 warn" ("-" for none); their effects are
+ * listed under them in the findings. */
+static void counts_cell(char *buf, size_t len, const struct dev_counts *dc)
+{
+	static const char *const abbr[] = {"info", "warn", "crit"};
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (int s = NS_SEV_CRITICAL; s >= NS_SEV_INFO; s--)
+		if (dc->causes[s] && at < len)
+			at += (size_t)snprintf(buf + at, len - at, "%s%zu %s", at ? ", " : "", dc->causes[s], abbr[s]);
+	if (!buf[0])
+		snprintf(buf, len, "-");
 }
 
 /* The worst severity among a device's findings whose evidence names IRQ irq; -1 none. */
@@ -982,9 +1104,9 @@ static void print_device_table(const struct pen *p, const struct ns_system *sys,
 	tb.keep = 1u << 0 | 1u << 4;
 	for (size_t i = 0; i < sys->ndisks; i++) {
 		const struct ns_disk *d = &sys->disks[i];
-		char size[32], node[48], queues[24], found[40], *pci = NULL, *inodes = irq_nodes(sys, d);
-		size_t nf;
-		int sev = device_severity(p, f, d->name, &nf);
+		char size[32], node[48], queues[24], found[64], *pci = NULL, *inodes = irq_nodes(sys, d);
+		struct dev_counts dc;
+		int sev = device_severity(p, f, d->name, &dc);
 		const char *pcis = "-";
 
 		ns_text_bytes(size, sizeof(size), d->size_bytes);
@@ -994,10 +1116,7 @@ static void print_device_table(const struct pen *p, const struct ns_system *sys,
 			pcis = t(p, d->paths[0].pci->address);
 		else if (d->npaths > 1 && asprintf(&pci, "%zu paths", d->npaths) >= 0)
 			pcis = pci;
-		if (sev < 0)
-			snprintf(found, sizeof(found), "-");
-		else
-			snprintf(found, sizeof(found), "%s (%zu)", ns_severity_name((enum ns_severity)sev), nf);
+		counts_cell(found, sizeof(found), &dc);
 		char *name = strdup(t(p, d->name));
 		const char *cells[] = {name, ns_disk_kind_name(d->kind), size, node, pcis, queues, inodes, found};
 		table_row(&tb, sev < 0 ? NULL : sev_color((enum ns_severity)sev), cells);
@@ -1210,8 +1329,8 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 		       const struct ns_disk *d)
 {
 	char size[32], *name = strdup(t(p, d->name)), *model = NULL, *serial = NULL;
-	size_t nf;
-	int sev = device_severity(p, f, d->name, &nf);
+	struct dev_counts dc;
+	int sev = device_severity(p, f, d->name, &dc);
 
 	ns_text_bytes(size, sizeof(size), d->size_bytes);
 	if (d->identity.model)

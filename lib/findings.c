@@ -16,6 +16,76 @@ const char *ns_severity_name(enum ns_severity s)
 	return s == NS_SEV_CRITICAL ? "critical" : s == NS_SEV_WARNING ? "warning" : "info";
 }
 
+/*
+ * The causes and their effects (findings.h). The order matters: an effect's causes come before
+ * it, so that folding the table in order names each effect's root cause.
+ */
+const struct ns_finding_kind ns_finding_kinds[] = {
+	{"single-node", NS_ROLE_CAUSE, {NULL}},
+	{"node-cpus-overlap", NS_ROLE_CAUSE, {NULL}},
+	{"node-forced", NS_ROLE_CAUSE, {NULL}},
+	{"node-set", NS_ROLE_CAUSE, {NULL}},
+	{"node-unknown", NS_ROLE_CAUSE, {NULL}},
+	{"irqbalance-confines", NS_ROLE_EFFECT, {"node-forced", "node-set", NULL}},
+	{"irq-confined", NS_ROLE_EFFECT, {"node-forced", "node-set", "irqbalance-confines", NULL}},
+	{"vector-serves-all-nodes", NS_ROLE_CAUSE, {NULL}},
+	{"irq-fires-remote",
+	 NS_ROLE_EFFECT,
+	 {"node-forced", "node-set", "irq-confined", "vector-serves-all-nodes", "irqbalance-confines", NULL}},
+	{"queue-affinity-mismatch", NS_ROLE_CAUSE, {NULL}},
+	{"alloc-remote", NS_ROLE_EFFECT, {"node-forced", "node-set", NULL}},
+	{"midlayer-alloc-stock", NS_ROLE_CAUSE, {NULL}},
+	{"host-alloc-remote", NS_ROLE_CAUSE, {NULL}},
+	{"rq-affinity-remote", NS_ROLE_CAUSE, {NULL}},
+	{"paths-on-different-nodes", NS_ROLE_CAUSE, {NULL}},
+	{"stacked-cross-node", NS_ROLE_CAUSE, {NULL}},
+	{"isolated-queue", NS_ROLE_CAUSE, {NULL}},
+	{"isolated-managed-irq", NS_ROLE_CAUSE, {NULL}},
+	{"isolated-movable-irq", NS_ROLE_CAUSE, {NULL}},
+	{"queues-sized-to-housekeeping", NS_ROLE_CAUSE, {NULL}},
+};
+const size_t ns_nfinding_kinds = sizeof(ns_finding_kinds) / sizeof(ns_finding_kinds[0]);
+
+const struct ns_finding_kind *ns_finding_kind(const char *id)
+{
+	for (size_t i = 0; id && i < ns_nfinding_kinds; i++)
+		if (strcmp(ns_finding_kinds[i].id, id) == 0)
+			return &ns_finding_kinds[i];
+	return NULL;
+}
+
+static bool same_device(const struct ns_finding *a, const struct ns_finding *b)
+{
+	return a->device && b->device && strcmp(a->device, b->device) == 0;
+}
+
+/*
+ * Name each effect among f->v[from..] its cause: the first of its kind's causes found on the
+ * same device whose severity is at least the effect's (a lesser cause does not explain a
+ * certain harm: that harm stands as a cause of its own). Kinds in the table's order, so a
+ * cause that is itself an effect has its root already, and the effect names that root.
+ */
+static void fold_effects(struct ns_findings *f, size_t from)
+{
+	for (size_t k = 0; k < ns_nfinding_kinds; k++) {
+		const struct ns_finding_kind *kind = &ns_finding_kinds[k];
+		if (kind->role != NS_ROLE_EFFECT)
+			continue;
+		for (size_t i = from; i < f->n; i++) {
+			struct ns_finding *x = &f->v[i];
+			if (strcmp(x->id, kind->id) != 0)
+				continue;
+			for (size_t c = 0; kind->causes[c] && !x->caused_by; c++)
+				for (size_t j = from; j < f->n && !x->caused_by; j++) {
+					const struct ns_finding *y = &f->v[j];
+					if (j != i && strcmp(y->id, kind->causes[c]) == 0 && same_device(x, y) &&
+					    y->severity >= x->severity)
+						x->caused_by = y->caused_by ? y->caused_by : y->id;
+				}
+		}
+	}
+}
+
 /* Takes ownership of evidence, message and remedy. */
 static int add(struct ns_findings *f, const char *id, enum ns_severity sev, const char *device,
 	       struct json_object *evidence, char *message, const char *action, char *remedy)
@@ -35,6 +105,8 @@ static int add(struct ns_findings *f, const char *id, enum ns_severity sev, cons
 	x = &f->v[f->n];
 	x->id = id;
 	x->severity = sev;
+	x->caused_by = NULL;
+	x->form = "";
 	x->device = device ? strdup(device) : NULL;
 	x->evidence = evidence;
 	x->message = message;
@@ -47,6 +119,13 @@ oom:
 	free(message);
 	free(remedy);
 	return -ENOMEM;
+}
+
+/* The sentence the last finding added was said in (findings.h: form). */
+static void set_form(struct ns_findings *f, const char *form)
+{
+	if (f->n)
+		f->v[f->n - 1].form = form;
 }
 
 static struct json_object *nodes_json(const struct ns_cpuset *nodes)
@@ -249,6 +328,7 @@ static int rule_node_set(struct ns_findings *f, struct disk_ctx *c)
 			       pci->address));
 		if (r < 0)
 			return r;
+		set_form(f, hand ? "by-hand" : "not-by-driver");
 	}
 	return 0;
 }
@@ -288,6 +368,7 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 	bool foreign, unreliable;
 	int r = 0, node;
 	char *qn, *msg;
+	const char *form;
 
 	if (c->nqv < 2)
 		return 0;
@@ -320,6 +401,7 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 	if (unreliable)
 		json_object_object_add(ev, "node_reliable", json_object_new_boolean(false));
 	qn = nodes_text(&queue_nodes);
+	form = c->forced ? "forced" : foreign ? "foreign" : c->d->node == node ? "own-node" : "no-node";
 	if (c->forced)
 		msg = ns_fmt(
 			"All %zu queue interrupts of %s are confined to node %d while its hardware queues serve CPUs "
@@ -349,6 +431,8 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 			? ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor "
 				 "fix`), and keep irqbalance from undoing it (`numastor irqbalance-policy`).")
 			: not_movable_text(&c->vc, "check isolcpus=managed_irq and irqaffinity=."));
+	if (r >= 0)
+		set_form(f, form);
 	free(qn);
 out:
 	ns_cpuset_clear(&irq_nodes);
@@ -533,6 +617,7 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 			       "at least) make each queue's memory local; check the driver's queue/vector settings."));
 		if (r < 0)
 			return r;
+		set_form(f, d->alloc.shared_tags == 0 ? "tags-own" : "tags-maybe-shared");
 		break;
 	}
 	if ((d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA) && !scsi_patched) {
@@ -540,7 +625,7 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 		json_object_object_add(ev, "device_node", json_object_new_int(d->node));
 		json_object_object_add(ev, "module", json_object_new_string("scsi_mod"));
 		json_object_object_add(ev, "patched", json_object_new_boolean(0));
-		r = add(f, "alloc-remote", NS_SEV_INFO, d->name, ev,
+		r = add(f, "midlayer-alloc-stock", NS_SEV_INFO, d->name, ev,
 			ns_fmt("The stock SCSI midlayer allocates %s's scsi_device and scsi_target on whichever node "
 			       "scans "
 			       "it, not on the HBA's node %d: rescans from other nodes leave them remote.",
@@ -635,6 +720,7 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 	const struct ns_irqbalance *ib = &c->sys->machine.irqbalance;
 	struct json_object *ev;
 	bool movable = c->vc.movable > 0, critical;
+	int r;
 
 	if (ib->running != 1 || (ib->policyscript && strstr(ib->policyscript, "numastor")) ||
 	    !(c->vc.movable || c->vc.unknown))
@@ -648,8 +734,7 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 	json_object_object_add(ev, "node_forced", json_object_new_boolean(c->forced));
 	json_object_object_add(ev, "movable_vectors", json_object_new_int64((int64_t)c->vc.movable));
 	json_object_object_add(ev, "unknown_vectors", json_object_new_int64((int64_t)c->vc.unknown));
-	return add(
-		f, "irqbalance-confines", critical ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev,
+	r = add(f, "irqbalance-confines", critical ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev,
 		critical
 			? ns_fmt("irqbalance runs and trusts the forced node of %s: it confines the vectors user space "
 				 "may move to that node's CPUs.",
@@ -671,6 +756,9 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 			: ns_fmt("Give irqbalance numastor's policy script, so it leaves these vectors alone: "
 				 "`numastor fix --irqbalance=policy` (its drop-in for irqbalance.service adds "
 				 "--policyscript; `numastor fix --revert` takes it out)."));
+	if (r >= 0)
+		set_form(f, critical ? "forced" : movable ? "movable" : "managed-unknown");
+	return r;
 }
 
 static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
@@ -982,7 +1070,9 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 						 "nohz_full= "
 						 "get no such protection.",
 						 all ? all : "LIST"));
-		else
+		if (kernel && r >= 0)
+			set_form(f, asked_managed ? "managed-irq-asked" : "managed-irq-not-asked");
+		if (!kernel)
 			r = add(f, "isolated-movable-irq", fired && boot_cpu ? NS_SEV_CRITICAL : NS_SEV_WARNING,
 				d->name, ev,
 				ns_fmt("%s (placed there by the administrator, irqbalance or the kernel's default)%s.",
@@ -1094,7 +1184,7 @@ static int judge_readable(struct ns_findings *f, const struct ns_system *sys, co
 	return 0;
 }
 
-int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
+static int evaluate_rules(const struct ns_system *sys, struct ns_findings *out)
 {
 	bool scsi_patched = sys->scsi_mod && sys->scsi_mod->patched == 1;
 	int r;
@@ -1126,6 +1216,7 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 		const struct ns_disk *d = &sys->disks[i];
 		const struct ns_irq *qv[4096];
 		struct disk_ctx c = {.sys = sys, .d = d, .qv = qv};
+		size_t from = out->n;
 
 		if ((r = rule_stacked(out, d)) < 0)
 			return r;
@@ -1145,8 +1236,55 @@ int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
 		    (r = rule_rq_affinity(out, &c)) < 0 || (r = rule_irqbalance(out, &c)) < 0 ||
 		    (r = rule_paths(out, &c)) < 0)
 			return r;
+		fold_effects(out, from);
 	}
 	return 0;
+}
+
+static int cmp_position(const void *pa, const void *pb, void *data)
+{
+	const struct ns_finding *v = data;
+	size_t ia = *(const size_t *)pa, ib = *(const size_t *)pb;
+	const struct ns_finding *a = &v[ia], *b = &v[ib];
+	if (a->severity != b->severity)
+		return a->severity > b->severity ? -1 : 1;
+	if ((a->caused_by != NULL) != (b->caused_by != NULL))
+		return a->caused_by ? 1 : -1;
+	return (ia > ib) - (ia < ib);
+}
+
+/* Worst first, causes before their effects, and otherwise as the rules found them (the
+ * device's order): every reader lists them in this order. */
+static int sort_findings(struct ns_findings *f)
+{
+	struct ns_finding *tmp;
+	size_t *order;
+
+	if (f->n < 2)
+		return 0;
+	/* a stable sort: qsort over (severity, role, position) */
+	order = malloc(f->n * sizeof(*order));
+	tmp = malloc(f->n * sizeof(*tmp));
+	if (!order || !tmp) {
+		free(order);
+		free(tmp);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->n; i++)
+		order[i] = i;
+	qsort_r(order, f->n, sizeof(*order), cmp_position, f->v);
+	for (size_t i = 0; i < f->n; i++)
+		tmp[i] = f->v[order[i]];
+	memcpy(f->v, tmp, f->n * sizeof(*tmp));
+	free(tmp);
+	free(order);
+	return 0;
+}
+
+int ns_findings_evaluate(const struct ns_system *sys, struct ns_findings *out)
+{
+	int r = evaluate_rules(sys, out);
+	return r < 0 ? r : sort_findings(out);
 }
 
 void ns_findings_free(struct ns_findings *f)
@@ -1170,7 +1308,33 @@ size_t ns_findings_count(const struct ns_findings *f, enum ns_severity s)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < f->n; i++)
-		n += f->v[i].severity == s;
+		n += f->v[i].severity == s && !f->v[i].caused_by;
+	return n;
+}
+
+size_t ns_findings_count_effects(const struct ns_findings *f)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->n; i++)
+		n += f->v[i].caused_by != NULL;
+	return n;
+}
+
+size_t ns_findings_cause_ids(const struct ns_findings *f, enum ns_severity s, const char **ids, size_t cap)
+{
+	size_t n = 0;
+	/* the rules' ids are a few dozen: each one's first appearance by a linear look at the
+	 * earlier findings of the table's kinds, not at every finding */
+	for (size_t k = 0; k < ns_nfinding_kinds; k++)
+		for (size_t i = 0; i < f->n; i++) {
+			const struct ns_finding *x = &f->v[i];
+			if (x->severity == s && !x->caused_by && strcmp(x->id, ns_finding_kinds[k].id) == 0) {
+				if (n < cap)
+					ids[n] = x->id;
+				n++;
+				break;
+			}
+		}
 	return n;
 }
 

@@ -536,6 +536,7 @@ static void w_findings(struct ns_jsonw *w, const struct ns_findings *findings)
 		w_str(w, "id", f->id);
 		w_str(w, "severity", ns_severity_name(f->severity));
 		w_str(w, "device", f->device);
+		w_str(w, "caused_by", f->caused_by);
 		w_str(w, "message", f->message);
 		K("evidence");
 		ns_jsonw_json(w, f->evidence); /* its strings sanitized on the way */
@@ -561,6 +562,33 @@ static void w_summary(struct ns_jsonw *w, const struct ns_system *sys, const str
 	w_int(w, "critical", (int)ns_findings_count(findings, NS_SEV_CRITICAL));
 	w_int(w, "warning", (int)ns_findings_count(findings, NS_SEV_WARNING));
 	w_int(w, "info", (int)ns_findings_count(findings, NS_SEV_INFO));
+	w_int(w, "effects", (int)ns_findings_count_effects(findings));
+	/* each cause once, worst first: its id, severity and how many devices it is found on */
+	K("causes");
+	ns_jsonw_begin_array(w);
+	for (int sev = NS_SEV_CRITICAL; sev >= NS_SEV_INFO; sev--) {
+		const char *ids[64];
+		size_t n = ns_findings_cause_ids(findings, (enum ns_severity)sev, ids, 64);
+		for (size_t k = 0; k < n && k < 64; k++) {
+			int devices = 0;
+			const char *last = NULL;
+			for (size_t i = 0; i < findings->n; i++) {
+				const struct ns_finding *x = &findings->v[i];
+				if ((int)x->severity != sev || x->caused_by || strcmp(x->id, ids[k]) != 0)
+					continue;
+				/* a device with the cause twice (two paths) counts once: a device's
+				 * findings of one id and severity are next to each other */
+				devices += !(last && x->device && strcmp(last, x->device) == 0);
+				last = x->device;
+			}
+			ns_jsonw_begin_object(w);
+			w_str(w, "id", ids[k]);
+			w_str(w, "severity", ns_severity_name((enum ns_severity)sev));
+			w_int(w, "devices", devices);
+			ns_jsonw_end_object(w);
+		}
+	}
+	ns_jsonw_end_array(w);
 	w_int(w, "unjudged", (int)findings->nunjudged);
 	K("unjudged_devices");
 	ns_jsonw_begin_array(w);

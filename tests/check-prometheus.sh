@@ -45,7 +45,8 @@ if part metrics; then
 # the seed machine says what matters
 "$numastor" check --sysroot "$tmp/fx/cloud-2n64c-8nvme-forced-node0" -f prometheus >"$tmp/cloud.prom"
 grep -q '^numastor_device_node_forced{device="nvme0n1"} 1$' "$tmp/cloud.prom" || fail "cloud: node_forced metric"
-grep -q '^numastor_finding{id="irq-confined",severity="critical",device="nvme0n1"} 1$' "$tmp/cloud.prom" ||
+grep -q '^numastor_finding{id="irq-confined",severity="critical",device="nvme0n1",cause="node-forced",role="effect"} 1$' "$tmp/cloud.prom" &&
+	grep -q '^numastor_finding{id="node-forced",severity="critical",device="nvme0n1",cause="node-forced",role="cause"} 1$' "$tmp/cloud.prom" ||
 	fail "cloud: irq-confined finding metric"
 
 # the new metrics against the report, the series bound and the man page's count (see there)
