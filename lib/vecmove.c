@@ -63,14 +63,21 @@ bool ns_vecmove_cpu_allowed(const struct ns_machine *m, unsigned cpu)
 
 int ns_vecmove_allowed(const struct ns_machine *m, struct ns_cpuset *out)
 {
+	struct ns_cpuset any = {0};
+	int r = 0;
+
 	ns_cpuset_clear(out);
 	if (m->nunparsed)
 		return -EBADMSG;
 	out->known = true;
-	ns_cpuset_foreach (c, &m->online)
-		if (ns_vecmove_cpu_allowed(m, (unsigned)c) && ns_cpuset_set(out, (unsigned)c) < 0)
-			return -ENOMEM;
-	return 0;
+	/* every CPU the machine may have, each judged by the one test (online among them) */
+	if (ns_cpuset_copy(&any, &m->possible) < 0 || ns_cpuset_or(&any, &m->online) < 0)
+		r = -ENOMEM;
+	ns_cpuset_foreach (c, &any)
+		if (r == 0 && ns_vecmove_cpu_allowed(m, (unsigned)c) && ns_cpuset_set(out, (unsigned)c) < 0)
+			r = -ENOMEM;
+	ns_cpuset_clear(&any);
+	return r;
 }
 
 static bool any_allowed(const struct ns_machine *m, const struct ns_cpuset *s)
@@ -81,17 +88,23 @@ static bool any_allowed(const struct ns_machine *m, const struct ns_cpuset *s)
 	return false;
 }
 
-/* The k-th (round robin) node with a CPU fix may place a vector on; NULL when none has one. */
+/* A node the round robin of a node-less device's vectors may pick: one with a CPU fix may use. */
+static bool spread_node(const struct ns_machine *m, const struct ns_node *n)
+{
+	return any_allowed(m, &n->cpus);
+}
+
+/* The k-th (round robin) such node; NULL when none is. */
 static const struct ns_node *nth_node_allowed(const struct ns_machine *m, unsigned k)
 {
 	size_t with = 0;
 	for (size_t i = 0; i < m->nnodes; i++)
-		with += any_allowed(m, &m->nodes[i].cpus);
+		with += spread_node(m, &m->nodes[i]);
 	if (!with)
 		return NULL;
 	k %= (unsigned)with;
 	for (size_t i = 0; i < m->nnodes; i++)
-		if (any_allowed(m, &m->nodes[i].cpus) && k-- == 0)
+		if (spread_node(m, &m->nodes[i]) && k-- == 0)
 			return &m->nodes[i];
 	return NULL;
 }
@@ -114,12 +127,7 @@ int ns_vecmove_belongs(const struct ns_machine *m, const struct ns_disk *d, cons
 	ns_cpuset_clear(set);
 	set->known = true;
 	*why = NULL;
-	if (h && !ns_hctx_serves_online(h)) {
-		/* no I/O goes through it now: nothing to place it by */
-		cpus = cpus_text(&h->cpus);
-		*why = ns_fmt("hardware queue %d serves no online CPU (CPUs %s are not present or offline)", h->index,
-			      cpus ? cpus : "?");
-	} else if (h && !ns_machine_spans_all_nodes(m, &h->nodes)) {
+	if (h && !ns_machine_spans_all_nodes(m, &h->nodes)) {
 		r = ns_cpuset_copy(set, &h->cpus);
 		cpus = cpus_text(&h->cpus);
 		*why = ns_fmt("hardware queue %d serves CPUs %s: completions land on the submitters' node", h->index,
@@ -211,16 +219,17 @@ int ns_vecmove_decide(const struct ns_machine *m, const struct ns_disk *d, const
 {
 	const struct ns_hctx *h = ns_disk_queue_of(d, irq);
 	const char *driver = pci && pci->driver ? pci->driver : "(none)";
+	enum ns_vec_class cls = ns_vec_class(irq);
 	struct ns_cpuset set = {0};
 	char *why = NULL, *cpus;
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (irq->managed == 1)
+	if (cls == NS_VEC_KERNEL)
 		return leave(out, NS_VM_KERNEL_MANAGED,
 			     ns_fmt("kernel-managed (%s): the kernel placed it and refuses writes",
 				    ns_managed_source_name(irq->managed_source)));
-	if (irq->user_settable == 0)
+	if (cls == NS_VEC_UNSETTABLE)
 		return leave(out, NS_VM_NOT_SETTABLE,
 			     ns_fmt("user space may not set its affinity (%s: managed, no-balancing or a chip that "
 				    "cannot move it)",
@@ -259,20 +268,16 @@ int ns_vecmove_decide(const struct ns_machine *m, const struct ns_disk *d, const
 	if (r < 0)
 		return r;
 	if (!any_allowed(m, &set)) {
-		cpus = ns_cpuset_count(&set) ? cpus_text(&set) : NULL;
+		/* one clause for every such vector, so that a remedy says it once for all */
 		r = leave(out, NS_VM_NO_ALLOWED_CPU,
-			  cpus ? ns_fmt("no allowed CPU (online, not isolated, not nohz_full, not in a cgroup-isolated "
-					"partition, not banned) among the CPUs it belongs on (%s)",
-					cpus)
-			       : ns_fmt("no allowed CPU (online, not isolated, not nohz_full, not in a cgroup-isolated "
-					"partition, not banned) on any node"));
-		free(cpus);
+			  ns_fmt("no allowed CPU (online, not isolated, not nohz_full, not in a cgroup-isolated "
+				 "partition, not banned) among the CPUs it belongs on"));
 		ns_cpuset_clear(&set);
 		return r;
 	}
 	ns_cpuset_clear(&set);
 	out->move = true;
-	if (irq->managed < 0) {
+	if (cls == NS_VEC_UNKNOWN) {
 		out->rule = NS_VM_WRITE_TELLS;
 		out->reason = ns_fmt("managed-ness unknown: the write itself tells (this kernel refuses a "
 				     "kernel-managed vector's write with EIO and keeps its affinity), the previous "

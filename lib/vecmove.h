@@ -61,8 +61,8 @@ int ns_vecmove_allowed(const struct ns_machine *m, struct ns_cpuset *out);
  * that names them, malloc'd, into *why): its hardware queue's CPUs when the queue serves fewer
  * than every node; else the device's node (or, when every CPU of that node is isolated, the
  * housekeeping CPUs the queue serves); else, for a device with no node, the spread_k-th node
- * (round robin) of those with a CPU fix may use. A queue that serves no online CPU: an empty
- * set. 0 or -ENOMEM.
+ * (round robin) of those with a CPU fix may use. For a vector ns_vecmove_decide does not leave
+ * for its queue (one that serves no online CPU). 0 or -ENOMEM.
  */
 int ns_vecmove_belongs(const struct ns_machine *m, const struct ns_disk *d, const struct ns_irq *irq, unsigned spread_k,
 		       struct ns_cpuset *set, char **why);
