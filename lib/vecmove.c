@@ -221,7 +221,7 @@ int ns_vecmove_decide(const struct ns_machine *m, const struct ns_disk *d, const
 	const char *driver = pci && pci->driver ? pci->driver : "(none)";
 	enum ns_vec_class cls = ns_vec_class(irq);
 	struct ns_cpuset set = {0};
-	char *why = NULL, *cpus;
+	char *why = NULL;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -249,14 +249,11 @@ int ns_vecmove_decide(const struct ns_machine *m, const struct ns_disk *d, const
 			       "vectors, and this kernel's refusal cannot be told from an error): never moved on a "
 			       "guess",
 			       driver));
-	if (h && !ns_hctx_serves_online(h)) {
-		cpus = cpus_text(&h->cpus);
-		r = leave(out, NS_VM_QUEUE_OFFLINE,
-			  ns_fmt("hardware queue %d serves no online CPU (CPUs %s are not present or offline)",
-				 h->index, cpus ? cpus : "?"));
-		free(cpus);
-		return r;
-	}
+	if (h && !ns_hctx_serves_online(h))
+		/* one clause for every such vector (the row names its queue), said once in a remedy */
+		return leave(out, NS_VM_QUEUE_OFFLINE,
+			     ns_fmt("its hardware queue serves no online CPU (the queue's CPUs are not present or "
+				    "offline): no I/O goes through it now"));
 	if (m->nunparsed)
 		return leave(out, NS_VM_EXCLUSIONS_UNREAD,
 			     ns_fmt("an excluded-CPU input (isolation, irqbalance's ban) did not parse or could not be "
