@@ -26,7 +26,7 @@
 #include "util.h"
 
 /* fix's documents (plan, modules, revert); every change is listed in schema/CHANGES.md */
-#define FIX_SCHEMA_VERSION 5
+#define FIX_SCHEMA_VERSION 6
 /* --hotplug: the longest wait for a module swap or revert that holds the lock (a swap waits
  * up to 60 s per disk, then may roll back) */
 #define HOTPLUG_SWAP_WAIT_S 1800
@@ -191,6 +191,8 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 		json_object_object_add(x, "target", ns_cpuset_json(&e->target));
 		json_object_object_add(x, "isolated_left_out", ns_cpuset_json(&e->isolated_left_out));
 		json_object_object_add(x, "action", json_object_new_string(ns_plan_action_name(e->action)));
+		/* the decision check shows as the IRQ's fix.rule (lib/vecmove.h) */
+		json_object_object_add(x, "rule", json_object_new_string(ns_vecmove_rule_name(e->rule)));
 		json_object_object_add(x, "reason", json_object_new_string(e->reason));
 		json_object_object_add(x, "answers", json_object_new_string(e->answers));
 		if (ir) {
@@ -275,8 +277,11 @@ static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_pl
 		if (!o->quiet || problem) {
 			/* an IRQ's name is what its actions file said: escaped for the terminal */
 			char *name = ns_escape_text(e->name ? e->name : "?"), *dev = ns_escape_text(e->device);
-			fprintf(out, "  irq %d %s (%s%s): %s -> %s  %s%s%s", e->irq, name ? name : "?", dev ? dev : "?",
-				q, cur, tgt, action_col(o, e->action, problem), ns_plan_action_name(e->action),
+			/* its affinity (smp_affinity_list) and, unless skipped, the one it gets */
+			fprintf(out, "  irq %d %s (%s%s): affinity %s%s%s  %s%s%s", e->irq, name ? name : "?",
+				dev ? dev : "?", q, cur, e->action == NS_PLAN_SKIP ? "" : " -> ",
+				e->action == NS_PLAN_SKIP ? "" : tgt, action_col(o, e->action, problem),
+				ns_plan_action_name(e->action),
 				fix_col(o, *action_col(o, e->action, problem) ? FIX_RESET : ""));
 			free(name);
 			free(dev);

@@ -18,6 +18,7 @@
 
 #include "escape.h"
 #include "numastor.h"
+#include "plan.h"
 #include "rates.h"
 
 #define C_RESET "\033[0m"
@@ -1191,10 +1192,23 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 	free(lc);
 }
 
-static void print_queues(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f,
-			 const struct ns_disk *d)
+/* "move" or "leave": what `numastor fix` does with irq (its reason: print_fix) */
+static const char *fix_word(const struct ns_vecmove_view *view, const struct ns_irq *irq)
 {
-	static const char *const head[] = {"", "HWQ", "CPUS", "NODE", "IRQ", "IRQ-CPUS", "EFF", "MGD", "FIRES"};
+	struct ns_vecmove dec = {0};
+	const char *w = "?";
+
+	if (view && ns_vecmove_view_decide(view, irq, &dec) == 0)
+		w = dec.move ? "move" : "leave";
+	ns_vecmove_clear(&dec);
+	return w;
+}
+
+static void print_queues(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f,
+			 const struct ns_vecmove_view *view, const struct ns_disk *d)
+{
+	static const char *const head[] = {"",	       "HWQ",	    "CPUS", "NODE", "IRQ",
+					   "AFFINITY", "EFFECTIVE", "MGD",  "FIX",  "FIRES"};
 	size_t maxnode = 0, offending = 0;
 	char nr[24] = "?", fires_head[64];
 	struct table tb;
@@ -1211,13 +1225,14 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		return;
 	if (sys->interval_seconds > 0)
 		say(p, 2, NULL,
-		    "IRQ-CPUS = the queue's CPUs; EFF effective CPUs, MGD kernel-managed, FIRES per second per node "
-		    "0/1/... over %.1f s",
+		    "AFFINITY (smp_affinity_list; = the queue's CPUs), EFFECTIVE (effective_affinity_list), MGD "
+		    "kernel-managed, FIX what numastor fix does (why: below), FIRES per second per node 0/1/... "
+		    "over %.1f s",
 		    sys->interval_seconds);
 	else
 		say(p, 2, NULL,
-		    "IRQ-CPUS = the queue's CPUs; EFF effective CPUs, MGD kernel-managed, FIRES per node 0/1/... since "
-		    "boot");
+		    "AFFINITY (smp_affinity_list; = the queue's CPUs), EFFECTIVE (effective_affinity_list), MGD "
+		    "kernel-managed, FIX what numastor fix does (why: below), FIRES per node 0/1/... since boot");
 	snprintf(fires_head, sizeof(fires_head), "FIRES");
 	table_init(&tb, head, sizeof(head) / sizeof(head[0]));
 	for (size_t i = 0; i < d->nhctx; i++) {
@@ -1262,7 +1277,16 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 			fclose(fs);
 		}
 		offending += sev >= 0;
-		const char *cells[] = {sev >= 0 ? "!" : "", idx, hc, hn, irqno, aff, eff, managed, fires};
+		const char *cells[] = {sev >= 0 ? "!" : "",
+				       idx,
+				       hc,
+				       hn,
+				       irqno,
+				       aff,
+				       eff,
+				       managed,
+				       h->irq ? fix_word(view, h->irq) : "-",
+				       fires};
 		table_row(&tb, sev >= 0 ? sev_color((enum ns_severity)sev) : NULL, cells);
 		free(hc);
 		free(hn);
@@ -1276,13 +1300,13 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 		say(p, 2, NULL, "! a finding names this queue's IRQ (%zu of %zu)", offending, d->nhctx);
 }
 
-static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
+static void print_other_irqs(const struct pen *p, const struct ns_vecmove_view *view, const struct ns_disk *d)
 {
 	for (size_t k = 0; k < d->npaths; k++) {
 		const struct ns_pci *pci = d->paths[k].pci;
 		for (size_t i = 0; pci && i < pci->nirqs; i++) {
 			const struct ns_irq *irq = &pci->irqs[i];
-			char *eff, fired[64];
+			char *aff, *eff, fired[64];
 			if (irq->hw_queue >= 0 && irq->hw_queue < (int)d->nhctx)
 				continue;
 			bool paired = false;
@@ -1290,24 +1314,106 @@ static void print_other_irqs(const struct pen *p, const struct ns_disk *d)
 				paired |= d->hctx[q].irq == irq;
 			if (paired)
 				continue;
-			eff = ns_text_cpus(ns_irq_target(irq));
+			aff = ns_text_cpus(&irq->affinity);
+			eff = ns_text_cpus(&irq->effective);
 			if (irq->interval > 0 && irq->in_interval)
 				snprintf(fired, sizeof(fired), "%.1f fired per second",
 					 (double)irq->interval_total / irq->interval);
 			else
 				snprintf(fired, sizeof(fired), "%llu fired since boot", irq->total);
-			say(p, 4, NULL, "irq %d %s: CPUs %s, managed %s, user-settable %s, %s", irq->irq,
-			    irq->name ? t(p, irq->name) : "?", eff,
+			say(p, 4, NULL,
+			    "irq %d %s: affinity %s, effective %s, managed %s, user-settable %s, %s; fix: %s", irq->irq,
+			    irq->name ? t(p, irq->name) : "?", aff, eff,
 			    irq->managed == 1	? "yes"
 			    : irq->managed == 0 ? "no"
 						: "?",
 			    irq->user_settable == 1   ? "yes"
 			    : irq->user_settable == 0 ? "no"
 						      : "?",
-			    fired);
+			    fired, fix_word(view, irq));
+			free(aff);
 			free(eff);
 		}
 	}
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* "irq 70" or "irqs 70-73, 75" */
+static void print_irq_list(FILE *m, int *v, size_t k)
+{
+	qsort(v, k, sizeof(*v), int_cmp);
+	fputs(k == 1 ? "irq " : "irqs ", m);
+	for (size_t i = 0; i < k;) {
+		size_t j = i;
+		while (j + 1 < k && (v[j + 1] == v[j] || v[j + 1] == v[j] + 1))
+			j++;
+		fprintf(m, i ? ", %d" : "%d", v[i]);
+		if (v[j] != v[i])
+			fprintf(m, "-%d", v[j]);
+		i = j + 1;
+	}
+}
+
+/*
+ * What `numastor fix` does with d's vectors and why, one line per decision (the plan's own,
+ * lib/vecmove.h): "fix moves irqs 70-73: ..." / "fix leaves irq 74 alone: ...".
+ */
+static void print_fix(const struct pen *p, const struct ns_vecmove_view *view, const struct ns_disk *d)
+{
+	struct ns_vecmove *dec;
+	int *num, *grp;
+	size_t n = 0;
+
+	if (!view)
+		return;
+	for (size_t k = 0; k < d->npaths; k++)
+		n += d->paths[k].pci ? d->paths[k].pci->nirqs : 0;
+	if (!n)
+		return;
+	dec = calloc(n, sizeof(*dec));
+	num = calloc(n, sizeof(*num));
+	grp = calloc(n, sizeof(*grp));
+	n = 0;
+	for (size_t k = 0; dec && num && grp && k < d->npaths; k++)
+		for (size_t i = 0; d->paths[k].pci && i < d->paths[k].pci->nirqs; i++) {
+			num[n] = d->paths[k].pci->irqs[i].irq;
+			if (ns_vecmove_view_decide(view, &d->paths[k].pci->irqs[i], &dec[n]) == 0 && dec[n].reason)
+				n++;
+			else
+				ns_vecmove_clear(&dec[n]);
+		}
+	for (size_t i = 0; dec && num && grp && i < n; i++) {
+		bool seen = false;
+		size_t k = 0;
+		char *list = NULL;
+		size_t llen = 0;
+		FILE *m;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = dec[j].move == dec[i].move && strcmp(dec[j].reason, dec[i].reason) == 0;
+		if (seen)
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (dec[j].move == dec[i].move && strcmp(dec[j].reason, dec[i].reason) == 0)
+				grp[k++] = num[j];
+		m = open_memstream(&list, &llen);
+		if (!m)
+			continue;
+		print_irq_list(m, grp, k);
+		fclose(m);
+		say(p, 4, NULL, "fix %s %s%s: %s", dec[i].move ? "moves" : "leaves", list ? list : "?",
+		    dec[i].move ? "" : " alone", t(p, dec[i].reason));
+		free(list);
+	}
+	for (size_t i = 0; dec && i < n; i++)
+		ns_vecmove_clear(&dec[i]);
+	free(dec);
+	free(num);
+	free(grp);
 }
 
 static void print_list(const struct pen *p, const char *what, char **v, size_t n)
@@ -1326,7 +1432,7 @@ static void print_list(const struct pen *p, const char *what, char **v, size_t n
 }
 
 static void print_disk(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f,
-		       const struct ns_disk *d)
+		       const struct ns_vecmove_view *view, const struct ns_disk *d)
 {
 	char size[32], *name = strdup(t(p, d->name)), *model = NULL, *serial = NULL;
 	struct dev_counts dc;
@@ -1359,7 +1465,7 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 			say(p, 2, NULL, "member %s: %s", t(p, d->members[i].name), node);
 		}
 		if (d->nhctx) /* a blk-mq loop: its queue, as every queue is shown */
-			print_queues(p, sys, f, d);
+			print_queues(p, sys, f, view, d);
 		return;
 	}
 	for (size_t i = 0; i < d->npaths; i++)
@@ -1370,8 +1476,9 @@ static void print_disk(const struct pen *p, const struct ns_system *sys, const s
 		say(p, 2, NULL, "node: %s (%s)", ns_node_source_name(d->node_source), t(p, d->node_reason));
 	else
 		say(p, 2, NULL, "node: %s", ns_node_source_name(d->node_source));
-	print_queues(p, sys, f, d);
-	print_other_irqs(p, d);
+	print_queues(p, sys, f, view, d);
+	print_other_irqs(p, view, d);
+	print_fix(p, view, d);
 	if (d->alloc.midlayer_basis && d->alloc.host_alloc_basis)
 		say(p, 2, NULL, "allocations: per-device structures on %s; midlayer: %s; host (%s): %s",
 		    d->alloc.device_basis ? t(p, d->alloc.device_basis) : "?", t(p, d->alloc.midlayer_basis),
@@ -1411,10 +1518,14 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 		    empty);
 	if (!sys->ndisks)
 		say(&p, 2, NULL, "none");
-	else if (p.verbose)
+	else if (p.verbose) {
+		/* each vector's fix decision as the plan takes it (lib/vecmove.h); none when out of memory */
+		struct ns_vecmove_view view;
+		bool known = ns_plan_view(sys, f, &view) == 0;
 		for (size_t i = 0; i < sys->ndisks; i++)
-			print_disk(&p, sys, f, &sys->disks[i]);
-	else
+			print_disk(&p, sys, f, known ? &view : NULL, &sys->disks[i]);
+		ns_vecmove_view_free(&view);
+	} else
 		print_device_table(&p, sys, f);
 	if (sys->notes.n) {
 		fprintf(out, "\n%snotes%s\n", col(&p, C_BOLD), col(&p, C_RESET));

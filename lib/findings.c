@@ -10,6 +10,7 @@
 
 #include "rates.h"
 #include "util.h"
+#include "vecmove.h"
 
 const char *ns_severity_name(enum ns_severity s)
 {
@@ -176,63 +177,154 @@ static size_t queue_vectors(const struct ns_disk *d, const struct ns_irq **out, 
 	return n;
 }
 
-/*
- * What user space may do with a vector. Only a vector known to be unmanaged may be moved:
- * a kernel-managed one refuses the write, and one whose managed-ness the kernel does not
- * tell (no debugfs, no driver knowledge) is not a candidate for `numastor fix` either.
- */
-enum vec_class { VEC_MOVABLE, VEC_KERNEL, VEC_UNSETTABLE, VEC_UNKNOWN };
+/* What user space may do with a vector, by what the kernel tells (lib/vecmove.h). */
+enum vec_class {
+	VEC_MOVABLE = NS_VEC_MOVABLE,
+	VEC_KERNEL = NS_VEC_KERNEL,
+	VEC_UNSETTABLE = NS_VEC_UNSETTABLE,
+	VEC_UNKNOWN = NS_VEC_UNKNOWN
+};
 
 static enum vec_class vector_class(const struct ns_irq *irq)
 {
-	if (irq->managed == 1)
-		return VEC_KERNEL;
-	if (irq->user_settable == 0)
-		return VEC_UNSETTABLE; /* read-only smp_affinity: no-balancing, or a chip without set_affinity */
-	if (irq->managed != 0)
-		return VEC_UNKNOWN;
-	return VEC_MOVABLE;
+	return (enum vec_class)ns_vec_class(irq);
 }
 
-struct vec_counts {
-	size_t n, movable, kernel, unsettable, unknown;
+/* One vector a finding is about, and what `numastor fix` does with it: the plan's decision. */
+struct vec_fix {
+	int irq;
+	struct ns_vecmove dec;
 };
 
-static void count_vector(struct vec_counts *vc, const struct ns_irq *irq)
+struct vec_counts {
+	size_t n, movable, kernel, unsettable, unknown; /* by class: what irqbalance may do */
+	size_t moves;					/* those `numastor fix` moves */
+	struct vec_fix *fix;				/* n of them, each one's decision */
+	bool oom;
+};
+
+static void count_vector(struct vec_counts *vc, const struct ns_system *sys, const struct ns_disk *d,
+			 const struct ns_irq *irq)
 {
 	enum vec_class k = vector_class(irq);
-	vc->n++;
+	const struct ns_pci *pci = NULL;
+	struct vec_fix *nv = realloc(vc->fix, (vc->n + 1) * sizeof(*nv));
+
 	vc->movable += k == VEC_MOVABLE;
 	vc->kernel += k == VEC_KERNEL;
 	vc->unsettable += k == VEC_UNSETTABLE;
 	vc->unknown += k == VEC_UNKNOWN;
+	if (!nv) {
+		vc->oom = true;
+		return;
+	}
+	vc->fix = nv;
+	for (size_t p = 0; !pci && p < d->npaths; p++)
+		for (size_t i = 0; d->paths[p].pci && i < d->paths[p].pci->nirqs; i++)
+			if (&d->paths[p].pci->irqs[i] == irq)
+				pci = d->paths[p].pci;
+	nv[vc->n].irq = irq->irq;
+	if (ns_vecmove_decide(&sys->machine, d, pci, irq, &nv[vc->n].dec) < 0)
+		vc->oom = true;
+	vc->moves += nv[vc->n].dec.move;
+	vc->n++;
 }
 
-/* `numastor fix` is the remedy only when it can move every vector the finding is about. */
+static void vec_counts_free(struct vec_counts *vc)
+{
+	for (size_t i = 0; i < vc->n; i++)
+		ns_vecmove_clear(&vc->fix[i].dec);
+	free(vc->fix);
+	memset(vc, 0, sizeof(*vc));
+}
+
+/* `numastor fix` is the remedy only when it moves every vector the finding is about. */
 static bool all_movable(const struct vec_counts *vc)
 {
-	return vc->n > 0 && vc->movable == vc->n;
+	return vc->n > 0 && vc->moves == vc->n && !vc->oom;
 }
 
-/* The remedy text for vectors numastor may not move (vc has some kernel or unknown ones). */
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* "irq 70" or "irqs 70-73, 75": the vectors of vc whose decision is like want's (same move,
+ * same reason), or every one fix moves when want is NULL. */
+static void irq_list(FILE *m, const struct vec_counts *vc, const struct ns_vecmove *want)
+{
+	int *v = malloc((vc->n ? vc->n : 1) * sizeof(*v));
+	size_t k = 0;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < vc->n; i++)
+		if (want ? !vc->fix[i].dec.move && vc->fix[i].dec.reason &&
+				    strcmp(vc->fix[i].dec.reason, want->reason) == 0
+			 : vc->fix[i].dec.move)
+			v[k++] = vc->fix[i].irq;
+	qsort(v, k, sizeof(*v), int_cmp);
+	fputs(k == 1 ? "irq " : "irqs ", m);
+	for (size_t i = 0; i < k;) {
+		size_t j = i;
+		while (j + 1 < k && (v[j + 1] == v[j] || v[j + 1] == v[j] + 1))
+			j++;
+		fprintf(m, i ? ", %d" : "%d", v[i]);
+		if (v[j] != v[i])
+			fprintf(m, "-%d", v[j]);
+		i = j + 1;
+	}
+	free(v);
+}
+
+/*
+ * The remedy text for vectors `numastor fix` does not all move: which it leaves alone and why,
+ * in the words of the plan's skipped rows (lib/vecmove.h), which it moves, then what to do for
+ * the others.
+ */
 static char *not_movable_text(const struct vec_counts *vc, const char *managed_advice)
 {
-	if (vc->unknown && !vc->kernel && !vc->movable)
-		return ns_fmt(
-			"The kernel does not tell whether these vectors are kernel-managed (no "
-			"IRQD_AFFINITY_MANAGED in debugfs, no known driver behaviour), so `numastor fix` leaves "
-			"them alone; look at the driver's interrupt options (managed affinity, queue count), and %s",
-			managed_advice);
-	if (vc->kernel == vc->n)
-		return ns_fmt("These vectors are kernel-managed: user space cannot move them; %s", managed_advice);
-	if (vc->unsettable == vc->n)
-		return ns_fmt("User space may not set these vectors' affinity (smp_affinity is read-only: a "
-			      "no-balancing interrupt, or a chip that cannot move it); %s",
-			      managed_advice);
-	return ns_fmt("%zu of these %zu vectors are known to be movable, %zu are kernel-managed, %zu may not be set "
-		      "from user space and %zu are of unknown managed-ness: `numastor fix` moves only the movable "
-		      "ones; for the others %s",
-		      vc->movable, vc->n, vc->kernel, vc->unsettable, vc->unknown, managed_advice);
+	char *out = NULL;
+	size_t len = 0, groups = 0;
+	bool unknown = false;
+	FILE *m;
+
+	if (vc->oom)
+		return NULL;
+	if (!vc->n)
+		return ns_fmt("`numastor fix` finds no vector of it to move; %s", managed_advice);
+	m = open_memstream(&out, &len);
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < vc->n; i++) {
+		const struct ns_vecmove *d = &vc->fix[i].dec;
+		bool seen = false;
+		if (d->move)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = !vc->fix[k].dec.move && strcmp(vc->fix[k].dec.reason, d->reason) == 0;
+		if (seen)
+			continue;
+		unknown |= d->rule == NS_VM_MANAGED_UNKNOWN;
+		fputs(groups++ ? "; " : "`numastor fix` leaves ", m);
+		irq_list(m, vc, d);
+		fprintf(m, "%s: %s", groups == 1 ? " alone" : "", d->reason);
+	}
+	fputs(".", m);
+	if (vc->moves) {
+		fputs(" It moves ", m);
+		irq_list(m, vc, NULL);
+		fputs(".", m);
+	}
+	if (unknown)
+		fputs(" Look at the driver's interrupt options (managed affinity, queue count).", m);
+	fprintf(m, " For the vectors it leaves, %s", managed_advice);
+	if (fclose(m) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }
 
 static void node_set_of(const struct ns_system *sys, const struct ns_cpuset *cpus, struct ns_cpuset *nodes)
@@ -474,7 +566,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 		if (off * 2 > total) {
 			struct json_object *e = json_object_new_object(), *by_node = json_object_new_array();
 			remote++;
-			count_vector(&vc, irq);
+			count_vector(&vc, sys, c->d, irq);
 			json_object_object_add(e, "irq", json_object_new_int(irq->irq));
 			json_object_object_add(e, "hw_queue", json_object_new_int(h->index));
 			json_object_object_add(e, "expected_nodes", nodes_json(&ref));
@@ -513,6 +605,7 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 	} else {
 		json_object_put(list);
 	}
+	vec_counts_free(&vc);
 	return r;
 }
 
@@ -1019,7 +1112,7 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 			}
 			ns_cpuset_or(&on, &one);
 			fired += irq->on_isolated;
-			count_vector(&vc, irq);
+			count_vector(&vc, sys, d, irq);
 			json_object_array_add(irqs, json_object_new_int(irq->irq));
 			n++;
 		}
@@ -1089,6 +1182,7 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 	}
 	free(cpus);
 	ns_cpuset_clear(&on);
+	vec_counts_free(&vc);
 	return r;
 }
 
@@ -1226,16 +1320,21 @@ static int evaluate_rules(const struct ns_system *sys, struct ns_findings *out)
 			return r;
 		c.nqv = queue_vectors(d, qv, sizeof(qv) / sizeof(qv[0]));
 		for (size_t k = 0; k < c.nqv; k++)
-			count_vector(&c.vc, qv[k]);
-		if ((r = rule_node_set(out, &c)) < 0)
+			count_vector(&c.vc, sys, d, qv[k]);
+		if ((r = rule_node_set(out, &c)) < 0) {
+			vec_counts_free(&c.vc);
 			return r;
+		}
 		if ((r = rule_forced(out, &c)) < 0 || (r = rule_unknown(out, &c)) < 0 ||
 		    (r = rule_confined(out, &c)) < 0 || (r = rule_fires_remote(out, &c)) < 0 ||
 		    (r = rule_mismatch(out, &c)) < 0 || (r = rule_all_nodes(out, &c)) < 0 ||
 		    (r = rule_alloc(out, &c, scsi_patched)) < 0 || (r = rule_host_alloc(out, &c)) < 0 ||
 		    (r = rule_rq_affinity(out, &c)) < 0 || (r = rule_irqbalance(out, &c)) < 0 ||
-		    (r = rule_paths(out, &c)) < 0)
+		    (r = rule_paths(out, &c)) < 0) {
+			vec_counts_free(&c.vc);
 			return r;
+		}
+		vec_counts_free(&c.vc);
 		fold_effects(out, from);
 	}
 	return 0;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "escape.h"
+#include "plan.h"
 #include "rates.h"
 #include "sha256.h"
 #include "root.h"
@@ -258,7 +259,28 @@ static void w_counts(struct ns_jsonw *w, const char *k, const struct ns_irq *irq
 	ns_jsonw_end_array(w);
 }
 
-static void w_irq(struct ns_jsonw *w, const struct ns_irq *irq)
+/* What `numastor fix` does with the vector: the plan's own decision (lib/vecmove.h). */
+static void w_fix(struct ns_jsonw *w, const struct ns_vecmove_view *view, const struct ns_irq *irq)
+{
+	struct ns_vecmove dec;
+
+	K("fix");
+	if (ns_vecmove_view_decide(view, irq, &dec) < 0) {
+		ns_jsonw_null(w);
+		if (!w->err)
+			w->err = -ENOMEM;
+		ns_vecmove_clear(&dec);
+		return;
+	}
+	ns_jsonw_begin_object(w);
+	w_str(w, "action", dec.move ? "move" : "leave");
+	w_str(w, "rule", ns_vecmove_rule_name(dec.rule));
+	w_str(w, "reason", dec.reason);
+	ns_jsonw_end_object(w);
+	ns_vecmove_clear(&dec);
+}
+
+static void w_irq(struct ns_jsonw *w, const struct ns_vecmove_view *view, const struct ns_irq *irq)
 {
 	ns_jsonw_begin_object(w);
 	w_int(w, "irq", irq->irq);
@@ -294,6 +316,7 @@ static void w_irq(struct ns_jsonw *w, const struct ns_irq *irq)
 		w_counts(w, "rates_by_node", irq, irq->in_interval, irq->interval);
 	else
 		w_null(w, "rates_by_node");
+	w_fix(w, view, irq);
 	ns_jsonw_end_object(w);
 }
 
@@ -314,7 +337,7 @@ static void w_module(struct ns_jsonw *w, const struct ns_module *m)
 	ns_jsonw_end_object(w);
 }
 
-static void w_pci(struct ns_jsonw *w, const struct ns_pci *pci)
+static void w_pci(struct ns_jsonw *w, const struct ns_vecmove_view *view, const struct ns_pci *pci)
 {
 	K("pci");
 	if (!pci) {
@@ -355,7 +378,7 @@ static void w_pci(struct ns_jsonw *w, const struct ns_pci *pci)
 	K("irqs");
 	ns_jsonw_begin_array(w);
 	for (size_t i = 0; i < pci->nirqs; i++)
-		w_irq(w, &pci->irqs[i]);
+		w_irq(w, view, &pci->irqs[i]);
 	ns_jsonw_end_array(w);
 	ns_jsonw_end_object(w);
 }
@@ -438,7 +461,7 @@ static void w_vmbus(struct ns_jsonw *w, const struct ns_vmbus *vb)
 	ns_jsonw_end_object(w);
 }
 
-static void w_disk(struct ns_jsonw *w, const struct ns_disk *d)
+static void w_disk(struct ns_jsonw *w, const struct ns_vecmove_view *view, const struct ns_disk *d)
 {
 	ns_jsonw_begin_object(w);
 	w_str(w, "name", d->name);
@@ -475,7 +498,7 @@ static void w_disk(struct ns_jsonw *w, const struct ns_disk *d)
 		ns_jsonw_begin_object(w);
 		w_str(w, "transport", ns_transport_name(d->paths[i].transport));
 		w_str(w, "controller", d->paths[i].controller);
-		w_pci(w, d->paths[i].pci);
+		w_pci(w, view, d->paths[i].pci);
 		w_fabric(w, d->paths[i].fabric);
 		w_vmbus(w, d->paths[i].vmbus);
 		ns_jsonw_end_object(w);
@@ -619,10 +642,16 @@ static void w_notes(struct ns_jsonw *w, const struct ns_system *sys)
 int ns_json_write_check(struct ns_jsonw *w, const struct ns_system *sys, const struct ns_findings *findings,
 			const char *version, bool streamed)
 {
-	struct json_object *env = ns_json_envelope(sys->root, NS_SCHEMA_VERSION);
+	struct json_object *env;
+	struct ns_vecmove_view view;
 
-	if (!env)
+	if (ns_plan_view(sys, findings, &view) < 0)
 		return -ENOMEM;
+	env = ns_json_envelope(sys->root, NS_SCHEMA_VERSION);
+	if (!env) {
+		ns_vecmove_view_free(&view);
+		return -ENOMEM;
+	}
 	ns_jsonw_begin_object(w);
 	/* the envelope's members, built once for every command's document */
 	json_object_object_foreach(env, key, val)
@@ -650,7 +679,7 @@ int ns_json_write_check(struct ns_jsonw *w, const struct ns_system *sys, const s
 	} else {
 		ns_jsonw_begin_array(w);
 		for (size_t i = 0; i < sys->ndisks && !w->err; i++)
-			w_disk(w, &sys->disks[i]);
+			w_disk(w, &view, &sys->disks[i]);
 		ns_jsonw_end_array(w);
 	}
 	w_findings(w, findings);
@@ -659,6 +688,7 @@ int ns_json_write_check(struct ns_jsonw *w, const struct ns_system *sys, const s
 	ns_jsonw_end_object(w);
 	if (streamed)
 		ns_jsonw_raw(w, "\n", 1);
+	ns_vecmove_view_free(&view);
 	return w->err;
 }
 

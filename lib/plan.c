@@ -10,18 +10,11 @@
 
 #include "config.h"
 #include "util.h"
+#include "vecmove.h"
 
 const char *ns_plan_action_name(enum ns_plan_action a)
 {
 	return a == NS_PLAN_MOVE ? "move" : a == NS_PLAN_SKIP ? "skip" : "unchanged";
-}
-
-/* Findings that say a device's interrupts are in the wrong place. */
-static bool placement_finding(const char *id)
-{
-	return strcmp(id, "node-forced") == 0 || strcmp(id, "irq-confined") == 0 ||
-	       strcmp(id, "irq-fires-remote") == 0 || strcmp(id, "vector-serves-all-nodes") == 0 ||
-	       strcmp(id, "irqbalance-confines") == 0 || strcmp(id, "isolated-movable-irq") == 0;
 }
 
 /* Comma-separated ids of the placement findings about a device; NULL when none. */
@@ -35,7 +28,7 @@ static char *answers_for(const struct ns_findings *f, const char *device)
 	if (!m)
 		return NULL;
 	for (size_t i = 0; i < f->n; i++)
-		if (f->v[i].device && strcmp(f->v[i].device, device) == 0 && placement_finding(f->v[i].id)) {
+		if (f->v[i].device && strcmp(f->v[i].device, device) == 0 && ns_vecmove_answers(f->v[i].id)) {
 			fprintf(m, "%s%s", first ? "" : ",", f->v[i].id);
 			first = false;
 		}
@@ -47,48 +40,12 @@ static char *answers_for(const struct ns_findings *f, const char *device)
 	return out;
 }
 
-/*
- * The CPUs an IRQ may go to: online, not isolated (cpu/isolated, cpu/nohz_full, isolcpus= and
- * nohz_full= of the command line, cgroup v2 isolated partitions: lib/isolation.h), not banned by
- * irqbalance.
- * Never from a partial exclusion set: -EBADMSG when one of them did not parse or could not be
- * read (lib/machine.c records each in m->unparsed, for fix to name), as an unknown set would
- * exclude no CPU at all.
- */
-static int allowed_cpus(const struct ns_system *sys, struct ns_cpuset *out)
-{
-	const struct ns_machine *m = &sys->machine;
-
-	ns_cpuset_clear(out);
-	if (m->nunparsed)
-		return -EBADMSG;
-	out->known = true;
-	ns_cpuset_foreach (c, &m->online) {
-		/* isolation.cpus holds cpu/isolated and cpu/nohz_full too (lib/isolation.c) */
-		if (ns_cpuset_test(&m->isolation.cpus, (unsigned)c) ||
-		    ns_cpuset_test(&m->irqbalance.banned_cpus, (unsigned)c))
-			continue;
-		if (ns_cpuset_set(out, (unsigned)c) < 0)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* s & allowed into out */
-static void restrict_to(const struct ns_cpuset *s, const struct ns_cpuset *allowed, struct ns_cpuset *out)
-{
-	ns_cpuset_clear(out);
-	out->known = true;
-	ns_cpuset_foreach (c, s)
-		if (ns_cpuset_test(allowed, (unsigned)c))
-			ns_cpuset_set(out, (unsigned)c);
-}
-
 /* The row's target: s & allowed, and the isolated CPUs of s it leaves out (said per row). */
 static void target_from(struct ns_plan_irq *e, const struct ns_machine *m, const struct ns_cpuset *s,
 			const struct ns_cpuset *allowed)
 {
-	restrict_to(s, allowed, &e->target);
+	ns_cpuset_and(&e->target, s, allowed);
+	e->target.known = true;
 	ns_cpuset_and(&e->isolated_left_out, s, &m->isolation.cpus);
 	e->isolated_left_out.known = true;
 }
@@ -99,55 +56,6 @@ struct builder {
 	unsigned spread_next; /* round robin over nodes for vectors of node-less devices */
 };
 
-static const struct ns_node *nth_node_with_cpus(const struct ns_machine *m, unsigned k)
-{
-	size_t with = 0;
-	for (size_t i = 0; i < m->nnodes; i++)
-		with += ns_cpuset_count(&m->nodes[i].cpus) > 0;
-	if (!with)
-		return NULL;
-	k %= (unsigned)with;
-	for (size_t i = 0; i < m->nnodes; i++)
-		if (ns_cpuset_count(&m->nodes[i].cpus) > 0 && k-- == 0)
-			return &m->nodes[i];
-	return NULL;
-}
-
-/*
- * May fix learn an unknown managed-ness by writing? Only where the kernel's refusal is
- * unmistakable and harmless: below 6.12 a managed MSI vector's write fails with EIO and changes
- * nothing (measured on 5.10 and 6.1). From 6.12 the mode already tells (0644: not managed).
- */
-static bool probe_by_write(const struct ns_machine *m, const struct ns_irq *irq)
-{
-	return irq->msi && m->kver_major > 0 && !ns_machine_kernel_at_least(m, 6, 12);
-}
-
-/* Was any of d's hardware queues paired with a vector? */
-static bool any_paired(const struct ns_disk *d)
-{
-	for (size_t i = 0; i < d->nhctx; i++)
-		if (d->hctx[i].irq)
-			return true;
-	return false;
-}
-
-/* Do pci's vectors, together, fire on CPUs of more than one node? */
-static bool spread_over_nodes(const struct ns_machine *m, const struct ns_pci *pci)
-{
-	struct ns_cpuset nodes = {0}, one = {0};
-	bool spread;
-
-	for (size_t i = 0; i < pci->nirqs; i++) {
-		ns_machine_nodes_of(m, ns_irq_target(&pci->irqs[i]), &one);
-		ns_cpuset_or(&nodes, &one);
-		ns_cpuset_clear(&one);
-	}
-	spread = ns_cpuset_count(&nodes) > 1;
-	ns_cpuset_clear(&nodes);
-	return spread;
-}
-
 static bool planned(const struct ns_plan *plan, int irq)
 {
 	for (size_t i = 0; i < plan->nirqs; i++)
@@ -156,15 +64,23 @@ static bool planned(const struct ns_plan *plan, int irq)
 	return false;
 }
 
+/*
+ * One vector's row. Whether fix moves it, and why it does not, is lib/vecmove's decision,
+ * the one check shows; a skipped row says that reason alone and has no target.
+ */
 static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_pci *pci, const struct ns_irq *irq,
 		    const char *answers)
 {
 	struct ns_plan *plan = b->plan;
 	const struct ns_machine *m = &b->sys->machine;
 	const struct ns_hctx *h = ns_disk_queue_of(d, irq);
+	struct ns_vecmove dec;
 	struct ns_plan_irq *e;
 	struct ns_plan_irq *nv;
-	char *cpus = NULL;
+	struct ns_cpuset set = {0};
+	char *why = NULL;
+	bool rr;
+	int r;
 
 	if (planned(plan, irq->irq))
 		return 0; /* a function shared by several disks: planned once */
@@ -182,118 +98,50 @@ static int plan_irq(struct builder *b, const struct ns_disk *d, const struct ns_
 	e->managed = irq->managed;
 	e->answers = strdup(answers);
 	ns_cpuset_copy(&e->current, &irq->affinity);
-
-	if (h && !ns_hctx_serves_online(h)) {
-		/* no I/O goes through it now: nothing to place it by */
-		ns_cpuset_format(&h->cpus, &cpus);
-		e->reason = ns_fmt("hardware queue %d serves no online CPU (CPUs %s are not present or offline)",
-				   h->index, cpus ? cpus : "?");
-		e->target.known = true;
-	} else if (h && !ns_machine_spans_all_nodes(&b->sys->machine, &h->nodes)) {
-		target_from(e, m, &h->cpus, &plan->allowed);
-		ns_cpuset_format(&h->cpus, &cpus);
-		e->reason = ns_fmt("hardware queue %d serves CPUs %s: completions land on the submitters' node",
-				   h->index, cpus ? cpus : "?");
-	} else if (d->node >= 0) {
-		const struct ns_node *n = ns_machine_node(m, d->node);
-		if (n)
-			target_from(e, m, &n->cpus, &plan->allowed);
-		if (h && n && !ns_cpuset_count(&e->target) && ns_cpuset_count(&n->cpus) &&
-		    ns_cpuset_subset(&n->cpus, &m->isolation.cpus)) {
-			/* every CPU of the device's node is isolated: off them is better than on them,
-			 * and the queue serves every node (measured: the bed's megasas on node 1 with
-			 * isolcpus= of node 1's CPUs) */
-			char *iso = NULL;
-			target_from(e, m, &h->cpus, &plan->allowed);
-			ns_cpuset_format(&n->cpus, &iso);
-			e->reason =
-				ns_fmt("hardware queue %d serves every node and the device's node %d has only isolated "
-				       "CPUs (%s): the vector goes to the housekeeping CPUs the queue serves",
-				       h->index, d->node, iso ? iso : "?");
-			free(iso);
-		} else {
-			e->reason = h ? ns_fmt("hardware queue %d serves every node: the vector goes to the device's "
-					       "node %d",
-					       h->index, d->node)
-				      : ns_fmt("no hardware queue pairing: the vector goes to the device's node %d",
-					       d->node);
-		}
-	} else {
-		const struct ns_node *n = nth_node_with_cpus(m, b->spread_next++);
-		if (n)
-			target_from(e, m, &n->cpus, &plan->allowed);
-		e->reason =
-			ns_fmt("%s has no NUMA node of its own: its unpaired vectors are spread across nodes (this one "
-			       "to node %d)",
-			       d->name, n ? n->id : -1);
-	}
-	free(cpus);
-	if (e->reason && ns_cpuset_count(&e->isolated_left_out)) {
-		char *iso = NULL, *r;
-		ns_cpuset_format(&e->isolated_left_out, &iso);
-		r = ns_fmt("%s; isolated CPUs %s left out", e->reason, iso ? iso : "?");
-		free(iso);
-		free(e->reason);
-		e->reason = r;
-	}
-	if (!e->reason || !e->device || !e->pci || !e->answers) {
-		plan->nirqs++;
+	plan->nirqs++;
+	if (!e->device || !e->pci || !e->answers)
 		return -ENOMEM;
+
+	r = ns_vecmove_decide(m, d, pci, irq, &dec);
+	if (r < 0)
+		return r;
+	e->rule = dec.rule;
+	if (!dec.move) {
+		e->action = NS_PLAN_SKIP;
+		e->reason = dec.reason; /* no target: the target stays unknown (JSON null) */
+		e->isolated_left_out.known = true;
+		return 0;
 	}
-	if (irq->managed == 1) {
-		char *r = ns_fmt("kernel-managed (%s): the kernel placed it and refuses writes; %s",
-				 ns_managed_source_name(irq->managed_source), e->reason);
-		free(e->reason);
-		e->reason = r;
-		e->action = NS_PLAN_SKIP;
-	} else if (irq->user_settable == 0) {
-		char *r = ns_fmt("user space may not set its affinity (%s: managed, no-balancing or a chip that "
-				 "cannot move it); %s",
-				 ns_settable_source_name(irq->user_settable_source), e->reason);
-		free(e->reason);
-		e->reason = r;
-		e->action = NS_PLAN_SKIP;
-	} else if (!h && d->nhctx > 1 && !any_paired(d) && spread_over_nodes(m, pci)) {
-		char *r =
-			ns_fmt("%s has %zu hardware queues and its vectors, which cannot be paired with them (driver "
-			       "%s names them by neither nvme's nor virtio's scheme), already fire on more than one "
-			       "node: putting every vector on one node could confine a correctly spread set, so it is "
-			       "left as is; %s",
-			       d->name, d->nhctx, pci->driver ? pci->driver : "(none)", e->reason);
-		free(e->reason);
-		e->reason = r;
-		e->action = NS_PLAN_SKIP;
-	} else if (irq->managed < 0 && !probe_by_write(m, irq)) {
-		char *r = ns_fmt("managed-ness unknown (no debugfs IRQ flags, nothing measured of driver %s's "
-				 "vectors, and this kernel's refusal cannot be told from an error): never moved on a "
-				 "guess; %s",
-				 pci->driver ? pci->driver : "(none)", e->reason);
-		free(e->reason);
-		e->reason = r;
-		e->action = NS_PLAN_SKIP;
-	} else if (h && !ns_hctx_serves_online(h)) {
-		e->action = NS_PLAN_SKIP;
-	} else if (ns_cpuset_count(&e->target) == 0) {
-		char *r = ns_fmt("no allowed CPU (online, not isolated, not nohz_full, not in a cgroup-isolated "
-				 "partition, not banned) for it; %s",
-				 e->reason);
-		free(e->reason);
-		e->reason = r;
-		e->action = NS_PLAN_SKIP;
-	} else if (irq->affinity.known && ns_cpuset_equal(&irq->affinity, &e->target)) {
+	/* a node-less device's vectors that no queue of fewer nodes holds: the next node in turn */
+	rr = d->node < 0 && !(h && !ns_machine_spans_all_nodes(m, &h->nodes));
+	r = ns_vecmove_belongs(m, d, irq, rr ? b->spread_next++ : 0, &set, &why);
+	if (r < 0) {
+		ns_vecmove_clear(&dec);
+		return r;
+	}
+	target_from(e, m, &set, &plan->allowed);
+	ns_cpuset_clear(&set);
+	if (ns_cpuset_count(&e->isolated_left_out)) {
+		char *iso = NULL, *w;
+		ns_cpuset_format(&e->isolated_left_out, &iso);
+		w = ns_fmt("%s; isolated CPUs %s left out", why, iso ? iso : "?");
+		free(iso);
+		free(why);
+		why = w;
+	}
+	if (irq->affinity.known && ns_cpuset_equal(&irq->affinity, &e->target)) {
 		e->action = NS_PLAN_UNCHANGED;
+		e->reason = why;
+		why = NULL;
 	} else {
 		e->action = NS_PLAN_MOVE;
-		if (irq->managed < 0) {
-			char *r = ns_fmt("managed-ness unknown: the write itself tells (this kernel refuses a "
-					 "kernel-managed vector's write with EIO and keeps its affinity), the previous "
-					 "value journaled first; %s",
-					 e->reason);
-			free(e->reason);
-			e->reason = r;
-		}
+		/* a guess the write settles is said first */
+		e->reason = dec.rule == NS_VM_WRITE_TELLS ? ns_fmt("%s; %s", dec.reason, why ? why : "?") : why;
+		if (dec.rule != NS_VM_WRITE_TELLS)
+			why = NULL;
 	}
-	plan->nirqs++;
+	free(why);
+	ns_vecmove_clear(&dec);
 	return e->reason ? 0 : -ENOMEM;
 }
 
@@ -327,7 +175,7 @@ int ns_plan_build(const struct ns_system *sys, const struct ns_findings *finding
 	int r;
 
 	memset(plan, 0, sizeof(*plan));
-	r = allowed_cpus(sys, &plan->allowed);
+	r = ns_vecmove_allowed(&sys->machine, &plan->allowed);
 	if (r < 0)
 		return r;
 	/* on one node only the isolation findings place anything (answers_for finds no other) */
@@ -370,6 +218,27 @@ int ns_plan_build(const struct ns_system *sys, const struct ns_findings *finding
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+int ns_plan_view(const struct ns_system *sys, const struct ns_findings *findings, struct ns_vecmove_view *view)
+{
+	bool *planned = calloc(sys->ndisks ? sys->ndisks : 1, sizeof(*planned));
+	int r;
+
+	memset(view, 0, sizeof(*view));
+	if (!planned)
+		return -ENOMEM;
+	for (size_t i = 0; i < findings->n; i++) {
+		const struct ns_finding *f = &findings->v[i];
+		if (!f->device || !ns_vecmove_answers(f->id))
+			continue;
+		for (size_t k = 0; k < sys->ndisks; k++)
+			if (strcmp(sys->disks[k].name, f->device) == 0)
+				planned[k] = true;
+	}
+	r = ns_vecmove_view_build(sys, planned, view);
+	free(planned);
+	return r;
 }
 
 void ns_plan_free(struct ns_plan *plan)

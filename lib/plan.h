@@ -13,6 +13,7 @@
 #include "cpuset.h"
 #include "findings.h"
 #include "system.h"
+#include "vecmove.h"
 
 enum ns_plan_action {
 	NS_PLAN_MOVE = 0,  /* write target to smp_affinity_list */
@@ -25,11 +26,12 @@ struct ns_plan_irq {
 	char *name;   /* first action, to recognise the IRQ again at revert */
 	char *device; /* the disk it serves */
 	char *pci;
-	int hw_queue; /* -1 none */
-	int managed;  /* 1, 0, -1 unknown */
-	struct ns_cpuset current, target;
+	int hw_queue;			    /* -1 none */
+	int managed;			    /* 1, 0, -1 unknown */
+	struct ns_cpuset current, target;   /* target unknown on a skip: it goes nowhere */
 	struct ns_cpuset isolated_left_out; /* isolated CPUs of the natural target left out of target */
 	enum ns_plan_action action;
+	enum ns_vecmove_rule rule; /* lib/vecmove's decision: why it moves or is skipped */
 	char *reason;
 	char *answers; /* comma-separated finding ids */
 };
@@ -59,6 +61,9 @@ struct ns_plan {
 int ns_plan_build(const struct ns_system *sys, const struct ns_findings *findings, const struct ns_plan_opts *opts,
 		  struct ns_plan *plan);
 void ns_plan_free(struct ns_plan *plan);
+/* Which vectors ns_plan_build would plan and under which disk (those with a finding it answers),
+ * for check to show each vector's decision (ns_vecmove_view_decide) as the plan takes it. */
+int ns_plan_view(const struct ns_system *sys, const struct ns_findings *findings, struct ns_vecmove_view *view);
 const char *ns_plan_action_name(enum ns_plan_action a);
 size_t ns_plan_count(const struct ns_plan *plan, enum ns_plan_action a);
 

@@ -1056,9 +1056,11 @@ def check_pinned(name, doc, code):
 
 
 def check_remedies(doc):
-    """`numastor fix` (and `fix --irqbalance=policy`, which places them too) is the remedy only for
-    vectors known to be movable (managed false), never for kernel-managed ones or those whose
-    managed-ness is unknown."""
+    """`numastor fix` is the remedy only for vectors it moves (each IRQ's fix.action, the plan's
+    decision: never a kernel-managed one or one user space may not set; one whose managed-ness is
+    unknown only where the write tells, check-agreement.py holds the plan to it), and
+    `fix --irqbalance=policy`, which places them too, only for vectors known to be movable
+    (managed false)."""
     irqs = {}
     for d in doc["devices"]:
         for p in d.get("paths") or []:
@@ -1077,6 +1079,11 @@ def check_remedies(doc):
             assert nums, f"{f['id']} {f['device']}: `numastor fix` offered but no vector is known to be movable"
         for n in nums:
             i = irqs.get(n)
+            if f["remedy"]["action"] == "numastor fix":
+                assert i is not None and i["fix"]["action"] == "move" and i["managed"] is not True \
+                    and i.get("user_settable") is not False, \
+                    f"{f['id']} {f['device']}: `numastor fix` offered for IRQ {n} ({i and i['fix']})"
+                continue
             assert i is not None and i["managed"] is False and i.get("user_settable") is not False, \
                 f"{f['id']} {f['device']}: `numastor fix` offered for IRQ {n} (managed {i and i['managed']})"
 
@@ -1269,7 +1276,9 @@ def parse_plan_text(ptext):
     import re
     moves, summary = [], None
     for line in ptext.splitlines():
-        m = re.match(r"^  irq (\d+) (\S+) \((\S+?)(?: hctx (\d+))?\): (\S*) -> (\S*)  (move|skip|unchanged)$", line)
+        # a skipped row names no target: its affinity alone
+        m = re.match(r"^  irq (\d+) (\S+) \((\S+?)(?: hctx (\d+))?\): affinity (\S*)(?: -> (\S*))?  (move|skip|unchanged)$",
+                     line)
         if m:
             moves.append((int(m.group(1)), m.group(3), None if m.group(4) is None else int(m.group(4)),
                           m.group(6), m.group(7)))
@@ -1312,7 +1321,7 @@ PLAN_MOVES = {
     "twin-612-2n-managed-mismatch": {("sda", 0, "0-7", "move")},
     "hba-megaraid-node1-irq-cpu0": {("sda", 0, "16-31", "move")},
     "xen-2n8c-hotplug-headroom": {("nvme0n1", q, str(q), "move") for q in range(4)} |
-    {("nvme0n1", q, str(q), "unchanged") for q in range(4, 8)} | {("nvme0n1", q, "", "skip") for q in range(8, 16)} |
+    {("nvme0n1", q, str(q), "unchanged") for q in range(4, 8)} | {("nvme0n1", q, None, "skip") for q in range(8, 16)} |
     {("nvme0n1", None, "0-3", "unchanged")},
 }
 
