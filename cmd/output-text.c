@@ -766,10 +766,17 @@ static void free_groups(struct group *g, size_t ng)
 	free(g);
 }
 
+/* "remedy: TEXT", then what numastor can do, least invasive first, each with its undo */
 static void print_remedy(const struct pen *p, size_t indent, const struct ns_finding *x, const char *who)
 {
-	say(p, indent, NULL, "remedy%s%s: %s%s%s", who ? " for " : "", who ? who : "",
-	    x->remedy_action ? t(p, x->remedy_action) : "", x->remedy_action ? ": " : "", t(p, x->remedy_text));
+	say(p, indent, NULL, "remedy%s%s: %s%s", who ? " for " : "", who ? who : "", t(p, x->remedy_text),
+	    x->nsteps > 1 ? " Least invasive first:" : "");
+	for (size_t k = 0; k < x->nsteps; k++) {
+		char *changes = strdup(t(p, x->steps[k].changes));
+		say(p, indent + 2, NULL, "%zu. %s: %s; undo: %s", k + 1, x->steps[k].command, changes ? changes : "?",
+		    x->steps[k].undo);
+		free(changes);
+	}
 }
 
 struct remedy_sort {

@@ -108,6 +108,7 @@ static int add(struct ns_findings *f, const char *id, enum ns_severity sev, cons
 	x->severity = sev;
 	x->caused_by = NULL;
 	x->form = "";
+	x->nsteps = 0;
 	x->device = device ? strdup(device) : NULL;
 	x->evidence = evidence;
 	x->message = message;
@@ -127,6 +128,59 @@ static void set_form(struct ns_findings *f, const char *form)
 {
 	if (f->n)
 		f->v[f->n - 1].form = form;
+}
+
+/* irqbalance runs without numastor's policy script: it would move placed vectors back */
+static bool irqbalance_unruly(const struct ns_system *sys)
+{
+	const struct ns_irqbalance *ib = &sys->machine.irqbalance;
+	return ib->running == 1 && !(ib->policyscript && strstr(ib->policyscript, "numastor"));
+}
+
+/*
+ * A step of the last finding's remedy (findings.h: ns_remedy_step), each added in the order of
+ * the harm it can do: `numastor fix`, its --rq-affinity=2, --irqbalance=policy, then --modules.
+ * Takes changes; the remedy's action is its first step's command.
+ */
+static int add_step(struct ns_findings *f, const char *command, char *changes)
+{
+	struct ns_finding *x;
+
+	if (!changes)
+		return -ENOMEM;
+	x = f->n ? &f->v[f->n - 1] : NULL;
+	if (!x || x->nsteps == NS_REMEDY_MAX_STEPS) {
+		free(changes);
+		return 0;
+	}
+	x->steps[x->nsteps++] = (struct ns_remedy_step){command, changes, "numastor fix --revert"};
+	x->remedy_action = x->steps[0].command;
+	return 0;
+}
+
+static int step_fix(struct ns_findings *f)
+{
+	return add_step(f, "numastor fix",
+			ns_fmt("places the vectors user space may move by their queues' CPUs (never on isolated "
+			       "or banned CPUs), each affinity journaled first"));
+}
+
+static int step_policy(struct ns_findings *f, const struct ns_system *sys)
+{
+	if (!irqbalance_unruly(sys))
+		return 0;
+	return add_step(f, "numastor fix --irqbalance=policy",
+			ns_fmt("places them as `numastor fix` does and gives irqbalance numastor's policy script "
+			       "(a drop-in; irqbalance restarted), so it leaves them there"));
+}
+
+static int step_modules(struct ns_findings *f, const char *module, const char *pci, const char *disk)
+{
+	return add_step(f, "numastor fix --modules",
+			ns_fmt("swaps in numastor's patched %s: unloads the stock one and removes + rescans PCI %s, "
+			       "detaching %s and every disk behind %s meanwhile; refused for a disk in use (the root "
+			       "file system's among them: then `--modules --install` and a reboot)",
+			       module, pci, disk, module));
 }
 
 static struct json_object *nodes_json(const struct ns_cpuset *nodes)
@@ -368,19 +422,22 @@ static int rule_forced(struct ns_findings *f, struct disk_ctx *c)
 			       "to node %d.",
 			       c->d->name, pci->address, pci->numa_node, pci->driver ? pci->driver : "(none)",
 			       pci->numa_node),
-			"numastor fix --modules",
-			nvme ? ns_fmt("Load the numastor-patched nvme driver, which leaves a node-less controller at "
-				      "-1, "
-				      "and "
-				      "remove + rescan %s so the forced node goes (upstream dad651b2a44e, v6.6 and "
-				      "6.1.56); "
-				      "until then `numastor fix` re-spreads the vectors user space may move.",
+			NULL,
+			nvme ? ns_fmt("The lasting fix is an nvme driver that leaves a node-less controller at -1 "
+				      "(upstream dad651b2a44e, v6.6 and 6.1.56) and %s removed + rescanned so the "
+				      "forced node goes; until then the vectors user space may move can be placed "
+				      "by the queues' CPUs.",
 				      pci->address)
-			     : ns_fmt("Reload %s without the node override and remove + rescan %s; `numastor fix` "
-				      "re-spreads "
-				      "the vectors user space may move.",
+			     : ns_fmt("Reload %s without the node override and remove + rescan %s (by hand: numastor "
+				      "has no patched build of it); until then the vectors user space may move can "
+				      "be placed by the queues' CPUs.",
 				      pci->driver ? pci->driver : "the driver", pci->address));
 		if (r < 0)
+			return r;
+		/* the revertible placement first, the module swap (it detaches disks) last */
+		if ((all_movable(&c->vc) && (r = step_fix(f)) < 0) ||
+		    (all_movable(&c->vc) && (r = step_policy(f, c->sys)) < 0) ||
+		    (nvme && (r = step_modules(f, "nvme", pci->address, c->d->name)) < 0))
 			return r;
 	}
 	return 0;
@@ -517,14 +574,14 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 			"on nodes %s; the device has no node of its own, so completions for submitters on the "
 			"other nodes cross the interconnect.",
 			c->nqv, c->d->name, node, qn ? qn : "?");
-	r = add(f, "irq-confined", foreign && !unreliable ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev, msg,
-		all_movable(&c->vc) ? "numastor fix" : NULL,
-		all_movable(&c->vc)
-			? ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves (`numastor "
-				 "fix`), and keep irqbalance from undoing it (`numastor irqbalance-policy`).")
-			: not_movable_text(&c->vc, "check isolcpus=managed_irq and irqaffinity=."));
+	r = add(f, "irq-confined", foreign && !unreliable ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev, msg, NULL,
+		all_movable(&c->vc) ? ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves%s.",
+					     irqbalance_unruly(c->sys) ? ", and keep irqbalance from undoing it" : "")
+				    : not_movable_text(&c->vc, "check isolcpus=managed_irq and irqaffinity=."));
 	if (r >= 0)
 		set_form(f, form);
+	if (r >= 0 && all_movable(&c->vc) && (r = step_fix(f)) >= 0)
+		r = step_policy(f, c->sys);
 	free(qn);
 out:
 	ns_cpuset_clear(&irq_nodes);
@@ -595,13 +652,14 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 			       "queue "
 			       "serves.",
 			       remote, checked, c->d->name),
-			all_movable(&vc) ? "numastor fix" : NULL,
+			NULL,
 			all_movable(&vc)
 				? ns_fmt("Move each vector to the CPUs its hardware queue serves, or to the device's "
-					 "node "
-					 "for a queue that serves every node (`numastor fix`).")
+					 "node for a queue that serves every node.")
 				: not_movable_text(&vc, advice ? advice : "set rq_affinity=2."));
 		free(advice);
+		if (r >= 0 && all_movable(&vc))
+			r = step_fix(f);
 	} else {
 		json_object_put(list);
 	}
@@ -646,6 +704,7 @@ static int rule_mismatch(struct ns_findings *f, struct disk_ctx *c)
 static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
 {
 	struct json_object *ev;
+	int r;
 
 	if (c->d->nhctx != 1 || !ns_machine_spans_all_nodes(&c->sys->machine, &c->d->hctx[0].nodes) || c->nqv > 1)
 		return 0;
@@ -654,21 +713,23 @@ static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
 	json_object_object_add(ev, "hw_queues", json_object_new_int(1));
 	json_object_object_add(ev, "queue_cpus", ns_cpuset_json(&c->d->hctx[0].cpus));
 	json_object_object_add(ev, "irq", c->nqv ? json_object_new_int(c->qv[0]->irq) : NULL);
-	return add(
-		f, "vector-serves-all-nodes", NS_SEV_WARNING, c->d->name, ev,
+	r = add(f, "vector-serves-all-nodes", NS_SEV_WARNING, c->d->name, ev,
 		ns_fmt("One hardware queue and one interrupt vector serve the CPUs of every node for %s: completions "
 		       "for submitters on all but one node are remote.",
 		       c->d->name),
-		all_movable(&c->vc) ? "numastor fix" : NULL,
+		NULL,
 		all_movable(&c->vc)
-			? ns_fmt("Keep the vector on the device's node (`numastor fix`) and set rq_affinity=2 so "
-				 "completion work runs on the submitting CPU; a driver configuration with more vectors "
-				 "(e.g. megaraid_sas smp_affinity_enable, more queues) removes the bottleneck.")
+			? ns_fmt("Keep the vector on the device's node and set rq_affinity=2 so completion work "
+				 "runs on the submitting CPU; a driver configuration with more vectors (e.g. "
+				 "megaraid_sas smp_affinity_enable, more queues) removes the bottleneck.")
 		: c->nqv ? not_movable_text(&c->vc, "set rq_affinity=2 so completion work runs on the submitting CPU; "
 						    "a driver configuration with more vectors removes the bottleneck.")
 			 : ns_fmt("No interrupt vector of it was found: set rq_affinity=2 so completion work runs on "
 				  "the submitting CPU; a driver configuration with more vectors removes the "
 				  "bottleneck."));
+	if (r >= 0 && all_movable(&c->vc))
+		r = step_fix(f);
+	return r;
 }
 
 static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patched)
@@ -723,10 +784,12 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 			       "scans "
 			       "it, not on the HBA's node %d: rescans from other nodes leave them remote.",
 			       d->name, d->node),
-			"numastor fix --modules",
-			ns_fmt("Load the numastor-patched scsi_mod (scsi_alloc_sdev/scsi_alloc_target on the HBA's "
-			       "node)."));
-		if (r < 0)
+			NULL,
+			ns_fmt("The numastor-patched scsi_mod allocates them on the HBA's node "
+			       "(scsi_alloc_sdev/scsi_alloc_target)."));
+		if (r < 0 || (r = step_modules(f, "scsi_mod",
+					       d->npaths && d->paths[0].pci ? d->paths[0].pci->address : "of the HBA",
+					       d->name)) < 0)
 			return r;
 	}
 	return 0;
@@ -757,6 +820,7 @@ static int rule_host_alloc(struct ns_findings *f, struct disk_ctx *c)
 	const char *mod = d->alloc.host_alloc_module;
 	bool remedy;
 	struct json_object *ev;
+	int r;
 
 	if (d->alloc.host_alloc_remote != 1 || !pci || pci->numa_node < 0)
 		return 0;
@@ -771,19 +835,22 @@ static int rule_host_alloc(struct ns_findings *f, struct disk_ctx *c)
 	json_object_object_add(ev, "isolated_cpus", ns_cpuset_json(&m->isolated));
 	json_object_object_add(ev, "nohz_full_cpus", ns_cpuset_json(&m->nohz_full));
 	json_object_object_add(ev, "patch_available", json_object_new_boolean(remedy));
-	return add(
-		f, "host-alloc-remote", NS_SEV_WARNING, d->name, ev,
+	r = add(f, "host-alloc-remote", NS_SEV_WARNING, d->name, ev,
 		ns_fmt("The SCSI host of %s and %s's data behind it are inferred off the HBA's node %d: the stock "
 		       "module allocated them on the probing CPU's node, and every CPU of node %d is isolated or "
 		       "nohz_full, so the PCI core probed elsewhere.",
 		       d->name, mod ? mod : "the driver", pci->numa_node, pci->numa_node),
-		remedy ? "numastor fix --modules" : NULL,
-		remedy ? ns_fmt("Load the numastor-patched %s and scsi_mod (scsi_host_alloc_node on the HBA's node), "
-				"or leave a CPU of node %d out of isolcpus= and nohz_full= (a reboot).",
+		NULL,
+		remedy ? ns_fmt("The numastor-patched %s and scsi_mod allocate them on the HBA's node "
+				"(scsi_host_alloc_node); without a module swap, leave a CPU of node %d out of "
+				"isolcpus= and nohz_full= (a reboot).",
 				mod, pci->numa_node)
 		       : ns_fmt("numastor has no patch for %s: leave a CPU of node %d out of isolcpus= and "
 				"nohz_full= so the PCI core probes there (a reboot).",
 				mod ? mod : "this driver", pci->numa_node));
+	if (r >= 0 && remedy)
+		r = step_modules(f, mod, pci->address, d->name);
+	return r;
 }
 
 static int rule_rq_affinity(struct ns_findings *f, struct disk_ctx *c)
@@ -794,13 +861,19 @@ static int rule_rq_affinity(struct ns_findings *f, struct disk_ctx *c)
 		return 0;
 	ev = json_object_new_object();
 	json_object_object_add(ev, "rq_affinity", json_object_new_int(0));
-	return add(f, "rq-affinity-remote", NS_SEV_WARNING, c->d->name, ev,
-		   ns_fmt("%s has rq_affinity=0, so completions run where the interrupt lands, which is remote for "
-			  "some submitters.",
-			  c->d->name),
-		   "numastor fix --rq-affinity=2",
-		   ns_fmt("echo 2 > /sys/block/%s/queue/rq_affinity (`numastor fix --rq-affinity=2` journals it).",
-			  c->d->name));
+	if (add(f, "rq-affinity-remote", NS_SEV_WARNING, c->d->name, ev,
+		ns_fmt("%s has rq_affinity=0, so completions run where the interrupt lands, which is remote for "
+		       "some submitters.",
+		       c->d->name),
+		NULL,
+		ns_fmt("Complete on the submitting CPU: rq_affinity=2 (by hand, echo 2 > "
+		       "/sys/block/%s/queue/rq_affinity; not kept across reboots).",
+		       c->d->name)) < 0)
+		return -ENOMEM;
+	return add_step(f, "numastor fix --rq-affinity=2",
+			ns_fmt("sets %s's rq_affinity to 2 (completions on the submitting CPU), the previous value "
+			       "journaled first",
+			       c->d->name));
 }
 
 /*
@@ -842,15 +915,16 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 				   "its own "
 				   "rules.",
 				   c->d->name),
-		movable ? "numastor fix --irqbalance=policy" : NULL,
+		NULL,
 		movable ? ns_fmt("Place the vectors and give irqbalance numastor's policy script, so it leaves "
-				 "them alone: `numastor fix --irqbalance=policy` (its drop-in for irqbalance.service "
-				 "adds --policyscript; `numastor fix --revert` takes it out).")
+				 "them alone.")
 			: ns_fmt("Give irqbalance numastor's policy script, so it leaves these vectors alone: "
 				 "`numastor fix --irqbalance=policy` (its drop-in for irqbalance.service adds "
 				 "--policyscript; `numastor fix --revert` takes it out)."));
 	if (r >= 0)
 		set_form(f, critical ? "forced" : movable ? "movable" : "managed-unknown");
+	if (r >= 0 && movable)
+		r = step_policy(f, c->sys);
 	return r;
 }
 
@@ -1170,12 +1244,14 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 				d->name, ev,
 				ns_fmt("%s (placed there by the administrator, irqbalance or the kernel's default)%s.",
 				       what ? what : "", how ? how : ""),
-				all_movable(&vc) ? "numastor fix" : NULL,
+				NULL,
 				all_movable(&vc)
-					? ns_fmt("Move them to housekeeping CPUs of the device's node (`numastor fix` "
-						 "never places a vector on an isolated CPU), and keep irqbalance from "
-						 "moving them back (`numastor fix --irqbalance=policy`).")
+					? ns_fmt("Move them to housekeeping CPUs of the device's node%s.",
+						 irqbalance_unruly(sys) ? ", and keep irqbalance from moving them back"
+									: "")
 					: not_movable_text(&vc, "set their affinity to housekeeping CPUs by hand."));
+		if (!kernel && r >= 0 && all_movable(&vc) && (r = step_fix(f)) >= 0)
+			r = step_policy(f, sys);
 		free(what);
 		free(how);
 		free(all);
@@ -1392,6 +1468,8 @@ void ns_findings_free(struct ns_findings *f)
 		free(f->v[i].device);
 		free(f->v[i].message);
 		free(f->v[i].remedy_text);
+		for (size_t k = 0; k < f->v[i].nsteps; k++)
+			free(f->v[i].steps[k].changes);
 		json_object_put(f->v[i].evidence);
 	}
 	free(f->v);

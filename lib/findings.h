@@ -34,6 +34,18 @@ extern const size_t ns_nfinding_kinds;
 /* NULL for an id no rule raises */
 const struct ns_finding_kind *ns_finding_kind(const char *id);
 
+/*
+ * One action of a remedy that numastor carries out: what it changes and how to undo it. A
+ * remedy's steps go from the least to the most invasive; a person can run each as written.
+ */
+struct ns_remedy_step {
+	const char *command; /* "numastor fix", "numastor fix --modules" ... (static string) */
+	char *changes;	     /* what it changes on the machine, one sentence */
+	const char *undo;    /* the command that undoes it (static string) */
+};
+
+#define NS_REMEDY_MAX_STEPS 3
+
 struct ns_finding {
 	const char *id; /* stable: "node-forced" ... (static string) */
 	enum ns_severity severity;
@@ -46,8 +58,10 @@ struct ns_finding {
 	char *device;		      /* NULL for machine-wide findings */
 	char *message;		      /* one plain sentence */
 	struct json_object *evidence; /* owned */
-	const char *remedy_action;    /* "numastor fix", NULL when manual (static string) */
+	const char *remedy_action;    /* the first step's command, NULL when manual (static string) */
 	char *remedy_text;
+	struct ns_remedy_step steps[NS_REMEDY_MAX_STEPS];
+	size_t nsteps;
 };
 
 /* A device the rules could not judge: a fact they need could not be read (its function's

@@ -567,6 +567,17 @@ static void w_findings(struct ns_jsonw *w, const struct ns_findings *findings)
 		ns_jsonw_begin_object(w);
 		w_str(w, "action", f->remedy_action);
 		w_str(w, "text", f->remedy_text);
+		/* what numastor can do, least invasive first: each step's change and its undo */
+		K("steps");
+		ns_jsonw_begin_array(w);
+		for (size_t k = 0; k < f->nsteps; k++) {
+			ns_jsonw_begin_object(w);
+			w_str(w, "command", f->steps[k].command);
+			w_str(w, "changes", f->steps[k].changes);
+			w_str(w, "undo", f->steps[k].undo);
+			ns_jsonw_end_object(w);
+		}
+		ns_jsonw_end_array(w);
 		ns_jsonw_end_object(w);
 		ns_jsonw_end_object(w);
 	}

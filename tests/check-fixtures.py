@@ -1066,6 +1066,18 @@ def check_remedies(doc):
         for p in d.get("paths") or []:
             for i in ((p.get("pci") or {}).get("irqs") or []):
                 irqs[i["irq"]] = i
+    # least invasive first, the action the first step's, and no command a person cannot run
+    rank = ["numastor fix", "numastor fix --rq-affinity=2", "numastor fix --irqbalance=policy", "numastor fix --modules"]
+    for f in doc["findings"]:
+        steps = [st["command"] for st in f["remedy"]["steps"]]
+        assert steps == sorted(steps, key=rank.index) and len(set(steps)) == len(steps), (f["id"], steps)
+        assert f["remedy"]["action"] == (steps[0] if steps else None), (f["id"], f["remedy"]["action"], steps)
+        assert all(st["undo"] == "numastor fix --revert" for st in f["remedy"]["steps"]), f["remedy"]
+        said = f["remedy"]["text"] + " ".join(st["changes"] for st in f["remedy"]["steps"])
+        assert "numastor irqbalance-policy" not in said, (f["id"], said)
+        if "numastor fix --modules" in steps:
+            ch = next(st["changes"] for st in f["remedy"]["steps"] if st["command"] == "numastor fix --modules")
+            assert f["device"] in ch and "detaching" in ch and "root file system" in ch, ch
     for f in doc["findings"]:
         if f["remedy"]["action"] not in ("numastor fix", "numastor fix --irqbalance=policy"):
             continue
@@ -1179,14 +1191,16 @@ def parse_text(text, vtext, names):
         elif re.match(r"^  (critical|warning|info) +\S+$", line):  # machine-wide
             m = re.match(r"^  (critical|warning|info) +(\S+)()()$", line)
         if m:
-            rem = next(l for l in lines[k + 1:] if l.startswith("    remedy"))
-            assert rem.startswith("    remedy: "), (line, rem)
-            rem = rem[len("    remedy: "):]
+            r = next(j for j in range(k + 1, len(lines)) if lines[j].startswith("    remedy"))
+            assert lines[r].startswith("    remedy: "), (line, lines[r])
+            # the action: the first step's command ("      1. COMMAND: ..." after the remedy's text)
             action = None
-            for a in ("numastor fix --modules", "numastor fix --rq-affinity=2", "numastor fix --irqbalance=policy",
-                      "numastor fix"):
-                if rem.startswith(a + ": "):
-                    action = a
+            for j in range(r + 1, len(lines)):
+                if not lines[j].startswith("      "):
+                    break
+                step = re.match(r"^      1\. (numastor fix(?: --\S+)?): ", lines[j])
+                if step:
+                    action = step.group(1)
                     break
             devs = expand_names(m.group(3), names) if m.group(3) else [None]
             assert not m.group(4) or int(m.group(4)) == len(devs), (line, devs)
