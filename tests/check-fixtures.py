@@ -1087,7 +1087,7 @@ def check_remedies(doc):
             nums.append(ev["irq"])
         if not nums:  # irqbalance-confines: some vector of the device must be movable
             dev = device(doc, f["device"])
-            nums = [i["irq"] for p in dev["paths"] for i in p["pci"]["irqs"] if i["managed"] is False]
+            nums = [i["irq"] for p in dev["paths"] if p.get("pci") for i in p["pci"]["irqs"] if i["managed"] is False]
             assert nums, f"{f['id']} {f['device']}: `numastor fix` offered but no vector is known to be movable"
         for n in nums:
             i = irqs.get(n)
