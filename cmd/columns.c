@@ -189,6 +189,8 @@ static struct json_object *get_findings(const struct ns_col_ctx *c)
 		bool dup = false;
 		if (!f->device || strcmp(f->device, c->d->name) != 0)
 			continue;
+		/* each id once: a multipath head's rule that runs per path could raise one twice (no
+		 * fixture does since midlayer-alloc-stock left alloc-remote, so no mutant holds this) */
 		for (size_t k = 0; k < json_object_array_length(a) && !dup; k++)
 			dup = strcmp(json_object_get_string(json_object_array_get_idx(a, k)), f->id) == 0;
 		if (!dup)
