@@ -102,6 +102,14 @@ def main():
                            check=True).stdout.split()
     bad = 0
     with tempfile.TemporaryDirectory(prefix="numastor-threads.", dir=SCRATCH) as tmp:
+        # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends the run, so the
+        # quick thread-count rule goes first, on the one tree it needs, before the others are made
+        fast = os.environ.get("NUMASTOR_FAIL_FAST") == "1"
+        subprocess.run([sys.executable, GEN, tmp, "baremetal-2s-4nvme-healthy"], check=True,
+                       stdout=subprocess.DEVNULL)
+        bad += thread_rule(numastor, os.path.join(tmp, "baremetal-2s-4nvme-healthy"))
+        if bad and fast:
+            sys.exit(1)
         subprocess.run([sys.executable, GEN, tmp, *names], check=True, stdout=subprocess.DEVNULL)
         subprocess.run([sys.executable, GEN, tmp, LARGE], check=True, stdout=subprocess.DEVNULL)
         # the large tree and the real kernels' captures first: the most work items to reorder
@@ -109,12 +117,6 @@ def main():
         roots += [("capture " + os.path.basename(os.path.dirname(s)), ["--snapshot", s])
                   for s in sorted(glob.glob(os.path.join(CAPTURES, "*", "snapshot.tar.gz")))]
         roots += [(n, ["--sysroot", os.path.join(tmp, n)]) for n in names]
-        # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends the run, so the
-        # quick thread-count rule goes first
-        fast = os.environ.get("NUMASTOR_FAIL_FAST") == "1"
-        bad += thread_rule(numastor, os.path.join(tmp, "baremetal-2s-4nvme-healthy"))
-        if bad and fast:
-            sys.exit(1)
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
             futures = [ex.submit(compare, numastor, *r) for r in roots]
             compared = 0
