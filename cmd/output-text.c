@@ -20,6 +20,7 @@
 #include "numastor.h"
 #include "plan.h"
 #include "rates.h"
+#include "util.h"
 
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
@@ -1344,28 +1345,6 @@ static void print_other_irqs(const struct pen *p, const struct ns_vecmove_view *
 	}
 }
 
-static int int_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* "irq 70" or "irqs 70-73, 75" */
-static void print_irq_list(FILE *m, int *v, size_t k)
-{
-	qsort(v, k, sizeof(*v), int_cmp);
-	fputs(k == 1 ? "irq " : "irqs ", m);
-	for (size_t i = 0; i < k;) {
-		size_t j = i;
-		while (j + 1 < k && (v[j + 1] == v[j] || v[j + 1] == v[j] + 1))
-			j++;
-		fprintf(m, i ? ", %d" : "%d", v[i]);
-		if (v[j] != v[i])
-			fprintf(m, "-%d", v[j]);
-		i = j + 1;
-	}
-}
-
 /*
  * What `numastor fix` does with d's vectors and why, one line per decision (the plan's own,
  * lib/vecmove.h): "fix moves irqs 70-73: ..." / "fix leaves irq 74 alone: ...".
@@ -1410,7 +1389,7 @@ static void print_fix(const struct pen *p, const struct ns_vecmove_view *view, c
 		m = open_memstream(&list, &llen);
 		if (!m)
 			continue;
-		print_irq_list(m, grp, k);
+		ns_irq_list_write(m, grp, k);
 		fclose(m);
 		say(p, 4, NULL, "fix %s %s%s: %s", dec[i].move ? "moves" : "leaves", list ? list : "?",
 		    dec[i].move ? "" : " alone", t(p, dec[i].reason));

@@ -89,7 +89,7 @@ static void fold_effects(struct ns_findings *f, size_t from)
 
 /* Takes ownership of evidence, message and remedy. */
 static int add(struct ns_findings *f, const char *id, enum ns_severity sev, const char *device,
-	       struct json_object *evidence, char *message, const char *action, char *remedy)
+	       struct json_object *evidence, char *message, char *remedy)
 {
 	struct ns_finding *x;
 
@@ -112,7 +112,6 @@ static int add(struct ns_findings *f, const char *id, enum ns_severity sev, cons
 	x->device = device ? strdup(device) : NULL;
 	x->evidence = evidence;
 	x->message = message;
-	x->remedy_action = action;
 	x->remedy_text = remedy;
 	f->n++;
 	return 0;
@@ -154,7 +153,6 @@ static int add_step(struct ns_findings *f, const char *command, char *changes)
 		return 0;
 	}
 	x->steps[x->nsteps++] = (struct ns_remedy_step){command, changes, "numastor fix --revert"};
-	x->remedy_action = x->steps[0].command;
 	return 0;
 }
 
@@ -298,12 +296,6 @@ static bool all_movable(const struct vec_counts *vc)
 	return vc->n > 0 && vc->moves == vc->n && !vc->oom;
 }
 
-static int int_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* "irq 70" or "irqs 70-73, 75": the vectors of vc whose decision is like want's (same move,
  * same reason), or every one fix moves when want is NULL. */
 static void irq_list(FILE *m, const struct vec_counts *vc, const struct ns_vecmove *want)
@@ -318,17 +310,7 @@ static void irq_list(FILE *m, const struct vec_counts *vc, const struct ns_vecmo
 				    strcmp(vc->fix[i].dec.reason, want->reason) == 0
 			 : vc->fix[i].dec.move)
 			v[k++] = vc->fix[i].irq;
-	qsort(v, k, sizeof(*v), int_cmp);
-	fputs(k == 1 ? "irq " : "irqs ", m);
-	for (size_t i = 0; i < k;) {
-		size_t j = i;
-		while (j + 1 < k && (v[j + 1] == v[j] || v[j + 1] == v[j] + 1))
-			j++;
-		fprintf(m, i ? ", %d" : "%d", v[i]);
-		if (v[j] != v[i])
-			fprintf(m, "-%d", v[j]);
-		i = j + 1;
-	}
+	ns_irq_list_write(m, v, k);
 	free(v);
 }
 
@@ -422,7 +404,6 @@ static int rule_forced(struct ns_findings *f, struct disk_ctx *c)
 			       "to node %d.",
 			       c->d->name, pci->address, pci->numa_node, pci->driver ? pci->driver : "(none)",
 			       pci->numa_node),
-			NULL,
 			nvme ? ns_fmt("The lasting fix is an nvme driver that leaves a node-less controller at -1 "
 				      "(upstream dad651b2a44e, v6.6 and 6.1.56) and %s removed + rescanned so the "
 				      "forced node goes; until then the vectors user space may move can be placed "
@@ -469,7 +450,6 @@ static int rule_node_set(struct ns_findings *f, struct disk_ctx *c)
 			       c->d->name, pci->address, pci->numa_node,
 			       hand ? " (the kernel is tainted I: it was written by hand)"
 				    : " and no driver that forces one set it"),
-			NULL,
 			ns_fmt("If the override is not deliberate, remove it: echo 1 > /sys/bus/pci/devices/%s/remove; "
 			       "echo 1 > /sys/bus/pci/rescan (the node is read again from the bus), or reboot. A node "
 			       "written by hand applies only to allocations made after it: rebind the driver if it is "
@@ -499,7 +479,6 @@ static int rule_unknown(struct ns_findings *f, struct disk_ctx *c)
 		ns_fmt("The firmware gives %s (PCI %s) no NUMA node, so the kernel and irqbalance treat it as local to "
 		       "every node.",
 		       c->d->name, pci->address),
-		NULL,
 		ns_fmt("Nothing is wrong in the OS: the platform does not describe this bus (ACPI _PXM). Keep each "
 		       "queue's vector on the CPUs its queue serves (`numastor fix` does) rather than on one node."));
 }
@@ -574,7 +553,7 @@ static int rule_confined(struct ns_findings *f, struct disk_ctx *c)
 			"on nodes %s; the device has no node of its own, so completions for submitters on the "
 			"other nodes cross the interconnect.",
 			c->nqv, c->d->name, node, qn ? qn : "?");
-	r = add(f, "irq-confined", foreign && !unreliable ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev, msg, NULL,
+	r = add(f, "irq-confined", foreign && !unreliable ? NS_SEV_CRITICAL : NS_SEV_WARNING, c->d->name, ev, msg,
 		all_movable(&c->vc) ? ns_fmt("Re-spread each queue's vector onto the CPUs its hardware queue serves%s.",
 					     irqbalance_unruly(c->sys) ? ", and keep irqbalance from undoing it" : "")
 				    : not_movable_text(&c->vc, "check isolcpus=managed_irq and irqaffinity=."));
@@ -652,7 +631,6 @@ static int rule_fires_remote(struct ns_findings *f, struct disk_ctx *c)
 			       "queue "
 			       "serves.",
 			       remote, checked, c->d->name),
-			NULL,
 			all_movable(&vc)
 				? ns_fmt("Move each vector to the CPUs its hardware queue serves, or to the device's "
 					 "node for a queue that serves every node.")
@@ -696,7 +674,6 @@ static int rule_mismatch(struct ns_findings *f, struct disk_ctx *c)
 	return add(f, "queue-affinity-mismatch", NS_SEV_WARNING, c->d->name, ev,
 		   ns_fmt("%zu hardware queue(s) of %s serve CPUs other than those their managed vector is bound to.",
 			  n, c->d->name),
-		   NULL,
 		   ns_fmt("The kernel builds both from the same spread; a difference means CPUs went offline or "
 			  "the queue map was changed. Reload the driver (or reset the controller) to rebuild both."));
 }
@@ -717,7 +694,6 @@ static int rule_all_nodes(struct ns_findings *f, struct disk_ctx *c)
 		ns_fmt("One hardware queue and one interrupt vector serve the CPUs of every node for %s: completions "
 		       "for submitters on all but one node are remote.",
 		       c->d->name),
-		NULL,
 		all_movable(&c->vc)
 			? ns_fmt("Keep the vector on the device's node and set rq_affinity=2 so completion work "
 				 "runs on the submitting CPU; a driver configuration with more vectors (e.g. "
@@ -765,7 +741,6 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 					 "serves) while the device sits on node %d; so do its tags and requests unless "
 					 "the host shares one tag set (host_tagset), which only debugfs tells.",
 					 h->index, d->name, h->memory_node, d->node),
-			NULL,
 			ns_fmt("blk-mq places a shared queue's memory by its first CPU. More hardware queues (one per "
 			       "node "
 			       "at least) make each queue's memory local; check the driver's queue/vector settings."));
@@ -784,7 +759,6 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 			       "scans "
 			       "it, not on the HBA's node %d: rescans from other nodes leave them remote.",
 			       d->name, d->node),
-			NULL,
 			ns_fmt("The numastor-patched scsi_mod allocates them on the HBA's node "
 			       "(scsi_alloc_sdev/scsi_alloc_target)."));
 		if (r < 0 || (r = step_modules(f, "scsi_mod",
@@ -840,7 +814,6 @@ static int rule_host_alloc(struct ns_findings *f, struct disk_ctx *c)
 		       "module allocated them on the probing CPU's node, and every CPU of node %d is isolated or "
 		       "nohz_full, so the PCI core probed elsewhere.",
 		       d->name, mod ? mod : "the driver", pci->numa_node, pci->numa_node),
-		NULL,
 		remedy ? ns_fmt("The numastor-patched %s and scsi_mod allocate them on the HBA's node "
 				"(scsi_host_alloc_node); without a module swap, leave a CPU of node %d out of "
 				"isolcpus= and nohz_full= (a reboot).",
@@ -865,7 +838,6 @@ static int rule_rq_affinity(struct ns_findings *f, struct disk_ctx *c)
 		ns_fmt("%s has rq_affinity=0, so completions run where the interrupt lands, which is remote for "
 		       "some submitters.",
 		       c->d->name),
-		NULL,
 		ns_fmt("Complete on the submitting CPU: rq_affinity=2 (by hand, echo 2 > "
 		       "/sys/block/%s/queue/rq_affinity; not kept across reboots).",
 		       c->d->name)) < 0)
@@ -915,7 +887,6 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 				   "its own "
 				   "rules.",
 				   c->d->name),
-		NULL,
 		movable ? ns_fmt("Place the vectors and give irqbalance numastor's policy script, so it leaves "
 				 "them alone.")
 			: ns_fmt("Give irqbalance numastor's policy script, so it leaves these vectors alone: "
@@ -951,7 +922,6 @@ static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
 		ns_fmt("%s is reached through controllers on different nodes and its subsystem's iopolicy is %s, not "
 		       "numa.",
 		       c->d->name, c->d->iopolicy ? c->d->iopolicy : "unknown"),
-		NULL,
 		ns_fmt("Set the subsystem's iopolicy to numa (/sys/class/nvme-subsystem/*/iopolicy) so each node "
 		       "uses its local path."));
 }
@@ -996,7 +966,6 @@ static int rule_stacked(struct ns_findings *f, const struct ns_disk *d)
 		    ns_fmt("%s's members sit on different nodes (%s): some of its I/O crosses the interconnect "
 			   "whichever CPU submits it.",
 			   d->name, list ? list : "?"),
-		    NULL,
 		    ns_fmt("Build %s from members on one node, and run its workload there; if it spans nodes on "
 			   "purpose (to survive a controller's or a socket's loss), this is the price.",
 			   d->name));
@@ -1033,7 +1002,6 @@ static int rule_nodes_overlap(const struct ns_system *sys, struct ns_findings *f
 		       "inconsistently, so which node these CPUs, and the devices on these nodes, are local to is "
 		       "unknown.",
 		       nodes ? nodes : "?", cpus ? cpus : "?"),
-		NULL,
 		ns_fmt("Update the system firmware (BIOS/UEFI) or report the bug to its vendor: its ACPI SRAT "
 		       "gives the same CPUs to several proximity domains. numastor cannot tell which node is right; "
 		       "until the firmware is fixed, the node of a device on these nodes is not a basis for "
@@ -1127,7 +1095,6 @@ static int rule_isolated_queue(struct ns_findings *f, const struct ns_system *sy
 		       "there, and %s on an isolated CPU%s.",
 		       n > 1 ? "s" : "", idx ? idx : "?", d->name, n > 1 ? "" : "s", txt ? txt : "?",
 		       fired ? "the interrupts have fired there" : "the interrupts fire", fired ? " since boot" : ""),
-		NULL,
 		ns_fmt("Keep the isolated CPUs' tasks from submitting I/O to %s (a housekeeping thread can do it for "
 		       "them), or isolate fewer CPUs: blk-mq maps every possible CPU to a queue, and a managed "
 		       "vector whose queue has no housekeeping CPU stays on an isolated one even with "
@@ -1225,7 +1192,6 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 						       "their mask were offline."
 						     : "the kernel was not asked to keep managed interrupts off them "
 						       "(isolcpus=managed_irq covers none or not all of them)."),
-				NULL,
 				asked_managed
 					? ns_fmt("Bring the housekeeping CPUs online and reset the controller (or "
 						 "reload "
@@ -1244,7 +1210,6 @@ static int rule_isolated_irqs(struct ns_findings *f, const struct ns_system *sys
 				d->name, ev,
 				ns_fmt("%s (placed there by the administrator, irqbalance or the kernel's default)%s.",
 				       what ? what : "", how ? how : ""),
-				NULL,
 				all_movable(&vc)
 					? ns_fmt("Move them to housekeeping CPUs of the device's node%s.",
 						 irqbalance_unruly(sys) ? ", and keep irqbalance from moving them back"
@@ -1285,7 +1250,6 @@ static int rule_queues_housekeeping(struct ns_findings *f, const struct ns_syste
 			  "to the %u housekeeping CPUs, so the isolated CPUs submit through queues whose "
 			  "interrupts stay on housekeeping CPUs.",
 			  d->name, d->nhctx, online, hk),
-		   NULL,
 		   ns_fmt("Nothing to do: this is what io_queue asks for. Without it each CPU gets a queue of its "
 			  "own and queues of isolated CPUs interrupt them (a reboot)."));
 }
@@ -1380,7 +1344,7 @@ static int evaluate_rules(const struct ns_system *sys, struct ns_findings *out)
 				? ns_fmt("This kernel has no NUMA support (no node/ in sysfs): one node holds "
 					 "every CPU, and device and interrupt locality is moot.")
 				: ns_fmt("This machine has a single NUMA node: device and interrupt locality is moot."),
-			NULL, ns_fmt("Nothing to do."));
+			ns_fmt("Nothing to do."));
 	}
 	for (size_t i = 0; i < sys->ndisks; i++) {
 		const struct ns_disk *d = &sys->disks[i];

@@ -58,9 +58,8 @@ struct ns_finding {
 	char *device;		      /* NULL for machine-wide findings */
 	char *message;		      /* one plain sentence */
 	struct json_object *evidence; /* owned */
-	const char *remedy_action;    /* the first step's command, NULL when manual (static string) */
 	char *remedy_text;
-	struct ns_remedy_step steps[NS_REMEDY_MAX_STEPS];
+	struct ns_remedy_step steps[NS_REMEDY_MAX_STEPS]; /* the remedy's action: steps[0].command */
 	size_t nsteps;
 };
 

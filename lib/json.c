@@ -565,7 +565,7 @@ static void w_findings(struct ns_jsonw *w, const struct ns_findings *findings)
 		ns_jsonw_json(w, f->evidence); /* its strings sanitized on the way */
 		K("remedy");
 		ns_jsonw_begin_object(w);
-		w_str(w, "action", f->remedy_action);
+		w_str(w, "action", f->nsteps ? f->steps[0].command : NULL);
 		w_str(w, "text", f->remedy_text);
 		/* what numastor can do, least invasive first: each step's change and its undo */
 		K("steps");

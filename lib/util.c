@@ -51,3 +51,24 @@ int ns_strv_add_unique(char ***v, size_t *n, const char *s)
 {
 	return ns_strv_has(*v, *n, s) ? 0 : ns_strv_add(v, n, s);
 }
+
+static int int_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return x < y ? -1 : x > y;
+}
+
+void ns_irq_list_write(FILE *m, int *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), int_cmp);
+	fputs(n == 1 ? "irq " : "irqs ", m);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j + 1 < n && (v[j + 1] == v[j] || v[j + 1] == v[j] + 1))
+			j++;
+		fprintf(m, i ? ", %d" : "%d", v[i]);
+		if (v[j] != v[i])
+			fprintf(m, "-%d", v[j]);
+		i = j + 1;
+	}
+}

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* A malloc'd formatted string; NULL when out of memory. */
 __attribute__((format(printf, 1, 2))) char *ns_fmt(const char *fmt, ...);
@@ -16,5 +17,8 @@ int ns_strv_add(char ***v, size_t *n, const char *s);
 /* The same, unless s is there already. */
 int ns_strv_add_unique(char ***v, size_t *n, const char *s);
 bool ns_strv_has(char *const *v, size_t n, const char *s);
+/* IRQ numbers as the reports name them, into m: "irq 70" or "irqs 70-73, 75" (v sorted in
+ * place, duplicates folded into their range). */
+void ns_irq_list_write(FILE *m, int *v, size_t n);
 
 #endif
