@@ -45,6 +45,8 @@ def check(ctx):
     for m in ["scsi_mod", "libata"] + (["megaraid_sas"] if mega else []):
         fixlib.kernel_equal(ctx, "test bed", f"marker of the build's {m}.ko", f(f"patched.{m}.marker"), SERIES)
     ctx.expect(f("board_ahci"), "test bed: the board's own AHCI was not found (kept from binding)")
+    # stock kmallocs (no node) must not take another node's partial slab: the bed sets the ratio 0
+    fixlib.kernel_equal(ctx, "test bed", "kmalloc-4k remote_node_defrag_ratio", f("slab.remote_ratio"), "0")
 
     hosts(ctx, "boot", "stock drivers at boot", node=False)
     before = fixlib.check_json(ctx, "before")
