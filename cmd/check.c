@@ -14,13 +14,13 @@
 #include "cli.h"
 #include "columns.h"
 #include "config.h"
-#include "json.h"
+#include "out/json.h"
 #include "map.h"
 #include "numastor.h"
-#include "outfile.h"
-#include "rates.h"
-#include "snapshot.h"
-#include "testhook.h"
+#include "out/outfile.h"
+#include "read/rates.h"
+#include "out/snapshot.h"
+#include "base/testhook.h"
 
 /* The budget of the JSON report; test builds may lower it (NUMASTOR_TEST_JSON_MAX). */
 static size_t json_budget(void)
@@ -30,7 +30,7 @@ static size_t json_budget(void)
 }
 
 /*
- * The JSON document, streamed by lib/jsonw (no object tree: memory stays flat on machines
+ * The JSON document, streamed by lib/out/jsonw (no object tree: memory stays flat on machines
  * with hundreds of disks and thousands of vectors). Its budget (NS_SNAPSHOT_MAX_JSON,
  * numastor-snapshot(8)) is checked on a counting pass that keeps nothing, before the pass
  * that writes: beyond the budget nothing is written (-EFBIG). One pass into a buffer would
@@ -125,7 +125,7 @@ static double now_seconds(void)
 }
 
 /* Every reported IRQ's per_cpu_count, twice, `seconds` apart: the counts the fire-location
- * rule then judges are the difference (lib/rates.h). The measured time between the two
+ * rule then judges are the difference (lib/read/rates.h). The measured time between the two
  * samples is the interval reported. */
 static int sample_rates(struct ns_root *root, struct ns_system *sys, double seconds)
 {
@@ -508,7 +508,7 @@ static int check_run(int argc, char **argv, struct verdict_file *vf)
 		return NS_EXIT_UNKNOWN;
 	}
 	cli.root = root;
-	/* read only what the output uses (lib/root.h, NS_NEED_*): the rest reads everything */
+	/* read only what the output uses (lib/read/root.h, NS_NEED_*): the rest reads everything */
 	if (!a.list && !a.map && !svg && !json)
 		ns_root_set_needs(root, prom ? NS_NEED_PROM : a.verbose ? NS_NEED_TEXT_VERBOSE : NS_NEED_TEXT);
 	if (a.snapshot) {

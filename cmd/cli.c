@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "escape.h"
-#include "json.h"
+#include "base/escape.h"
+#include "out/json.h"
 #include "numastor.h"
-#include "system.h"
+#include "model/system.h"
 
 void ns_cli_init(struct ns_cli *cli, const char *cmd, int argc, char **argv)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "rates.h"
+#include "read/rates.h"
 
 static struct json_object *jstr(const char *s)
 {
@@ -142,7 +142,7 @@ static struct json_object *get_managed(const struct ns_col_ctx *c)
 
 /*
  * The share of the queue interrupts that fired where the fire-location rule expects them
- * (irq-fires-remote, lib/findings.c): each queue's vector once, on the nodes its queue serves
+ * (irq-fires-remote, lib/model/findings.c): each queue's vector once, on the nodes its queue serves
  * (the device's node for a queue serving every node), counted as the rule counts (over
  * --interval, else since numastor fix placed it, else since boot). Percent, one decimal.
  */

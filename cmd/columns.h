@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "findings.h"
-#include "system.h"
+#include "model/findings.h"
+#include "model/system.h"
 
 /* What a column's value is in the --list --json document (null: unknown, "-" in text). */
 enum ns_col_type { NS_COL_STRING, NS_COL_NUMBER, NS_COL_STRINGS };

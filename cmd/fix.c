@@ -9,21 +9,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "apply.h"
+#include "act/apply.h"
 #include "config.h"
-#include "escape.h"
-#include "ibpolicy.h"
-#include "journal.h"
+#include "base/escape.h"
+#include "act/ibpolicy.h"
+#include "state/journal.h"
 #include "probe-output.h"
-#include "probe.h"
-#include "modswap.h"
-#include "swapjournal.h"
+#include "probe/probe.h"
+#include "swap/modswap.h"
+#include "state/swapjournal.h"
 #include "cli.h"
-#include "json.h"
+#include "out/json.h"
 #include "numastor.h"
-#include "plan.h"
-#include "testhook.h"
-#include "util.h"
+#include "act/plan.h"
+#include "base/testhook.h"
+#include "base/util.h"
 
 /* fix's documents (plan, modules, revert); every change is listed in schema/CHANGES.md */
 #define FIX_SCHEMA_VERSION 6
@@ -102,7 +102,7 @@ struct fix_opts {
 		ns_cli_fail(&cli_, (code), __VA_ARGS__); \
 	})
 
-/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write,
+/* Test-only (lib/base/testhook.h): NUMASTOR_TEST_STOP_AFTER_WRITES=N dies right after the Nth write,
  * as a kill would. */
 static void stop_after_writes(void *data, unsigned nwrites)
 {
@@ -191,7 +191,7 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 		json_object_object_add(x, "target", ns_cpuset_json(&e->target));
 		json_object_object_add(x, "isolated_left_out", ns_cpuset_json(&e->isolated_left_out));
 		json_object_object_add(x, "action", json_object_new_string(ns_plan_action_name(e->action)));
-		/* the decision check shows as the IRQ's fix.rule (lib/vecmove.h) */
+		/* the decision check shows as the IRQ's fix.rule (lib/model/vecmove.h) */
 		json_object_object_add(x, "rule", json_object_new_string(ns_vecmove_rule_name(e->rule)));
 		json_object_object_add(x, "reason", json_object_new_string(e->reason));
 		json_object_object_add(x, "answers", json_object_new_string(e->answers));
@@ -367,7 +367,7 @@ static int print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
 				: "IRQBALANCE_BANNED_CPULIST in ",
 			u->path);
 		if (u->raw && strcmp(u->field, "irqbalance.options") == 0) {
-			/* a line of irqbalance's options file (lib/envfile.h): the doubt, not a CPU list */
+			/* a line of irqbalance's options file (lib/read/envfile.h): the doubt, not a CPU list */
 			fputs("reads ", f);
 			print_value(f, u->raw);
 			fputs(", a line a shell sourcing the file and systemd's EnvironmentFile= may read "
@@ -398,7 +398,7 @@ static int print_unparsed(const struct ns_machine *m, const struct fix_opts *o)
 	return code;
 }
 
-/* Test-only (lib/testhook.h): NUMASTOR_TEST_IRQ_WRITE_ERRNO=EIO|EPERM|EACCES makes every IRQ
+/* Test-only (lib/base/testhook.h): NUMASTOR_TEST_IRQ_WRITE_ERRNO=EIO|EPERM|EACCES makes every IRQ
  * affinity write fail so, as a kernel would: how the errno classes are shown without one. */
 static int fake_irq_errno(void)
 {
@@ -409,7 +409,7 @@ static int fake_irq_errno(void)
 	return strcmp(v, "EIO") == 0 ? EIO : strcmp(v, "EPERM") == 0 ? EPERM : strcmp(v, "EACCES") == 0 ? EACCES : 0;
 }
 
-/* Test-only (lib/testhook.h, absent from release builds): write into a --sysroot tree. */
+/* Test-only (lib/base/testhook.h, absent from release builds): write into a --sysroot tree. */
 static bool sysroot_writes_allowed(void)
 {
 	const char *v = ns_test_hook("NUMASTOR_TEST_SYSROOT_WRITES");
@@ -697,7 +697,7 @@ static void swap_plan_text(const struct ns_swap_plan *p)
 		printf("  busy: %s\n", p->busy[i]);
 }
 
-/* Test-only (lib/testhook.h): NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
+/* Test-only (lib/base/testhook.h): NUMASTOR_TEST_STOP_AFTER_STEP=N dies right after the Nth step of a module swap
  * (or of the way back) that changed the machine, as a kill would. */
 static void stop_after_step(void *data, unsigned nsteps)
 {
@@ -729,7 +729,7 @@ static void stop_after_step(void *data, unsigned nsteps)
  * A module swap is never left half done by a signal: from its first change until the machine is
  * consistent again (swapped and verified, or rolled back) SIGINT, SIGTERM, SIGHUP and SIGQUIT
  * are blocked, and one that arrives asks the swap to stop at its next step boundary and roll
- * back (lib/modswap.h: ns_swap_exec_opts.stop). SIGPIPE is ignored: a closed stdout (`| head`,
+ * back (lib/swap/modswap.h: ns_swap_exec_opts.stop). SIGPIPE is ignored: a closed stdout (`| head`,
  * a dropped SSH session) loses the output, never the swap. A signal the caller ignores (nohup's
  * SIGHUP) stays ignored.
  */
@@ -1095,7 +1095,7 @@ out:
 			json_object_object_add(res, "events", ev);
 		}
 		json_object_object_add(doc, "result", res);
-		ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
+		ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/base/escape.h) */
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
@@ -1693,7 +1693,7 @@ int cmd_fix(int argc, char **argv)
 				code = mc;
 		}
 		if (doc) {
-			ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
+			ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/base/escape.h) */
 			puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 									 JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(doc);
@@ -1822,7 +1822,7 @@ int cmd_fix(int argc, char **argv)
 		struct json_object *doc = plan_json(&sys, &plan, &o, ir, rr, &ibo);
 		if (o.probe_seconds > 0)
 			json_object_object_add(doc, "probe", probe_json(&sys, &o, &probe));
-		ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/escape.h) */
+		ns_json_sanitize(doc); /* what the machine said, valid UTF-8 (lib/base/escape.h) */
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);

@@ -18,13 +18,13 @@
 #include <string.h>
 
 #include "cli.h"
-#include "journal.h"
-#include "number.h"
-#include "machine.h"
-#include "module.h"
+#include "state/journal.h"
+#include "base/number.h"
+#include "read/machine.h"
+#include "read/module.h"
 #include "numastor.h"
-#include "pci.h"
-#include "system.h"
+#include "read/pci.h"
+#include "model/system.h"
 
 static void policy_usage(FILE *out)
 {

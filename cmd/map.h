@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "findings.h"
-#include "system.h"
+#include "model/findings.h"
+#include "model/system.h"
 
-/* Where one device's interrupts fired on one node: count of the judged basis (lib/rates.h). */
+/* Where one device's interrupts fired on one node: count of the judged basis (lib/read/rates.h). */
 struct ns_map_fire {
 	int node;
 	unsigned long long count;

@@ -5,8 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "findings.h"
-#include "system.h"
+#include "model/findings.h"
+#include "model/system.h"
 
 /* Exit codes (monitoring-plugin convention). */
 enum { NS_EXIT_OK = 0, NS_EXIT_WARNING = 1, NS_EXIT_CRITICAL = 2, NS_EXIT_UNKNOWN = 3 };

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "columns.h"
-#include "escape.h"
-#include "json.h"
+#include "base/escape.h"
+#include "out/json.h"
 #include "numastor.h"
 
 #define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)

@@ -13,10 +13,10 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "escape.h"
+#include "base/escape.h"
 #include "map.h"
 #include "numastor.h"
-#include "rates.h"
+#include "read/rates.h"
 
 static void map_device_free(struct ns_map_device *d)
 {
@@ -232,7 +232,7 @@ static void line(const struct canvas *c, const char *fmt, ...)
 	free(s);
 }
 
-/* What the machine said, for the terminal (lib/escape.h); free it. */
+/* What the machine said, for the terminal (lib/base/escape.h); free it. */
 static char *esc(const char *s)
 {
 	char *e = ns_escape_text(s ? s : "?");

@@ -12,13 +12,13 @@
 #include <string.h>
 
 #include "config.h"
-#include "escape.h"
+#include "base/escape.h"
 #include "numastor.h"
-#include "rates.h"
+#include "read/rates.h"
 
 /*
  * Label values: what the machine said escaped as in the text report (control characters and
- * invalid UTF-8 as \xNN, lib/escape.h), then backslash and double quote as the exposition
+ * invalid UTF-8 as \xNN, lib/base/escape.h), then backslash and double quote as the exposition
  * format wants: always valid UTF-8, one line.
  */
 static void label(FILE *out, const char *name, const char *value, bool first)
@@ -56,7 +56,7 @@ static int device_forced(const struct ns_disk *d)
 }
 
 /*
- * The node of numastor_device_numa_node: the one the device sits on (lib/system.c), and for a
+ * The node of numastor_device_numa_node: the one the device sits on (lib/model/system.c), and for a
  * forced device, whose own node no firmware gives, the node the kernel reports for the forced
  * function (the one irqbalance trusts): -1 then means unknown only, and
  * numastor_device_node_forced tells the forced ones apart.
@@ -73,7 +73,7 @@ static int device_node(const struct ns_disk *d)
 }
 
 /*
- * numastor_notes{class}: the notes (fields numastor could not read or trust, lib/notes.h) by
+ * numastor_notes{class}: the notes (fields numastor could not read or trust, lib/base/notes.h) by
  * the class of their field, a fixed set so the series are bounded; every class is written,
  * 0 included, so a note's appearance is a change of value, not of series. A field the table
  * does not know counts as "other".

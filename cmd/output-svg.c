@@ -4,7 +4,7 @@
  * per NUMA node (id node-N, and node-none for the devices whose node is unknown), one
  * <g class="device"> per device inside it (id dev-NAME; classes forced / misplaced), one
  * <g class="fire"> per node its interrupts fire on, with data-node and data-share (count /
- * total, 4 decimals). What the machine said is escaped for the terminal (lib/escape.h), then
+ * total, 4 decimals). What the machine said is escaped for the terminal (lib/base/escape.h), then
  * for XML.
  */
 #define _GNU_SOURCE
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "base/escape.h"
 #include "map.h"
 #include "numastor.h"
 

@@ -16,11 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "escape.h"
+#include "base/escape.h"
 #include "numastor.h"
-#include "plan.h"
-#include "rates.h"
-#include "util.h"
+#include "act/plan.h"
+#include "read/rates.h"
+#include "base/util.h"
 
 #define C_RESET "\033[0m"
 #define C_BOLD "\033[1m"
@@ -51,7 +51,7 @@ struct pen {
 
 /*
  * What the machine said (names, model, serial, paths, messages that quote them), escaped for
- * the terminal (lib/escape.h): no control byte or invalid UTF-8 reaches it. NULL stays NULL;
+ * the terminal (lib/base/escape.h): no control byte or invalid UTF-8 reaches it. NULL stays NULL;
  * valid until ESC_SLOTS more calls.
  */
 static const char *t(const struct pen *p, const char *s)
@@ -90,7 +90,7 @@ int ns_color_choice(const char *when, FILE *out)
 
 /* ---------------------------------------------------------------------------------------------
  * Display width: escapes (CSI ... final byte) take none, combining marks none, East Asian wide
- * characters two columns, everything else one. The text is valid UTF-8 (lib/escape.h).
+ * characters two columns, everything else one. The text is valid UTF-8 (lib/base/escape.h).
  * --------------------------------------------------------------------------------------------- */
 
 static size_t esc_len(const char *s)
@@ -708,7 +708,7 @@ static void print_machine(const struct pen *p, const struct ns_system *sys)
 
 /* ---------------------------------------------------------------------------------------------
  * Findings, grouped: one entry per cause (id, severity and the sentence said), in order of
- * severity (lib/findings sorts them so), then of first appearance; each cause's effects under it
+ * severity (lib/model/findings sorts them so), then of first appearance; each cause's effects under it
  * --------------------------------------------------------------------------------------------- */
 
 struct group {
@@ -1264,7 +1264,7 @@ static void print_queues(const struct pen *p, const struct ns_system *sys, const
 			snprintf(idx, sizeof(idx), "%s/%d", t(p, h->controller), h->index);
 		else
 			snprintf(idx, sizeof(idx), "%d", h->index);
-		/* what irq-fires-remote judges (lib/rates.h): rates, else since fix, else since boot */
+		/* what irq-fires-remote judges (lib/read/rates.h): rates, else since fix, else since boot */
 		enum ns_count_basis basis = h->irq ? ns_irq_count_basis(h->irq) : NS_COUNTS_NONE;
 		unsigned long long total;
 		const unsigned long long *counts = h->irq ? ns_irq_judged_counts(h->irq, &total) : NULL;
@@ -1347,7 +1347,7 @@ static void print_other_irqs(const struct pen *p, const struct ns_vecmove_view *
 
 /*
  * What `numastor fix` does with d's vectors and why, one line per decision (the plan's own,
- * lib/vecmove.h): "fix moves irqs 70-73: ..." / "fix leaves irq 74 alone: ...".
+ * lib/model/vecmove.h): "fix moves irqs 70-73: ..." / "fix leaves irq 74 alone: ...".
  */
 static void print_fix(const struct pen *p, const struct ns_vecmove_view *view, const struct ns_disk *d)
 {
@@ -1505,7 +1505,7 @@ void ns_print_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 	if (!sys->ndisks)
 		say(&p, 2, NULL, "none");
 	else if (p.verbose) {
-		/* each vector's fix decision as the plan takes it (lib/vecmove.h); none when out of memory */
+		/* each vector's fix decision as the plan takes it (lib/model/vecmove.h); none when out of memory */
 		struct ns_vecmove_view view;
 		bool known = ns_plan_view(sys, f, &view) == 0;
 		for (size_t i = 0; i < sys->ndisks; i++)

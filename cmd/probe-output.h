@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What numastor probe and fix --probe print of a measurement (lib/probe.h): figures for the
+/* What numastor probe and fix --probe print of a measurement (lib/probe/probe.h): figures for the
  * text tables, and each node's run as JSON (schema/numastor-probe.schema.json's run). */
 #ifndef NUMASTOR_PROBE_OUTPUT_H
 #define NUMASTOR_PROBE_OUTPUT_H
@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probe.h"
-#include "system.h"
+#include "probe/probe.h"
+#include "model/system.h"
 
 /* "315.2k", "1.20M": a count in at most 7 columns */
 void ns_probe_fmt_count(char *buf, size_t len, double v);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * numastor probe: random reads from each NUMA node's CPUs in turn, per device, and where the
- * completion interrupts fired meanwhile. Read-only (lib/probe.h). check never runs I/O; this
+ * completion interrupts fired meanwhile. Read-only (lib/probe/probe.h). check never runs I/O; this
  * is the one command that does.
  */
 #define _GNU_SOURCE
@@ -16,13 +16,13 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "cpuset.h"
-#include "irq.h"
-#include "json.h"
+#include "base/cpuset.h"
+#include "read/irq.h"
+#include "out/json.h"
 #include "numastor.h"
 #include "probe-output.h"
-#include "probe.h"
-#include "system.h"
+#include "probe/probe.h"
+#include "model/system.h"
 
 #define PROBE_SCHEMA_VERSION 1
 

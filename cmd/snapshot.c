@@ -11,10 +11,10 @@
 
 #include "cli.h"
 #include "config.h"
-#include "json.h"
+#include "out/json.h"
 #include "numastor.h"
-#include "outfile.h"
-#include "snapshot.h"
+#include "out/outfile.h"
+#include "out/snapshot.h"
 
 static void snapshot_usage(FILE *out)
 {
@@ -155,7 +155,7 @@ int cmd_snapshot(int argc, char **argv)
 		output = defname;
 	}
 	/* before any reading: a target numastor would not replace (a device, a FIFO, a link) is
-	 * said at once, and the temporary file beside the target is made (lib/outfile.h) */
+	 * said at once, and the temporary file beside the target is made (lib/out/outfile.h) */
 	r = ns_outfile_open(output, &of, &why);
 	if (r < 0) {
 		code = why ? ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "not writing %s: %s", output, why)

@@ -255,7 +255,7 @@ def case_dirs300k(env):
 
 def case_cpulist_ranges(env):
     """6 KB: every affinity list of every IRQ a run of 0-1048575 ranges. The reader's cpuset
-    (lib/cpuset.c, item 2) sets ranges word-wise and refuses CPUs beyond kernel_max: it costs
+    (lib/base/cpuset.c, item 2) sets ranges word-wise and refuses CPUs beyond kernel_max: it costs
     nothing either way, whatever the exit."""
     ranges = b",".join([b"0-1048575"] * 400) + b"\n"
     m = []
@@ -739,9 +739,9 @@ def capture_case(env):
 
 
 def docs_case():
-    """Every budget of lib/snapshot.h is in numastor-snapshot(8) with its value."""
+    """Every budget of lib/out/snapshot.h is in numastor-snapshot(8) with its value."""
     top = os.path.dirname(HERE)
-    header = open(os.path.join(top, "lib", "snapshot.h")).read()
+    header = open(os.path.join(top, "lib", "out", "snapshot.h")).read()
     page = open(os.path.join(top, "man", "numastor-snapshot.8.scd")).read()
     shown = {"NS_SNAPSHOT_MAX_FILE": "*A file the reader reads*: 1 MiB",
              "NS_SNAPSHOT_MAX_JSON": "*.numastor/check.json*: 256 MiB",
@@ -762,11 +762,11 @@ def docs_case():
             defined[f[1]] = f[2].split("/*")[0].strip()
     ok = True
     if set(defined) != set(shown):
-        fail(f"docs: lib/snapshot.h's budgets {sorted(defined)} are not the ones this test knows")
+        fail(f"docs: lib/out/snapshot.h's budgets {sorted(defined)} are not the ones this test knows")
         ok = False
     for k, text in shown.items():
         if defined.get(k) != values[k]:
-            fail(f"docs: {k} is {defined.get(k)} in lib/snapshot.h, the man page says {text!r}")
+            fail(f"docs: {k} is {defined.get(k)} in lib/out/snapshot.h, the man page says {text!r}")
             ok = False
         if text not in page:
             fail(f"docs: numastor-snapshot(8) lacks {text!r}")

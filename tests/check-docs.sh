@@ -24,7 +24,7 @@ for id in $ids; do
 done
 for id in $(sed -n 's/^\*\([a-z-]*\)\* (\(critical\|warning\|info\).*/\1/p' "$src/man/numastor-findings.7.scd"); do
 	grep -q "\"$id\"" "$src/schema/numastor.schema.json" || fail "numastor-findings(7) documents $id, which the schema does not know"
-	grep -q "\"$id\"" "$src/lib/findings.c" || fail "numastor-findings(7) documents $id, which lib/findings.c never raises"
+	grep -q "\"$id\"" "$src/lib/model/findings.c" || fail "numastor-findings(7) documents $id, which lib/model/findings.c never raises"
 done
 [ -e "$builddir/man/numastor-findings.7" ] || fail "numastor-findings.7 was not built"
 

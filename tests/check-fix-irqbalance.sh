@@ -36,7 +36,7 @@ fresh() {
 	[ -d "$tmp/gen/$fixture" ] || python3 "$here/fixtures/gen-fixtures.py" "$tmp/gen" "$fixture" >/dev/null
 	cp -a "$tmp/gen/$fixture" "$t"
 }
-# the stand-in: lib/exec runs it with a fixed environment, so the tree's path is written in
+# the stand-in: lib/act/exec runs it with a fixed environment, so the tree's path is written in
 cat >"$tmp/systemctl" <<SH
 #!/bin/sh
 echo "\$*" >>"$tmp/systemctl.log"

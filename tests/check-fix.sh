@@ -26,7 +26,7 @@ fail() { # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends 
 	[[ ${NUMASTOR_FAIL_FAST:-0} != 1 ]] || exit 1
 }
 export NUMASTOR_TEST_SYSROOT_WRITES=1 NO_COLOR=1
-# Everything below needs the test-only switches: a release build has none (lib/testhook.h)
+# Everything below needs the test-only switches: a release build has none (lib/base/testhook.h)
 if ! grep -q -a NUMASTOR_TEST_SYSROOT_WRITES "$numastor"; then
 	echo "FAIL: $numastor was built without the test-only switches (NUMASTOR_TEST_SYSROOT_WRITES):"
 	echo "      configure the build with -Dtest_hooks=true (tests/run-all.sh does); nothing was tested"

@@ -67,7 +67,7 @@ HIDDEN_IN_VALUE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def ref_text(data):
-    """The text escaping, written independently of lib/escape.c: Python's strict decoder
+    """The text escaping, written independently of lib/base/escape.c: Python's strict decoder
     finds the invalid bytes, each shown as \\xNN like every byte of a hidden character."""
     out = []
     for ch in data.decode("utf-8", "backslashreplace"):

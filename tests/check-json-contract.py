@@ -50,7 +50,7 @@ runs = 0
 in_evidence = 0  # per-node counts seen in a finding's evidence: the walk must meet some
 
 
-# lib/json.h's NS_APP_ID: host.machine_id is sd_id128_get_machine_app_specific() of it
+# lib/out/json.h's NS_APP_ID: host.machine_id is sd_id128_get_machine_app_specific() of it
 NUMASTOR_APP_ID = "02ba7b0cb4dc41f38f834e081248e6c9"
 
 

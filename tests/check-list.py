@@ -93,7 +93,7 @@ def pcis(d):
 
 
 def judged(irq):
-    """(counts by node, total) as the fire-location rule judges them (lib/rates.h)."""
+    """(counts by node, total) as the fire-location rule judges them (lib/read/rates.h)."""
     basis = irq["count_basis"]
     if basis == "since-boot":
         return {c["node"]: c["count"] for c in irq["counts_by_node"]}, irq["total_count"]

@@ -69,7 +69,7 @@ def run(numastor, root, *args, lang="C.UTF-8", columns=None):
 
 
 def judged(irq):
-    """The per-node counts the fire-location rule judges (lib/rates.h), as the JSON gives them."""
+    """The per-node counts the fire-location rule judges (lib/read/rates.h), as the JSON gives them."""
     return {
         "interval": irq.get("rates_by_node"),
         "since-fix": irq.get("counts_since_fix_by_node"),

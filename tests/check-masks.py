@@ -2,7 +2,7 @@
 """Issue 17's mask fallbacks and overlapping nodes, asserted against the fixture trees themselves:
 the facts are read from the tree's own files (node/online, node/has_cpu, each node's cpumap or
 cpulist, each PCI function's numa_node and local_cpus or local_cpulist, the root bus's
-cpuaffinity), the masks decoded here (32-bit groups, independently of lib/cpuset.c), and
+cpuaffinity), the masks decoded here (32-bit groups, independently of lib/base/cpuset.c), and
 numastor's `check --json` must agree:
 
   - every node of node/online is in machine.nodes, with the CPUs its cpumap (or cpulist) says;

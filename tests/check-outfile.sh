@@ -1,5 +1,5 @@
 #!/bin/bash
-# The files numastor writes where the operator asks (lib/outfile.h; issue 28, part 2): check -O
+# The files numastor writes where the operator asks (lib/out/outfile.h; issue 28, part 2): check -O
 # and snapshot -o replace a regular file, or make a new one, atomically; anything else at the
 # target (a device node such as /dev/null, a FIFO, a socket, a directory, a symlink, even one to
 # a regular file) is refused with exit 3, named, and left exactly as it was, with nothing left

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Interrupt counts on the right basis (lib/rates.h), on a captured tree.
+"""Interrupt counts on the right basis (lib/read/rates.h), on a captured tree.
 
 check --interval: the second sample is read from another tree (NUMASTOR_TEST_SECOND_SAMPLE_ROOT,
 test builds only) in which known counts were added to known CPUs, so the rates are known:

@@ -1,7 +1,7 @@
 #!/bin/bash
 # numastor fix against the kernel's refusals, on captured trees with test-only writes
 # (NUMASTOR_TEST_SYSROOT_WRITES=1) and a faked errno for every IRQ affinity write
-# (NUMASTOR_TEST_IRQ_WRITE_ERRNO, lib/testhook.h): the errno is classified by kernel (EIO is
+# (NUMASTOR_TEST_IRQ_WRITE_ERRNO, lib/base/testhook.h): the errno is classified by kernel (EIO is
 # the refusal below 6.12, EPERM from 6.12; any other EPERM is a permission error, failed and
 # not skipped), a vector of unknown managed-ness is written only where the write itself is the
 # probe (below 6.12), and its previous value is journaled before that write. The kernel's own

@@ -222,7 +222,7 @@ def by_kind(numastor, tmp):
 
 
 def lazy_libarchive(numastor, tmp, tree):
-    """libarchive is loaded only by what needs it (lib/snapshot.c dlopens it): not linked, not
+    """libarchive is loaded only by what needs it (lib/out/snapshot.c dlopens it): not linked, not
     loaded by check on a tree; loaded by check --snapshot; and without it the message names
     the package."""
     p = run("ldd", numastor)

@@ -3,7 +3,7 @@
 real-kernel captures replayed through --snapshot, and one large tree), `numastor check` prints
 the same bytes on stdout and stderr and exits with the same code reading everything on one
 thread (NUMASTOR_THREADS=1: the items in order; NUMASTOR_TEST_READ_ALL=1: no file left unread
-for the output, lib/root.h NS_NEED_*) as reading only what the output needs on four threads,
+for the output, lib/read/root.h NS_NEED_*) as reading only what the output needs on four threads,
 for --json, text, text --verbose and --format prometheus, and on three for --json. Then the thread count's rule
 (ns_threads_pick): min(16, online CPUs / 8), at least 1, or NUMASTOR_THREADS when it is a
 decimal 1..64, else 1; counted as the threads the reader starts (strace, when installed),

@@ -52,7 +52,7 @@ if [ "${NUMASTOR_SKIP_VM:-0}" != 1 ] && [ -x tests/vm/run-all.sh ]; then
 	trap '[ -z "$prep_pid" ] || kill -- -"$prep_pid" 2>/dev/null' EXIT
 fi
 
-# Both test builds compile in the test-only switches (NUMASTOR_TEST_*, lib/testhook.h) that
+# Both test builds compile in the test-only switches (NUMASTOR_TEST_*, lib/base/testhook.h) that
 # tests/check-fix.sh and the VM bed use; tests/check-release.sh shows a release build has none.
 if ! build build -Dtest_hooks=true; then
 	echo "build failed"

@@ -10,7 +10,7 @@
  *   s PATH   a path stat'd                 (O_PATH open, then fstat)
  * PATH is relative to the root, as numastor passed it (through links, not resolved). A failed
  * open is logged too ("!" after the letter): a probe for a missing file is work the floor
- * must also do. Only calls relative to the root directory's fd count (the way lib/root.c
+ * must also do. Only calls relative to the root directory's fd count (the way lib/read/root.c
  * reaches every captured or live file); libraries, locale, config and journals do not.
  *
  * Why a shim and not the snapshot recorder: the archive `numastor snapshot` writes is sorted
@@ -18,7 +18,7 @@
  * directory's entries the same way as a listed directory or a stat'd path (an empty file,
  * a directory), so neither the order nor which directories were listed (rather than merely
  * named by a listing) nor how often a file was read can be recovered from it. The recorder
- * callback (lib/root.c record()) sees exactly these calls; this shim sees the syscalls under
+ * callback (lib/read/root.c record()) sees exactly these calls; this shim sees the syscalls under
  * them. run-bench.sh cross-checks the two (the files read must be the same set).
  *
  * ACCESS_ROOT is compared with the readlink of /proc/self/fd/N of each directory fd the first

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * CPU lists and masks (lib/cpuset.h). The input is up to two texts separated by a NUL byte: a
+ * CPU lists and masks (lib/base/cpuset.h). The input is up to two texts separated by a NUL byte: a
  * and b. Each is parsed as a cpulist and as a hex mask; what parses must format back to a
  * canonical list that parses to the same set, and the set operations must agree with each
  * other. A parse that fails leaves an empty, unknown set (never a partial one).
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpuset.h"
+#include "base/cpuset.h"
 
 static void roundtrip(const struct ns_cpuset *s, const char *what, const char *text)
 {

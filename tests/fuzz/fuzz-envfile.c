@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * irqbalance's ban list (lib/envfile.h) against its real readers. Byte 0 bit 0 picks the input:
+ * irqbalance's ban list (lib/read/envfile.h) against its real readers. Byte 0 bit 0 picks the input:
  * an options file (0) or a daemon's environ (1, NUL-separated); the rest is the text.
  *
  * An options file numastor reads without a doubt must give, for each of irqbalance's two
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envfile.h"
+#include "read/envfile.h"
 
 #define NR 4096	   /* irqbalance's NR_CPUS */
 #define LIMIT 1024 /* the machine's kernel_max + 1 */

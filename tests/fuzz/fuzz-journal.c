@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The fix journal reader (lib/journal.c): the input is run/numastor/journal.json of a scratch
+ * The fix journal reader (lib/state/journal.c): the input is run/numastor/journal.json of a scratch
  * root. A journal that loads must save and load again to the same entries (what --revert
  * restores is what was journaled), and every lookup on it must hold. With $NS_FUZZ_DUMP set,
  * every input that loads is written there, so tests/fuzz/validate.py can hold it against
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "journal.h"
+#include "state/journal.h"
 
 static struct ns_root *root_in, *root_out;
 static char *dir_in, *dir_out;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The strict JSON reader (lib/jsonstrict.h) against json-c's strict tokener and a duplicate-key
+ * The strict JSON reader (lib/base/jsonstrict.h) against json-c's strict tokener and a duplicate-key
  * finder written here from the contract: keys are compared as written, objects tracked with a
  * stack. What json-c refuses, numastor refuses; an object that names one key twice as written is
  * always refused; what numastor refuses beyond json-c has either such a key or a key with an
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonstrict.h"
+#include "base/jsonstrict.h"
 
 /* Keys as written in one object: a flat list with a stack of where each open object's start. */
 static bool written_twice(const char *txt, bool *escaped)

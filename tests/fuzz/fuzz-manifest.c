@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The module directory's manifest reader (lib/manifest.c): the input is
+ * The module directory's manifest reader (lib/state/manifest.c): the input is
  * var/lib/numastor/modules/<release>/manifest.json of a scratch root. Every module file a
  * manifest that loads names lies directly in that directory (the swap loads and installs it).
  */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest.h"
+#include "state/manifest.h"
 
 #define DIR NS_MODULE_DIR "/6.1.0-fuzz-amd64"
 

@@ -30,11 +30,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "findings.h"
-#include "json.h"
+#include "model/findings.h"
+#include "out/json.h"
 #include "map.h"
 #include "numastor.h"
-#include "system.h"
+#include "model/system.h"
 
 #ifndef NS_SOURCE_ROOT
 #error "NS_SOURCE_ROOT must name the source tree (for tests/fixtures/gen-fixtures.py)"

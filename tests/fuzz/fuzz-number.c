@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The number parser (lib/number.h) against a reference written here from its contract:
+ * The number parser (lib/base/number.h) against a reference written here from its contract:
  * byte 0 picks the function and the field's range, the rest is the text. Every answer must be
  * the reference's (value, -EINVAL for text not in the file's format, -ERANGE for a well-formed
  * number outside the range), and *out must be left alone on error. The ranges are the
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "number.h"
+#include "base/number.h"
 
 typedef __int128 i128;
 typedef unsigned __int128 u128;

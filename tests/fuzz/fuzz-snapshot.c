@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The snapshot extractor (lib/snapshot.c): the input is a bundle file. Whatever it holds, the
+ * The snapshot extractor (lib/out/snapshot.c): the input is a bundle file. Whatever it holds, the
  * extraction either refuses (with a reason) or leaves a private directory holding only
  * regular files, directories and links that resolve inside it; and once removed (or refused)
  * nothing of it is left in TMPDIR, whatever the modes inside.
@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "snapshot.h"
+#include "out/snapshot.h"
 
 static char *bundle, *tmpdir;
 static size_t dirlen;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The module swap's journal reader (lib/swapjournal.c): the input is var/lib/numastor/swap.json
+ * The module swap's journal reader (lib/state/swapjournal.c): the input is var/lib/numastor/swap.json
  * of a scratch root. A journal that loads names only paths inside numastor's places (never
  * absolute, never ".."; what --revert deletes), and saves and loads again unchanged.
  */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swapjournal.h"
+#include "state/swapjournal.h"
 
 static struct ns_root *root_in, *root_out;
 static char *dir_in, *dir_out;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cpuset.h"
+#include "base/cpuset.h"
 #include "tap.h"
 
 static char *fmt(const struct ns_cpuset *s)

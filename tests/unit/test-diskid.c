@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diskid.h"
-#include "root.h"
+#include "read/diskid.h"
+#include "read/root.h"
 #include "fakeroot.h"
 #include "tap.h"
 

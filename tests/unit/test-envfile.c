@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "envfile.h"
+#include "read/envfile.h"
 #include "tap.h"
 
 /* what a case must give */

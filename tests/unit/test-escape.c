@@ -4,8 +4,8 @@
 #define _GNU_SOURCE
 #include <stdlib.h>
 
-#include "escape.h"
-#include "json.h"
+#include "base/escape.h"
+#include "out/json.h"
 #include "tap.h"
 
 static int esc_eq(const char *in, enum ns_escape_mode mode, size_t max, const char *want, int line)

@@ -9,10 +9,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "apply.h"
-#include "irq.h"
-#include "module.h"
-#include "pci.h"
+#include "act/apply.h"
+#include "read/irq.h"
+#include "read/module.h"
+#include "read/pci.h"
 #include "tap.h"
 
 /* The seed case: nvme reads the first memory node, nothing above it has one, the functions on

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* lib/exec: programs run by absolute path only, with their status, stderr and stdout back. */
+/* lib/act/exec: programs run by absolute path only, with their status, stderr and stdout back. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
 
-#include "exec.h"
+#include "act/exec.h"
 #include "tap.h"
 
 int main(void)

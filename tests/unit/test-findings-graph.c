@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The causes-and-effects graph (issue 30, item 1): lib/findings.c's table against the one
+ * The causes-and-effects graph (issue 30, item 1): lib/model/findings.c's table against the one
  * numastor-findings(7) prints (CAUSES AND EFFECTS), row by row, and the graph's own shape:
  * every effect has a cause, every cause it names is a rule's id listed before it (so the fold
  * names each effect's root cause, and there is no circle), and a cause names none.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "findings.h"
+#include "model/findings.h"
 #include "tap.h"
 
 struct row {

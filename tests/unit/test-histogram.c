@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "histogram.h"
+#include "probe/histogram.h"
 #include "tap.h"
 
 static struct ns_hist h;

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "inuse.h"
-#include "root.h"
+#include "swap/inuse.h"
+#include "read/root.h"
 #include "fakeroot.h"
 #include "tap.h"
 

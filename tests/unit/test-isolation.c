@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "fakeroot.h"
-#include "isolation.h"
+#include "read/isolation.h"
 #include "tap.h"
 
 static char *fmt(const struct ns_cpuset *s)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * lib/jsonw against json-c 0.16: the same value built as json-c objects and written through
+ * lib/out/jsonw against json-c 0.16: the same value built as json-c objects and written through
  * the writer must give the same bytes as json_object_to_json_string_ext(PRETTY | SPACED |
  * NOSLASHESCAPE), on hand-picked shapes (empties nested, every control character, UTF-8,
  * the integer and double edges) and on random trees; invalid UTF-8 comes out as json-c gives
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
-#include "json.h"
-#include "jsonw.h"
+#include "base/escape.h"
+#include "out/json.h"
+#include "out/jsonw.h"
 #include "tap.h"
 
 #define FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Will the kernel load a module file (lib/loadpolicy.h): each rule on a fake root that starts
+ * Will the kernel load a module file (lib/swap/loadpolicy.h): each rule on a fake root that starts
  * as a plain Debian 12 machine (sig_enforce N, lockdown none, Debian's key in
  * .builtin_trusted_keys, IMA without a policy, no LoadPin, no SELinux), with its twin that
  * must not refuse: an unsigned file without enforcement passes (saying it taints), a file
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "fakeroot.h"
-#include "loadpolicy.h"
-#include "root.h"
+#include "swap/loadpolicy.h"
+#include "read/root.h"
 #include "tap.h"
 
 #define FILE_KO "/var/lib/numastor/modules/6.1.0-57-amd64/sd_mod.ko"

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "fakeroot.h"
-#include "machine.h"
-#include "number.h"
+#include "read/machine.h"
+#include "base/number.h"
 #include "tap.h"
 
 static bool noted(const struct ns_notes *notes, const char *field, const char *text)

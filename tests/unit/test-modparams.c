@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "modparams.h"
+#include "swap/modparams.h"
 #include "fakeroot.h"
 #include "tap.h"
 

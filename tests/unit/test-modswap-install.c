@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #include <stdbool.h>
 
-#include "modswap-internal.h"
+#include "swap/modswap-install.h"
 #include "tap.h"
 
 static void carries(const char *listing, const char *name, bool want_ours, bool want_other)

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 #include "fakeroot.h"
-#include "number.h"
-#include "root.h"
+#include "base/number.h"
+#include "read/root.h"
 #include "tap.h"
 
 static int dec(const char *t, long long min, long long max, long long *v)

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 
 #include "fakeroot.h"
-#include "probe.h"
-#include "root.h"
+#include "probe/probe.h"
+#include "read/root.h"
 #include "tap.h"
 
 static void test_gap(void)

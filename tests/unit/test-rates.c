@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* lib/rates.c: per_cpu_count parsing, per-CPU differences (wraps and counters that went
+/* lib/read/rates.c: per_cpu_count parsing, per-CPU differences (wraps and counters that went
  * backwards), folding onto nodes, and which counts the fire-location rule judges. */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "rates.h"
+#include "read/rates.h"
 #include "tap.h"
 
 int main(void)

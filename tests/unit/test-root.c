@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "root.h"
+#include "read/root.h"
 #include "tap.h"
 
 static void put(const char *dir, const char *rel, const char *text)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 #include "tap.h"
 
 static const char *digest(const char *s, size_t repeat)

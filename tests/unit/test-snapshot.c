@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "snapshot.h"
+#include "out/snapshot.h"
 #include "tap.h"
 
 struct member {

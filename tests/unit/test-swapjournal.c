@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "root.h"
-#include "swapjournal.h"
+#include "read/root.h"
+#include "state/swapjournal.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 static char base[64];
 

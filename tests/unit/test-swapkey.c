@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * How a module swap finds a disk again (lib/modswap.h ns_swap_disk_key) on a fake root: by its
+ * How a module swap finds a disk again (lib/swap/modswap.h ns_swap_disk_key) on a fake root: by its
  * identity; without one by its whole device path, the numbers a reload renews made "*" (the
  * same disk after a reload under another SCSI host has the same key), never a part of a path
  * (another LUN, another function, a function behind the same bridge: other keys). And the plan's
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modswap-internal.h"
-#include "modswap.h"
-#include "root.h"
+#include "swap/modswap-plan.h"
+#include "swap/modswap.h"
+#include "read/root.h"
 #include "fakeroot.h"
 #include "tap.h"
 
@@ -60,7 +60,7 @@ int main(void)
 
 	if (!fr_make("swapkey"))
 		return 1;
-	/* an identity: the key is lib/diskid's */
+	/* an identity: the key is lib/read/diskid's */
 	scsi_disk("sda", "pci0000:00/0000:00:04.0/virtio1/host2/target2:0:0/2:0:0:0");
 	fr_put("sys/devices/pci0000:00/0000:00:04.0/virtio1/host2/target2:0:0/2:0:0:0/wwid", "naa.5000c500aa000001\n");
 	/* no identity: LUN 1 of the same HBA, the same LUN after a reload (host3), LUN 2, the same

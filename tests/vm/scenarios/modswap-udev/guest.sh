@@ -136,6 +136,6 @@ udevadm control --exit 2>/dev/null || :
 # The usual check round compares numastor's identity fields with sysfs, but with a udev
 # database numastor reports udev's forms (ID_MODEL "QEMU_HARDDISK", ID_WWN "0x5000...",
 # ID_SERIAL_SHORT) where sysfs has "QEMU HARDDISK" and "naa.5000...": a known gap of
-# lib/identity.c, not this scenario's subject. The round runs on sysfs alone.
+# lib/read/identity.c, not this scenario's subject. The round runs on sysfs alone.
 mv /run/udev/data /run/udev/data.aside
 vm_check_round

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Snapshots: exactly the files a check read (with the bytes it read, links as links, modes
+ * kept), plus what was not a file (facts, modinfo from libkmod, identity from libudev), in
+ * one tar.gz written through libarchive; and the safe way back: a bundle extracted into a
+ * private directory only after every entry has been checked.
+ */
+#ifndef NUMASTOR_SNAPSHOT_H
+#define NUMASTOR_SNAPSHOT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "read/root.h"
+
+/*
+ * The replay budgets (numastor-snapshot(8), BUDGETS): a bundle beyond any of them is refused
+ * from its headers, before anything of it is extracted. Sizes go by the kind of file: what the
+ * reader reads is bounded by the reader's own limit, each and together; the check's own JSON,
+ * which numastor wrote, by what check --json may write (1,024 NVMe drives on 1,024 CPUs: 135
+ * MB); so a bundle holds at most MAX_TOTAL + MAX_JSON bytes of files.
+ */
+#define NS_SNAPSHOT_MAX_FILE NS_READ_MAX   /* a file the reader reads: the reader's own limit */
+#define NS_SNAPSHOT_MAX_JSON (256u << 20)  /* .numastor/check.json, and check --json's whole output */
+#define NS_SNAPSHOT_MAX_TOTAL (128u << 20) /* the files the reader reads together (check.json aside) */
+#define NS_SNAPSHOT_MAX_ENTRIES 262144u	   /* files, directories and links together (256 NVMe: 219k) */
+#define NS_SNAPSHOT_MAX_DEPTH 64u	   /* components of a path */
+#define NS_SNAPSHOT_MAX_PATH 1024u	   /* bytes of a path, and of a link's target */
+#define NS_SNAPSHOT_MAX_NODE 1024u	   /* node ids (nodeN in a name) are below it: MAX_NUMNODES */
+#define NS_SNAPSHOT_MAX_CPU 8192u	   /* CPU ids (cpuN in a name) are below it: the largest NR_CPUS */
+
+struct ns_capture;
+
+/*
+ * libarchive is loaded on first use, not linked: 0 once it is, else -ENOPKG with *why (caller
+ * frees) naming the library and its package. The writing and extracting calls below load it
+ * themselves; a command may call this first to fail before any work.
+ */
+int ns_snapshot_archive_load(char **why);
+
+int ns_capture_new(struct ns_capture **out);
+void ns_capture_free(struct ns_capture *c);
+/* Record every access made through root from now on. */
+void ns_capture_attach(struct ns_capture *c, struct ns_root *root);
+void ns_capture_detach(struct ns_root *root);
+/* A file that is not in the tree read (facts, modinfo, udev data, the check's own JSON). */
+int ns_capture_add(struct ns_capture *c, const char *path, const char *data, size_t len, mode_t mode);
+/* Write the bundle to fd (the caller's lib/out/outfile.h: a temporary file beside the target, or
+ * standard output). -EFBIG, with *why saying which budget (caller frees), when check --snapshot
+ * would refuse it: then nothing is written. */
+int ns_capture_write(struct ns_capture *c, int fd, char **why);
+size_t ns_capture_count(const struct ns_capture *c);
+
+/*
+ * Replay. ns_snapshot_mkdir makes a new private directory (under TMPDIR, else /tmp; *dir is
+ * canonical, the caller frees it); ns_snapshot_extract_into checks the bundle at file against
+ * the budgets and safety rules (one pass over its headers, writing nothing), then extracts it
+ * into dir, checking again. -EINVAL for a malformed, hostile or over-budget bundle, with *why
+ * saying what was wrong and which budget (caller frees). The caller removes dir whatever the
+ * outcome.
+ */
+int ns_snapshot_mkdir(char **dir);
+int ns_snapshot_extract_into(const char *file, const char *dir, char **why);
+/* Both, the directory removed on failure. */
+int ns_snapshot_extract(const char *file, char **dir, char **why);
+/*
+ * Remove an extraction directory whatever the modes inside it (each directory is made 0700
+ * first; links are removed, never followed). Async-signal-safe (no allocation, no stdio, errno
+ * kept): a handler of SIGINT or SIGTERM may call it.
+ */
+int ns_snapshot_remove(const char *dir);
+
+#endif
