@@ -100,7 +100,7 @@ void ns_help_item(FILE *out, const char *left, size_t col, const char *help, siz
 	bool first = true;
 
 	fprintf(out, "  %s", left);
-	if (pos + 1 > col) { /* at least one space between: else the help starts below */
+	if (pos + 2 > col) { /* at least two spaces between: else the help starts below */
 		fputc('\n', out);
 		pos = 0;
 	}

@@ -93,7 +93,8 @@ const struct ns_option *ns_option_by_short(const struct ns_options *t, int c);
 void ns_option_label(const struct ns_option *o, char *buf, size_t n);
 
 /*
- * One help item: "  LEFT" then help from column col (the next line when LEFT reaches it),
+ * One help item: "  LEFT" then help from column col (the next line when LEFT leaves less than
+ * two spaces before it),
  * wrapped at spaces to lines of at most width columns, continuation lines at col too. A word
  * longer than a line is printed whole on its own line.
  */
