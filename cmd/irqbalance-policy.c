@@ -4,15 +4,13 @@
  * runs it for every IRQ with the device's sysfs path and the IRQ number and reads key=value
  * lines: numastor says ban=true for the IRQs `numastor fix` placed (so irqbalance does not
  * move them back), and numa_node=-1 for devices whose node a driver forced (so irqbalance
- * stops confining them to that node). Exit 0 (with or without a policy); 2: error. irqbalance
- * 1.9 skips a single policy script that exits non-zero, with a log line per IRQ, so "nothing to
- * say" is exit 0 with no output.
+ * stops confining them to that node). Exit 0 (with or without a policy); 3: error, as every
+ * command's (numastor(8)). irqbalance 1.9 skips a single policy script that exits non-zero, with a log line per IRQ, so
+ * "nothing to say" is exit 0 with no output.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +21,7 @@
 #include "read/machine.h"
 #include "read/module.h"
 #include "numastor.h"
+#include "options.h"
 #include "read/pci.h"
 #include "model/system.h"
 
@@ -32,11 +31,9 @@ static void policy_usage(FILE *out)
 		     "\n"
 		     "For irqbalance's policy script: prints ban=true for an IRQ that `numastor fix`\n"
 		     "placed, and numa_node=-1 for a device whose NUMA node a driver forced.\n"
-		     "Exit status: 0 (a policy printed, or nothing to say about this IRQ), 2 error.\n"
-		     "\n"
-		     "Options:\n"
-		     "  -R, --sysroot DIR   answer for a captured tree\n"
-		     "  -h, --help          show this help\n");
+		     "Exit status: 0 (a policy printed, or nothing to say about this IRQ), 3 error.\n"
+		     "\n");
+	ns_options_usage(out, &ns_options_irqbalance_policy, 80);
 }
 
 /* The PCI address of the function at devpath ("/sys/bus/pci/devices/0000:00:04.0" or its
@@ -89,55 +86,22 @@ static int device_forced(struct ns_root *root, const char *devpath)
 	return forced;
 }
 
-/* The option getopt stopped at (called with opterr = 0 and ':' first), as ns_cli_bad_option names it. */
-static const char *bad_option(char **argv)
-{
-	static char shortopt[3] = "-?";
-	const char *arg = optind > 0 ? argv[optind - 1] : "?";
-
-	if (optopt && !(arg[0] == '-' && arg[1] == '-')) {
-		shortopt[1] = (char)optopt;
-		arg = shortopt;
-	}
-	return arg;
-}
-
-/* A usage error as ns_cli_bad_usage says it, with this command's exit 2 (the document's too). */
-__attribute__((format(printf, 2, 3))) static int policy_bad_usage(const struct ns_cli *cli, const char *fmt, ...)
-{
-	char *msg = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	ns_cli_fail(cli, 2, "%s", msg ? msg : fmt);
-	free(msg);
-	fprintf(stderr, "Try 'numastor irqbalance-policy --help'.\n");
-	return 2;
-}
-
 int cmd_irqbalance_policy(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"sysroot", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	const char *sysroot = NULL;
 	struct ns_root *root;
 	struct ns_journal j;
 	char *name;
 	long long irq;
 	struct ns_cli cli;
+	struct ns_getopt g;
 	int c, r;
 
-	/* every error exits 2, the wrapper passes it on to irqbalance (numastor-irqbalance-policy(8)) */
+	/* every error exits 3, as every command's; the wrapper passes it on to irqbalance, which
+	 * skips a policy script that exits non-zero (numastor-irqbalance-policy(8)) */
 	ns_cli_init(&cli, "irqbalance-policy", argc, argv);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":R:h", opts, NULL)) != -1) {
+	ns_getopt_init(&g, &ns_options_irqbalance_policy);
+	while ((c = ns_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'R':
 			sysroot = optarg;
@@ -146,18 +110,17 @@ int cmd_irqbalance_policy(int argc, char **argv)
 			policy_usage(stdout);
 			return 0;
 		default:
-			if (c == ':')
-				return policy_bad_usage(&cli, "option '%s' needs an argument", bad_option(argv));
-			return policy_bad_usage(&cli, "unrecognized option '%s'", bad_option(argv));
+			return ns_cli_bad_option(&cli, c, argv);
 		}
 	}
 	if (argc - optind != 2)
-		return policy_bad_usage(&cli, "%s", "takes DEVPATH and IRQ (irqbalance's --policyscript arguments)");
+		return ns_cli_bad_usage(&cli, "takes DEVPATH and IRQ (irqbalance's --policyscript arguments)");
 	if (ns_parse_dec(argv[optind + 1], 0, INT_MAX, &irq) < 0)
-		return ns_cli_fail(&cli, 2, "'%s' is not an IRQ number", argv[optind + 1]);
+		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "'%s' is not an IRQ number", argv[optind + 1]);
 	r = ns_root_open(sysroot, &root);
 	if (r < 0)
-		return ns_cli_fail(&cli, 2, "cannot use %s as the root: %s", sysroot ? sysroot : "/", strerror(-r));
+		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", sysroot ? sysroot : "/",
+				   strerror(-r));
 	r = ns_journal_load(root, &j);
 	if (r == 0) {
 		struct ns_cpuset current = {0};

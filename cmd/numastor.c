@@ -1,25 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* numastor: NUMA locality of block devices, their interrupts and their queues. */
 #include <locale.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config.h"
 #include "numastor.h"
-
-struct subcommand {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *help;
-};
-
-static const struct subcommand subcommands[] = {
-	{"check", cmd_check, "report every block device's NUMA locality, IRQs and queues"},
-	{"probe", cmd_probe, "measure random reads from each node's CPUs, and where interrupts fire (read-only)"},
-	{"fix", cmd_fix, "move the IRQs user space may move onto their queues' CPUs; --revert undoes it"},
-	{"snapshot", cmd_snapshot, "capture what check reads, for check --snapshot to replay"},
-	{"irqbalance-policy", cmd_irqbalance_policy, "irqbalance's policy script: ban what numastor placed"},
-};
+#include "options.h"
 
 static void usage(FILE *out)
 {
@@ -29,8 +17,11 @@ static void usage(FILE *out)
 		     "interrupts sit, and what to do when they are on the wrong node.\n"
 		     "\n"
 		     "Commands:\n");
-	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		fprintf(out, "  %-18s %s\n", subcommands[i].name, subcommands[i].help);
+	/* the help of a command beside its name, wrapped to fit 80 columns (cmd/options.h) */
+	for (size_t i = 0; i < ns_ncommands; i++)
+		ns_help_item(out, ns_commands[i].name, 22, ns_commands[i].help, 80);
+	fprintf(out, "\n");
+	ns_options_usage(out, &ns_options_numastor, 80);
 	fprintf(out, "\nRun 'numastor COMMAND --help' for a command's options. See numastor(8).\n");
 }
 
@@ -43,17 +34,27 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return NS_EXIT_UNKNOWN;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+	if (strcmp(argv[1], "help") == 0) {
 		usage(stdout);
 		return NS_EXIT_OK;
 	}
-	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-		printf("numastor %s\n", NUMASTOR_VERSION);
+	/* the top level's own options, as its table has them (one, before the command) */
+	for (size_t i = 0; argv[1][0] == '-' && i < ns_options_numastor.n; i++) {
+		const struct ns_option *o = &ns_options_numastor.v[i];
+		bool is_long = argv[1][1] == '-' && o->name && strcmp(argv[1] + 2, o->name) == 0;
+		bool is_short = o->short_opt && argv[1][1] == o->short_opt && !argv[1][2];
+		if (!is_long && !is_short)
+			continue;
+		if (o->val == 'V') {
+			printf("numastor %s\n", NUMASTOR_VERSION);
+			return NS_EXIT_OK;
+		}
+		usage(stdout);
 		return NS_EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
-		if (strcmp(argv[1], subcommands[i].name) == 0)
-			return subcommands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < ns_ncommands; i++)
+		if (strcmp(argv[1], ns_commands[i].name) == 0)
+			return ns_commands[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "numastor: unknown command '%s'\nTry 'numastor --help'.\n", argv[1]);
 	return NS_EXIT_UNKNOWN;
 }

@@ -2,7 +2,6 @@
 /* numastor snapshot: capture exactly what `check` reads, for replay elsewhere. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +14,19 @@
 #include "numastor.h"
 #include "out/outfile.h"
 #include "out/snapshot.h"
+#include "options.h"
 
 static void snapshot_usage(FILE *out)
 {
-	fprintf(out, "Usage: numastor snapshot [-o FILE] [-R DIR]\n"
+	fprintf(out, "Usage: numastor snapshot [-O FILE] [-R DIR]\n"
 		     "\n"
 		     "Capture exactly the files `numastor check` reads (with the bytes it read, links\n"
 		     "as links), plus the facts that are not files (kernel release, page size, capture\n"
 		     "time, modinfo, udev identity) and the check's own JSON, into a tar.gz that\n"
 		     "`numastor check --snapshot FILE` replays on any machine.\n"
-		     "\n"
-		     "Options:\n"
-		     "  -o, --output FILE   where to write it (default numastor-snapshot-HOST-TIME.tar.gz;\n"
-		     "                      - or /dev/stdout: standard output)\n"
-		     "  -R, --sysroot DIR   capture a captured tree instead of the live system\n"
-		     "  -h, --help          show this help\n"
-		     "\n"
-		     "Exit status: 0 written, 3 could not.\n");
+		     "\n");
+	ns_options_usage(out, &ns_options_snapshot, 80);
+	fprintf(out, "\nExit status: 0 written, 3 could not.\n");
 }
 
 static int add_text(struct ns_capture *c, const char *path, const char *text)
@@ -104,12 +99,6 @@ static int add_udev(struct ns_capture *c, const struct ns_system *sys)
 
 int cmd_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"sysroot", required_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	const char *output = NULL, *sysroot = NULL;
 	struct ns_outfile of = {.fd = -1};
 	char defname[256], facts[512], host[128] = "host", when[32], *why = NULL;
@@ -124,13 +113,13 @@ int cmd_snapshot(int argc, char **argv)
 	struct tm tm;
 	int c, r, code = NS_EXIT_OK;
 	struct ns_cli cli;
+	struct ns_getopt g;
 
-	optind = 1;
 	ns_cli_init(&cli, "snapshot", argc, argv);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:R:h", opts, NULL)) != -1) {
+	ns_getopt_init(&g, &ns_options_snapshot);
+	while ((c = ns_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'o':
+		case 'O': /* -o, --output too, until 0.3.0 */
 			output = optarg;
 			break;
 		case 'R':

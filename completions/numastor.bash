@@ -32,6 +32,10 @@ _numastor() {
 			COMPREPLY=($(compgen -W "2" -- "$cur"))
 			return
 			;;
+		--irqbalance)
+			COMPREPLY=($(compgen -W "policy" -- "$cur"))
+			return
+			;;
 		--lock-timeout | --timeout)
 			return
 			;;
@@ -48,7 +52,11 @@ _numastor() {
 		;;
 	probe)
 		case $prev in
-		--duration | -d | --iodepth | -q | --jobs | -J | --nodes | -N)
+		--duration | -d)
+			COMPREPLY=($(compgen -W "1 3 10" -- "$cur"))
+			return
+			;;
+		--iodepth | -Q | -q | --jobs | -J | --nodes | -N)
 			return
 			;;
 		--block-size | -b)
@@ -68,12 +76,12 @@ _numastor() {
 			_filedir -d
 			return
 			;;
-		--output | -o)
+		--output-file | -O | --output | -o)
 			_filedir
 			return
 			;;
 		esac
-		COMPREPLY=($(compgen -W "--output --sysroot --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "--output-file --sysroot --help" -- "$cur"))
 		;;
 	irqbalance-policy)
 		case $prev in
@@ -99,7 +107,7 @@ _numastor() {
 			return
 			;;
 		--format | -f)
-			COMPREPLY=($(compgen -W "text json prometheus svg" -- "$cur"))
+			COMPREPLY=($(compgen -W "text json prometheus svg map" -- "$cur"))
 			return
 			;;
 		--output-file | -O | --snapshot | -s)

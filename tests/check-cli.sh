@@ -50,9 +50,10 @@ expect 3 "Not a directory" "$numastor" check --sysroot "$tmp/file"
 mkdir -p "$tmp/empty"
 expect 3 "cannot read the block devices under $tmp/empty/sys/block" "$numastor" check --sysroot "$tmp/empty"
 expect 3 "no block device named nosuchdisk" "$numastor" check nosuchdisk
-# irqbalance-policy's IRQ number is a decimal int, nothing wider or in another base (exit 2: irqbalance's "no opinion")
+# irqbalance-policy's IRQ number is a decimal int, nothing wider or in another base (exit 3, as every
+# command's error: irqbalance skips a policy script that exits non-zero)
 for bad in 4294967297 2147483648 0x10 +5 1e3 "" 07 " 5"; do
-	expect 2 "is not an IRQ number" "$numastor" irqbalance-policy /sys/devices/nonexistent "$bad"
+	expect 3 "is not an IRQ number" "$numastor" irqbalance-policy /sys/devices/nonexistent "$bad"
 done
 # --interval: a plain number of seconds, above 0 and at most 3600; anything else is refused before any work
 for bad in "" 0 0.0 -1 +2 abc 0.2s 1e-1 3601 3600.5 inf nan . 1. .5 " 2" 0x10 "2 " 1,5; do

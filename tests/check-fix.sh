@@ -92,7 +92,7 @@ grep -qx "numa_node=-1" <<<"$out" || fail "irqbalance-policy: no numa_node=-1 fo
 out=$("$numastor" irqbalance-policy --sysroot "$tmp/t" /sys/devices/nonexistent 1)
 [ $? = 0 ] && [ -z "$out" ] || fail "irqbalance-policy with nothing to say should print nothing and exit 0: $out"
 "$numastor" irqbalance-policy --sysroot "$tmp/t" /sys/devices/pci0000:00/0000:00:04.0 banana >/dev/null 2>&1
-[ $? = 2 ] || fail "irqbalance-policy with a bad IRQ should exit 2"
+[ $? = 3 ] || fail "irqbalance-policy with a bad IRQ should exit 3"
 
 # revert restores exactly what was there
 "$numastor" fix --sysroot "$tmp/t" --revert >"$tmp/revert.txt" || fail "revert exited non-zero: $(cat "$tmp/revert.txt")"

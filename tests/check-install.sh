@@ -110,7 +110,7 @@ fi
 out=$(sed "s|$prefix/sbin/numastor|$root/sbin/numastor|" "$root/libexec/numastor/irqbalance-policy" | sh -s -- /sys/devices/nonexistent 0; echo "rc=$?")
 grep -q "rc=0" <<<"$out" || fail "the policy wrapper did not run numastor irqbalance-policy: $out"
 out=$(sed "s|$prefix/sbin/numastor|$root/sbin/numastor|" "$root/libexec/numastor/irqbalance-policy" | sh -s -- /sys 2>&1; echo "rc=$?")
-grep -q "rc=2" <<<"$out" || fail "the policy wrapper did not pass numastor's usage error on: $out"
+grep -q "rc=3" <<<"$out" || fail "the policy wrapper did not pass numastor's usage error on: $out"
 
 if [ "$fails" -gt 0 ]; then
 	echo "install: $fails failed"

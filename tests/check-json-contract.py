@@ -343,10 +343,10 @@ def main():
 
         # --- the commands without a --json of their own: asked for one, an error document --
         run(numastor, "snapshot --json", ["snapshot", "--json"], "error", code=3)
-        # irqbalance-policy: every error exits 2, which its wrapper passes on to irqbalance
-        run(numastor, "irqbalance-policy --json", ["irqbalance-policy", "--json", "/sys/devices/x", "1"], "error", code=2)
+        # irqbalance-policy: every error exits 3, as every command's, which its wrapper passes on to irqbalance
+        run(numastor, "irqbalance-policy --json", ["irqbalance-policy", "--json", "/sys/devices/x", "1"], "error", code=3)
         run(numastor, "irqbalance-policy, bad IRQ", ["irqbalance-policy", "-j", "/sys/devices/x", "banana"], "error",
-            code=2)
+            code=3)
     if not in_evidence:
         fail("no finding's evidence held a per-node count: the fixtures no longer show its shape")
     print(f"json contract: {runs} invocations ({in_evidence} per-node counts in evidence), {failures} failed")
