@@ -284,6 +284,7 @@ static int revert_irqbalance_policy(struct ns_root *root, const struct fix_opts 
 	if (ib.none) {
 		if (doc)
 			json_object_object_add(doc, "irqbalance_policy", NULL);
+		ns_fix_ib_revert_free(&ib);
 		return NS_EXIT_OK;
 	}
 	if (ib.err < 0 || ib.problem) {
