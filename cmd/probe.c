@@ -203,7 +203,7 @@ int cmd_probe(int argc, char **argv)
 	struct ns_cpuset nodes = {0};
 	struct ns_probe_disk *devs = NULL;
 	size_t ndevs = 0;
-	int r, code = NS_EXIT_OK, virt;
+	int r, code = NS_EXIT_OK, virt, missing = -1;
 
 	ns_cli_init(&cli, "probe", argc, argv);
 	code = probe_parse(argc, argv, &cli, &o);
@@ -217,30 +217,15 @@ int cmd_probe(int argc, char **argv)
 	code = ns_cli_discover(&cli, root, NULL, argv + optind, (size_t)(argc - optind), &sys);
 	if (code)
 		goto out;
-	if (o.nodes_arg) {
-		if (ns_cpuset_parse_list_max(&nodes, o.nodes_arg, 1024) < 0 || !ns_cpuset_count(&nodes)) {
-			code = ns_cli_bad_usage(&cli, "--nodes takes a list of node ids (0,1 or 0-3), not '%s'",
-						o.nodes_arg);
-			goto out;
-		}
-		for (int n = ns_cpuset_first(&nodes); n >= 0; n = ns_cpuset_next(&nodes, n)) {
-			bool found = false;
-			for (size_t k = 0; k < sys.machine.nnodes; k++)
-				found |=
-					sys.machine.nodes[k].id == n && ns_cpuset_count(&sys.machine.nodes[k].cpus) > 0;
-			if (!found) {
-				code = ns_cli_bad_usage(&cli, "--nodes: node %d has no online CPU to probe from", n);
-				goto out;
-			}
-		}
-	} else {
-		for (size_t k = 0; k < sys.machine.nnodes; k++)
-			if (ns_cpuset_count(&sys.machine.nodes[k].cpus) > 0 &&
-			    ns_cpuset_set(&nodes, (unsigned)sys.machine.nodes[k].id) < 0) {
-				code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s", strerror(ENOMEM));
-				goto out;
-			}
-	}
+	r = ns_probe_pick_nodes(&sys, o.nodes_arg, &nodes, &missing);
+	if (r == -EINVAL)
+		code = ns_cli_bad_usage(&cli, "--nodes takes a list of node ids (0,1 or 0-3), not '%s'", o.nodes_arg);
+	else if (r == -ENOENT)
+		code = ns_cli_bad_usage(&cli, "--nodes: node %d has no online CPU to probe from", missing);
+	else if (r < 0)
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s", strerror(-r));
+	if (r < 0)
+		goto out;
 	devs = calloc(sys.ndisks ? sys.ndisks : 1, sizeof(*devs));
 	if (!devs) {
 		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s", strerror(ENOMEM));
