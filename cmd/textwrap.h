@@ -3,8 +3,8 @@
  * The one table and wrapping helper of the text report (cmd/text-*.c): widths in display
  * columns, lines broken only after a ',' or '/' or at a space, and a word that cannot fit a
  * line (or a cell) ellipsized ("…" in a UTF-8 locale, "..." otherwise), never cut mid-word.
- * No line it writes is wider than the width it is given (the degenerate: a width below the
- * ellipsis' own).
+ * No line of wrapped text is wider than the width it is given (but for a width below the
+ * ellipsis' own); a table is, when its columns, each narrowed to 3, still do not fit.
  */
 #ifndef NUMASTOR_CMD_TEXTWRAP_H
 #define NUMASTOR_CMD_TEXTWRAP_H
