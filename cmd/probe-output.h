@@ -6,6 +6,7 @@
 
 #include <json-c/json.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "probe/probe.h"
@@ -24,5 +25,17 @@ void ns_probe_fmt_irqs(char *buf, size_t len, const struct ns_system *sys, const
 void ns_probe_progress_line(const char *prefix, const char *disk, int node, double elapsed, double seconds,
 			    uint64_t ios);
 struct json_object *ns_probe_run_json(const struct ns_system *sys, const struct ns_probe_node_run *r);
+
+/* numastor probe's options (cmd/probe.c) and its report of devs (cmd/probe-report.c) */
+struct probe_opts {
+	double seconds;
+	unsigned block_size, iodepth, jobs;
+	const char *nodes_arg;
+	bool json;
+};
+void probe_print_text(const struct probe_opts *o, const struct ns_system *sys, const struct ns_probe_disk *devs,
+		      size_t ndevs, int virt);
+void probe_print_json(const struct probe_opts *o, struct ns_root *root, const struct ns_system *sys,
+		      const struct ns_probe_disk *devs, size_t ndevs, int virt, int code);
 
 #endif

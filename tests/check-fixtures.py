@@ -1342,7 +1342,8 @@ PLAN_MOVES = {
 
 def run(numastor, root, *args, cmd="check"):
     # generated_at fixed (test builds), so that the expected JSON stays what it is
-    env = dict(os.environ, NO_COLOR="1", NUMASTOR_TEST_NOW="1767225600")
+    # one locale for every run: the text report ellipsizes as the encoding says ("…" in UTF-8)
+    env = dict(os.environ, NO_COLOR="1", NUMASTOR_TEST_NOW="1767225600", LANG="C.UTF-8", LC_ALL="C.UTF-8")
     p = subprocess.run([numastor, cmd, "--sysroot", root, *args], capture_output=True, text=True, env=env)
     # the capture's location is not part of the expectation, nor is where this build installs
     # the irqbalance policy script (its prefix: /usr/local here, /usr in the package)

@@ -59,7 +59,7 @@ TWO_LINES = b"first\x1b[2K\nsecond\x1b[1A\xff"
 NULS = b"MR\x00\x00EVIL\x00\x1b[5m"
 HUGE = (b"X" * 97 + b"\x1b[H\xff") * 2000  # 200 KB
 
-# numastor's own colours (cmd/output-text.c): the only ESC sequences --color always may emit
+# numastor's own colours (cmd/text-report.h): the only ESC sequences --color always may emit
 OWN_COLOURS = [b"\x1b[0m", b"\x1b[1m", b"\x1b[1;31m", b"\x1b[33m", b"\x1b[36m", b"\x1b[2m"]
 # what no output may carry raw (a newline only between lines, never inside a value)
 HIDDEN = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

@@ -463,3 +463,26 @@ void ns_probe_disk_free(struct ns_probe_disk *d)
 	d->runs = NULL;
 	d->nruns = 0;
 }
+
+int ns_probe_pick_nodes(const struct ns_system *sys, const char *list, struct ns_cpuset *nodes, int *missing)
+{
+	if (!list) {
+		for (size_t k = 0; k < sys->machine.nnodes; k++)
+			if (ns_cpuset_count(&sys->machine.nodes[k].cpus) > 0 &&
+			    ns_cpuset_set(nodes, (unsigned)sys->machine.nodes[k].id) < 0)
+				return -ENOMEM;
+		return 0;
+	}
+	if (ns_cpuset_parse_list_max(nodes, list, 1024) < 0 || !ns_cpuset_count(nodes))
+		return -EINVAL;
+	for (int n = ns_cpuset_first(nodes); n >= 0; n = ns_cpuset_next(nodes, n)) {
+		bool found = false;
+		for (size_t k = 0; k < sys->machine.nnodes; k++)
+			found |= sys->machine.nodes[k].id == n && ns_cpuset_count(&sys->machine.nodes[k].cpus) > 0;
+		if (!found) {
+			*missing = n;
+			return -ENOENT;
+		}
+	}
+	return 0;
+}

@@ -120,5 +120,12 @@ double ns_probe_iops(const struct ns_probe_node_run *r);
 int ns_probe_disk_measure(struct ns_root *root, const struct ns_system *sys, const struct ns_cpuset *nodes,
 			  const struct ns_probe_params *p, struct ns_probe_disk *d);
 void ns_probe_disk_free(struct ns_probe_disk *d);
+/*
+ * The nodes to probe from (probe --nodes): those of list (a cpulist syntax of node ids, at most
+ * 1023), each of which must have online CPUs, or, list NULL, every node that has. -EINVAL: list
+ * is not a list of node ids, or an empty one; -ENOENT: node *missing has no online CPU;
+ * -ENOMEM. nodes is the caller's to clear, whatever is returned.
+ */
+int ns_probe_pick_nodes(const struct ns_system *sys, const char *list, struct ns_cpuset *nodes, int *missing);
 
 #endif

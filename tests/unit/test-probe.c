@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* numastor probe's rules that need no device: the node-gap finding's threshold (more than 15%
- * below the best node), and the hypervisor flag read through the root. */
+ * below the best node), the hypervisor flag read through the root, and the nodes --nodes picks. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "fakeroot.h"
+#include "base/cpuset.h"
+#include "model/system.h"
 #include "probe/probe.h"
 #include "read/root.h"
 #include "tap.h"
@@ -61,9 +64,46 @@ static void test_hypervisor(void)
 		CHECK(!"cleanup");
 }
 
+/* probe --nodes: the nodes named, each with online CPUs, or every node that has them */
+static void test_pick_nodes(void)
+{
+	struct ns_node n[3] = {{.id = 0}, {.id = 1}, {.id = 3}}; /* node 1: memory only */
+	struct ns_system sys = {.machine = {.nodes = n, .nnodes = 3}};
+	struct ns_cpuset nodes = {0};
+	char *s = NULL;
+	int missing = -1;
+
+	ns_cpuset_parse_list(&n[0].cpus, "0-3");
+	ns_cpuset_parse_list(&n[1].cpus, "");
+	ns_cpuset_parse_list(&n[2].cpus, "4-7");
+	CHECK(ns_probe_pick_nodes(&sys, NULL, &nodes, &missing) == 0);
+	CHECK(ns_cpuset_format(&nodes, &s) == 0);
+	CHECK_STR(s, "0,3"); /* the CPU-less node is left out */
+	free(s);
+	ns_cpuset_clear(&nodes);
+	CHECK(ns_probe_pick_nodes(&sys, "3", &nodes, &missing) == 0);
+	CHECK(ns_cpuset_count(&nodes) == 1 && ns_cpuset_first(&nodes) == 3);
+	ns_cpuset_clear(&nodes);
+	CHECK(ns_probe_pick_nodes(&sys, "0-1", &nodes, &missing) == -ENOENT);
+	CHECK(missing == 1); /* named, but nothing to run on */
+	ns_cpuset_clear(&nodes);
+	missing = -1;
+	CHECK(ns_probe_pick_nodes(&sys, "2", &nodes, &missing) == -ENOENT && missing == 2); /* no such node */
+	ns_cpuset_clear(&nodes);
+	CHECK(ns_probe_pick_nodes(&sys, "x", &nodes, &missing) == -EINVAL);
+	ns_cpuset_clear(&nodes);
+	CHECK(ns_probe_pick_nodes(&sys, "", &nodes, &missing) == -EINVAL);
+	ns_cpuset_clear(&nodes);
+	CHECK(ns_probe_pick_nodes(&sys, "2000", &nodes, &missing) == -EINVAL); /* past 1023 */
+	ns_cpuset_clear(&nodes);
+	for (int i = 0; i < 3; i++)
+		ns_cpuset_clear(&n[i].cpus);
+}
+
 int main(void)
 {
 	test_gap();
 	test_hypervisor();
+	test_pick_nodes();
 	return tap_done("probe");
 }
