@@ -2,55 +2,34 @@
 /* numastor check: the report, as text or JSON, and an exit code for monitoring. */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check-output.h"
+#include "options.h"
 #include "model/sample.h"
 #include "out/json.h"
 #include "out/outfile.h"
 #include "out/snapshot.h"
 
-/* --interval: seconds as ns_cli_parse_seconds takes them, at most INTERVAL_MAX */
+/* --interval: seconds as ns_cli_parse_seconds takes them, at most INTERVAL_MAX (the figure
+ * options-check.c's help for --interval gives) */
 #define INTERVAL_MAX 3600
 
 static void check_usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: numastor check [OPTIONS] [DEVICE...]\n"
-		"\n"
-		"Report, for every block device (or the DEVICEs named: nvme0n1, /dev/sda, a\n"
-		"/dev/disk/by-id link), the PCI function behind it, its NUMA node, its IRQs and\n"
-		"blk-mq queues, where its driver's allocations land, and findings with remedies.\n"
-		"\n"
-		"Options:\n"
-		"  -j, --json             print one JSON document (schema_version %d)\n"
-		"  -f, --format FORMAT    text (default), json, prometheus (node_exporter's\n"
-		"                         textfile), or svg (the --map picture)\n"
-		"  -O, --output-file FILE write the report to FILE atomically (a regular file\n"
-		"                         only; - or /dev/stdout: standard output)\n"
-		"  -R, --sysroot DIR      read a captured tree under DIR, not the live system\n"
-		"  -s, --snapshot FILE    replay a bundle written by `numastor snapshot`\n"
-		"  -i, --interval SECONDS judge interrupt rates: read every IRQ's per_cpu_count\n"
-		"                         twice, SECONDS apart (above 0, at most %d; 0.5 too)\n"
-		"  -a, --all              also list empty devices (size 0)\n"
-		"  -v, --verbose          the full queue tables of every device\n"
-		"  -l, --list             one line per device, in columns (see -o)\n"
-		"  -o, --output COLUMNS   the columns of --list (implies it), comma-separated\n"
-		"  -n, --noheadings       --list without its heading line\n"
-		"  -r, --raw              --list unaligned, values separated by one space\n"
-		"  -P, --pairs            --list as KEY=\"value\" pairs\n"
-		"  -m, --map              draw the nodes, their CPUs and devices, and where the\n"
-		"                         interrupts fire\n"
-		"      --color WHEN       colour the text report: auto (default), always, never\n"
-		"  -h, --help             show this help\n"
-		"\n"
-		"Exit status: 0 ok, 1 warning, 2 critical, 3 could not check.\n"
-		"NO_COLOR in the environment, or TERM=dumb, turns colour off.\n",
-		NS_SCHEMA_VERSION, INTERVAL_MAX);
+	fprintf(out, "Usage: numastor check [OPTIONS] [DEVICE...]\n"
+		     "\n"
+		     "Report, for every block device (or the DEVICEs named: nvme0n1, /dev/sda, a\n"
+		     "/dev/disk/by-id link), the PCI function behind it, its NUMA node, its IRQs and\n"
+		     "blk-mq queues, where its driver's allocations land, and findings with remedies.\n"
+		     "\n");
+	ns_options_usage(out, &ns_options_check, 80);
+	fprintf(out, "\n"
+		     "Exit status: 0 ok, 1 warning, 2 critical, 3 could not check.\n"
+		     "NO_COLOR in the environment, or TERM=dumb, turns colour off.\n");
 	ns_columns_usage(out);
 }
 
@@ -114,28 +93,7 @@ int cmd_check(int argc, char **argv)
  */
 static int check_parse(int argc, char **argv, struct ns_cli *cli, struct check_args *out, struct verdict_file *vf)
 {
-	static const struct option opts[] = {
-		// clang-format off
-		{"json", no_argument, NULL, 'j'},
-		{"format", required_argument, NULL, 'f'},
-		{"output-file", required_argument, NULL, 'O'},
-		{"sysroot", required_argument, NULL, 'R'},
-		{"snapshot", required_argument, NULL, 's'},
-		{"interval", required_argument, NULL, 'i'},
-		{"all", no_argument, NULL, 'a'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"list", no_argument, NULL, 'l'},
-		{"output", required_argument, NULL, 'o'},
-		{"noheadings", no_argument, NULL, 'n'},
-		{"raw", no_argument, NULL, 'r'},
-		{"pairs", no_argument, NULL, 'P'},
-		{"map", no_argument, NULL, 'm'},
-		{"color", required_argument, NULL, 'C'},
-		{"colour", required_argument, NULL, 'C'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-		// clang-format on
-	};
+	struct ns_getopt g;
 	struct check_args a = {.color = "auto", .format = "text"};
 	char *why = NULL;
 	bool json = false, prom = false, svg = false;
@@ -143,9 +101,8 @@ static int check_parse(int argc, char **argv, struct ns_cli *cli, struct check_a
 	struct ns_list_opts lopts = {0};
 	int c, r, code;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jf:O:R:s:i:avlo:nrPmh", opts, NULL)) != -1) {
+	ns_getopt_init(&g, &ns_options_check);
+	while ((c = ns_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'j':
 			a.json_flag = true;
@@ -212,8 +169,10 @@ static int check_parse(int argc, char **argv, struct ns_cli *cli, struct check_a
 		prom = true;
 	else if (strcmp(a.format, "svg") == 0)
 		svg = true; /* the --map picture, as a document */
+	else if (strcmp(a.format, "map") == 0)
+		a.map = true; /* the picture as text, as --map */
 	else if (strcmp(a.format, "text") != 0)
-		return ns_cli_bad_usage(cli, "--format takes text, json, prometheus or svg, not '%s'", a.format);
+		return ns_cli_bad_usage(cli, "--format takes text, json, prometheus, svg or map, not '%s'", a.format);
 	if (a.raw || a.pairs || a.noheadings)
 		a.list = true; /* as lsblk's: a form of the listing asks for the listing */
 	if (svg && (a.list || a.verbose))

@@ -4,7 +4,6 @@
  * renderers cmd/fix-*.c (cmd/fix.h). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "act/apply.h"
 #include "base/testhook.h"
 #include "fix.h"
+#include "options.h"
 #include "state/journal.h"
 #include "state/swapjournal.h"
 
@@ -26,46 +26,18 @@ static void fix_usage(FILE *out)
 		     "       numastor fix --revert\n"
 		     "\n"
 		     "Place the interrupts of the devices that `numastor check` faults (or the DEVICEs\n"
-		     "named) on the CPUs their hardware queues serve, at runtime: kernel-managed vectors\n"
-		     "are never written, every write is read back, the previous values are journaled in\n"
-		     "/run/numastor/journal.json first, and --revert restores them.\n"
-		     "\n"
-		     "Options:\n"
-		     "  -n, --dry-run             print the plan and change nothing\n"
-		     "  -j, --json                print the plan (and results) as JSON\n"
-		     "      --revert              restore every value the journal holds\n"
-		     "      --rq-affinity=2       also set rq_affinity=2 where completions are remote and\n"
-		     "                            the vectors are kernel-managed\n"
-		     "      --lock-timeout SECS   wait at most SECS for another fix to finish (default 30)\n"
-		     "      --hotplug             what numastor-fix.service runs when a disk appears: quiet;\n"
-		     "                            while a module swap or a revert holds the lock, wait for\n"
-		     "                            it (up to 30 min), then plan afresh and apply\n"
-		     "      --modules             swap in the numastor-patched nvme/SCSI modules (checked,\n"
-		     "                            journaled, rolled back on failure)\n"
-		     "      --module-dir DIR      where the patched modules and manifest.json are\n"
-		     "                            (default /var/lib/numastor/modules/<release>)\n"
-		     "      --install             with --modules: install them for the next boot instead\n"
-		     "      --timeout SECS        with --modules or --revert: wait at most SECS for the\n"
-		     "                            disks to come back after a reload, and as long again in a\n"
-		     "                            rollback (default 60 and 5 more per disk detached)\n"
-		     "      --irqbalance=policy   also give irqbalance numastor's policy script: link the\n"
-		     "                            drop-in numastor-policy.conf into irqbalance.service.d/,\n"
-		     "                            reload systemd and restart irqbalance (--revert removes it;\n"
-		     "                            refused while irqbalance has a policy script of its own)\n"
-		     "      --probe[=SECONDS]     probe the devices the plan moves vectors of (numastor\n"
-		     "                            probe: 4k random reads from each node, SECONDS per node,\n"
-		     "                            default 3) before the change and after it, and print\n"
-		     "                            the two side by side (not with --dry-run)\n"
-		     "  -R, --sysroot DIR         plan for a captured tree (implies --dry-run)\n"
-		     "  -q, --quiet               print only problems\n"
-		     "      --color WHEN          colour: auto (default), always, never\n"
-		     "  -h, --help                show this help\n"
-		     "\n"
-		     "Exit status: 0 done (or nothing to do), 1 some writes failed, or irqbalance runs without\n"
-		     "numastor's policy script and will move the vectors back (with --dry-run: --modules or\n"
-		     "--irqbalance=policy would be refused), 3 could not run (also: an excluded-CPU list such as\n"
-		     "IRQBALANCE_BANNED_CPULIST or cpu/isolated that does not parse, a malformed journal,\n"
-		     "which is kept, or a state directory that is not numastor's own).\n");
+		     "named) on the CPUs their hardware queues serve, at runtime: kernel-managed\n"
+		     "vectors are never written, every write is read back, the previous values are\n"
+		     "journaled in /run/numastor/journal.json first, and --revert restores them.\n"
+		     "\n");
+	ns_options_usage(out, &ns_options_fix, 80);
+	fprintf(out, "\n"
+		     "Exit status: 0 done (or nothing to do), 1 some writes failed, or irqbalance runs\n"
+		     "without numastor's policy script and will move the vectors back (with --dry-run:\n"
+		     "--modules or --irqbalance=policy would be refused), 3 could not run (also: an\n"
+		     "excluded-CPU list such as IRQBALANCE_BANNED_CPULIST or cpu/isolated that does\n"
+		     "not parse, a malformed journal, which is kept, or a state directory that is not\n"
+		     "numastor's own).\n");
 }
 
 /* Test-only (lib/base/testhook.h, absent from release builds): write into a --sysroot tree. */
@@ -81,32 +53,13 @@ static bool sysroot_writes_allowed(void)
  */
 static int fix_parse(int argc, char **argv, struct fix_opts *o)
 {
-	static const struct option lopts[] = {
-		{"dry-run", no_argument, NULL, 'n'},
-		{"json", no_argument, NULL, 'j'},
-		{"revert", no_argument, NULL, 'X'},
-		{"rq-affinity", required_argument, NULL, 'A'},
-		{"lock-timeout", required_argument, NULL, 'T'},
-		{"timeout", required_argument, NULL, 'W'},
-		{"hotplug", no_argument, NULL, 'H'},
-		{"modules", no_argument, NULL, 'M'},
-		{"module-dir", required_argument, NULL, 'D'},
-		{"install", no_argument, NULL, 'I'},
-		{"irqbalance", required_argument, NULL, 'B'},
-		{"sysroot", required_argument, NULL, 'R'},
-		{"quiet", no_argument, NULL, 'q'},
-		{"color", required_argument, NULL, 'C'},
-		{"probe", optional_argument, NULL, 'P'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
+	struct ns_getopt g;
 	const char *color = "auto";
 	char *end;
 	int c;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":njR:qh", lopts, NULL)) != -1) {
+	ns_getopt_init(&g, &ns_options_fix);
+	while ((c = ns_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'n':
 			o->dry_run = true;

@@ -44,7 +44,7 @@ struct fix_opts {
 		ns_cli_fail(&cli_, (code), __VA_ARGS__); \
 	})
 
-/* The colours of the text report (cmd/output-text.c): a failed write red, a move yellow, a skip dim. */
+/* The colours of the text report (cmd/text-report.h): a failed write red, a move yellow, a skip dim. */
 #define FIX_RED "\033[1;31m"
 #define FIX_YELLOW "\033[33m"
 #define FIX_DIM "\033[2m"

@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <signal.h>
@@ -20,6 +19,7 @@
 #include "read/irq.h"
 #include "out/json.h"
 #include "numastor.h"
+#include "options.h"
 #include "probe-output.h"
 #include "probe/probe.h"
 #include "model/system.h"
@@ -28,27 +28,20 @@ static void probe_usage(FILE *out)
 {
 	fprintf(out, "Usage: numastor probe [OPTIONS] [DEVICE...]\n"
 		     "\n"
-		     "Measure each device's random-read IOPS, throughput and completion latency from each\n"
-		     "NUMA node's CPUs in turn (threads bound to the node, buffers in its memory, io_uring,\n"
-		     "O_DIRECT), and count where the device's interrupts fired during each node's run.\n"
-		     "Read-only: devices are opened O_RDONLY and only read. Without DEVICE, every disk that\n"
-		     "is not virtual (loop, zram, device-mapper, md) is probed.\n"
-		     "\n"
-		     "Options:\n"
-		     "  -d, --duration SECONDS   per node and device (default 3; at most 3600)\n"
-		     "  -b, --block-size SIZE    bytes per read: 4k (default), 512, 64k, 1m ...\n"
-		     "  -q, --iodepth N          reads in flight per job (default 32; 1-4096)\n"
-		     "  -J, --jobs N             threads per node (default 1; 1-64)\n"
-		     "  -N, --nodes LIST         the nodes to probe from, e.g. 0,1 or 0-3 (default: every\n"
-		     "                           node with CPUs)\n"
-		     "  -j, --json               print a JSON document (schema/numastor-probe.schema.json)\n"
-		     "  -h, --help               show this help\n"
-		     "\n"
+		     "Measure each device's random-read IOPS, throughput and completion latency from\n"
+		     "each NUMA node's CPUs in turn (threads bound to the node, buffers in its memory,\n"
+		     "io_uring, O_DIRECT), and count where the device's interrupts fired during each\n"
+		     "node's run. Read-only: devices are opened O_RDONLY and only read. Without\n"
+		     "DEVICE, every disk that is not virtual (loop, zram, device-mapper, md) is\n"
+		     "probed.\n"
+		     "\n");
+	ns_options_usage(out, &ns_options_probe, 80);
+	fprintf(out, "\n"
 		     "A node whose IOPS is more than 15%% below the best node's is the finding\n"
 		     "probe-node-gap (warning). Progress goes to a terminal's stderr only.\n"
 		     "\n"
-		     "Exit status: 0 no gap, 1 a node gap, 3 could not probe (bad option, no permission to\n"
-		     "read a device, a read failed).\n");
+		     "Exit status: 0 no gap, 1 a node gap, 3 could not probe (bad option, no\n"
+		     "permission to read a device, a read failed).\n");
 }
 
 static volatile sig_atomic_t stop_flag;
@@ -148,16 +141,11 @@ static int probe_device(struct ns_root *root, const struct ns_system *sys, const
  * error: 2, said). */
 static int probe_parse(int argc, char **argv, struct ns_cli *cli, struct probe_opts *o)
 {
-	static const struct option longopts[] = {
-		{"duration", required_argument, NULL, 'd'}, {"block-size", required_argument, NULL, 'b'},
-		{"iodepth", required_argument, NULL, 'q'},  {"jobs", required_argument, NULL, 'J'},
-		{"nodes", required_argument, NULL, 'N'},    {"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
-	};
+	struct ns_getopt g;
 	int c;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:b:q:J:N:jh", longopts, NULL)) != -1) {
+	ns_getopt_init(&g, &ns_options_probe);
+	while ((c = ns_getopt_next(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'd':
 			if (ns_cli_parse_seconds(optarg, 3600, &o->seconds) < 0)

@@ -246,6 +246,10 @@ def check_twins(numastor, roots):
         fail(HEALTHY, f"the healthy machine's SVG marks {marked}")
     # and its twin in trouble: every disk marked both ways
     _, out, _ = run(numastor, roots[CLOUD], "--map")
+    # --format map is the same picture as --map (issue 31: every picture is a --format)
+    rc, same, err = run(numastor, roots[CLOUD], "--format", "map")
+    if rc == 3 or same != out:
+        fail(CLOUD, f"--format map (exit {rc}, {err.strip()!r}) is not the picture --map draws")
     lines = [ln for ln in out.splitlines() if ln.startswith("  nvme")]
     if len(lines) != 8 or not all(ln.endswith("F !") for ln in lines):
         fail(CLOUD, f"not all eight disks marked F !: {lines}")
@@ -305,7 +309,8 @@ def check_escaping(numastor, roots, tmp):
 
 def check_refusals(numastor, root):
     for args in (["--format", "svg", "--list"], ["--format", "svg", "--verbose"], ["--map", "--json"],
-                 ["--map", "--list"], ["--map", "--format", "prometheus"]):
+                 ["--map", "--list"], ["--map", "--format", "prometheus"],
+                 ["--format", "map", "--list"], ["--format", "map", "--json"]):
         rc, out, err = run(numastor, root, *args)
         if rc != 3 or "Try 'numastor check --help'" not in err:
             fail("refusals", f"{' '.join(args)}: exit {rc}, stderr {err.strip()!r}: not refused")

@@ -20,11 +20,6 @@ import re
 import subprocess
 import sys
 
-# Commands whose option parsing and --help do not come from their table yet (cmd/check.c,
-# cmd/fix.c, cmd/probe.c: wired after the front end's restructuring). Their --help checks are
-# reported as expected to fail until wired, and do not fail this test; empty the list then.
-UNWIRED = ["check", "fix", "probe"]
-
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WIDTH = 80
 failures = 0
@@ -301,9 +296,6 @@ def main():
     tables, commands = load(dump)
     if sorted(commands) != sorted(c for c in tables if c != "numastor"):
         fail(f"the commands {commands} and the tables {sorted(tables)} differ")
-    for w in UNWIRED:
-        if w not in tables:
-            fail(f"UNWIRED names {w}, which has no table")
     check_letters(tables)
     for cmd, opts in tables.items():
         check_man(cmd, opts)
@@ -312,15 +304,8 @@ def main():
         check_fish(cmd, opts)
         check_exit(numastor, cmd)
         problems = help_problems(numastor, cmd, opts)
-        if cmd in UNWIRED:
-            if problems:
-                print(f"XFAIL {cmd} --help (expected to fail until wired): {len(problems)} problems, "
-                      f"the first: {problems[0]}")
-            else:
-                print(f"note: {cmd} --help passes already; take it out of UNWIRED once wired")
-        else:
-            for p in problems:
-                fail(f"{cmd} {p}")
+        for p in problems:
+            fail(f"{cmd} {p}")
     n = sum(len(v) for v in tables.values())
     print(f"options: {len(tables)} tables, {n} options, {failures} failed")
     return 1 if failures else 0
