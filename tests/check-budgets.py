@@ -190,7 +190,7 @@ def base_members(env):
         subprocess.run([sys.executable, os.path.join(HERE, "fixtures", "gen-fixtures.py"), fx,
                         "vm-1n-virtio-blk"], check=True, stdout=subprocess.DEVNULL)
         bundle = os.path.join(env.tmp, "base.tar.gz")
-        p = subprocess.run([env.numastor, "snapshot", "-o", bundle, "--sysroot",
+        p = subprocess.run([env.numastor, "snapshot", "-O", bundle, "--sysroot",
                             os.path.join(fx, "vm-1n-virtio-blk")], capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(f"cannot snapshot the base fixture: {p.stderr}")
@@ -725,12 +725,12 @@ def capture_case(env):
                    check=True, stdout=subprocess.DEVNULL)
     tree = os.path.join(fx, "vm-1n-virtio-blk")
     out = os.path.join(env.tmp, "capture.tar.gz")
-    p = subprocess.run([env.numastor, "snapshot", "-o", out, "--sysroot", tree], capture_output=True, text=True)
+    p = subprocess.run([env.numastor, "snapshot", "-O", out, "--sysroot", tree], capture_output=True, text=True)
     if p.returncode != 0 or not os.path.exists(out):
         return fail(f"capture twin: the plain tree was not captured: exit {p.returncode}: {p.stderr[:200]}")
     os.unlink(out)
     os.symlink("../../cpu/cpu0", os.path.join(tree, "sys/devices/system/node/node0/cpu100000"))
-    p = subprocess.run([env.numastor, "snapshot", "-o", out, "--sysroot", tree], capture_output=True, text=True)
+    p = subprocess.run([env.numastor, "snapshot", "-O", out, "--sysroot", tree], capture_output=True, text=True)
     left = [n for n in os.listdir(env.tmp) if n.startswith("capture.tar.gz")]
     msg = p.stderr.strip()
     if p.returncode != 3 or left or "CPU 100000" not in msg or "budget" not in msg:

@@ -226,7 +226,7 @@ def main():
         # a bundle is made to be sent: it carries numastor's id for the machine, never
         # etc/machine-id, and its replay says the same host
         bundle = os.path.join(tmp, "host.tar.gz")
-        p = subprocess.run([numastor, "snapshot", "-o", bundle, "-R", named], capture_output=True, text=True)
+        p = subprocess.run([numastor, "snapshot", "-O", bundle, "-R", named], capture_output=True, text=True)
         if p.returncode != 0:
             fail(f"snapshot of the named tree: exit {p.returncode}: {p.stderr[:300]}")
         else:

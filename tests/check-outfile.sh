@@ -1,6 +1,6 @@
 #!/bin/bash
 # The files numastor writes where the operator asks (lib/out/outfile.h; issue 28, part 2): check -O
-# and snapshot -o replace a regular file, or make a new one, atomically; anything else at the
+# and snapshot -O replace a regular file, or make a new one, atomically; anything else at the
 # target (a device node such as /dev/null, a FIFO, a socket, a directory, a symlink, even one to
 # a regular file) is refused with exit 3, named, and left exactly as it was, with nothing left
 # beside it. "-" and /dev/stdout write through to standard output, the one stream an operator
@@ -62,7 +62,7 @@ if [[ " $parts " == *" refuse "* ]]; then
 			if [ "$cmd" = check ]; then
 				out=$(timeout 60 "$numastor" check -R "$root" -f prometheus -O "$d/target" 2>&1 </dev/null)
 			else
-				out=$(timeout 60 "$numastor" snapshot -R "$root" -o "$d/target" 2>&1 </dev/null)
+				out=$(timeout 60 "$numastor" snapshot -R "$root" -O "$d/target" 2>&1 </dev/null)
 			fi
 			rc=$?
 			left=$(ls -A "$d")
@@ -100,7 +100,7 @@ if [[ " $parts " == *" race "* ]]; then
 				NUMASTOR_TEST_OUTFILE_PAUSE_MS=3000 "$numastor" check -R "$root" -f prometheus -O "$d/target" \
 					>"$d.out" 2>&1 &
 			else
-				NUMASTOR_TEST_OUTFILE_PAUSE_MS=3000 "$numastor" snapshot -R "$root" -o "$d/target" >"$d.out" 2>&1 &
+				NUMASTOR_TEST_OUTFILE_PAUSE_MS=3000 "$numastor" snapshot -R "$root" -O "$d/target" >"$d.out" 2>&1 &
 			fi
 			pid=$!
 			# the report is being written once its temporary file is there
@@ -135,15 +135,24 @@ if [[ " $parts " == *" replace "* ]]; then
 	else
 		ok "check -O over a regular file: replaced, 0644, nothing beside it"
 	fi
-	"$numastor" snapshot -R "$root" -o "$d/new.tar.gz" >/dev/null 2>&1
+	"$numastor" snapshot -R "$root" -O "$d/new.tar.gz" >/dev/null 2>&1
 	rc=$?
 	"$numastor" check --snapshot "$d/new.tar.gz" --json >/dev/null 2>&1
 	replay=$? # 2: the fixture's critical findings, replayed
 	if [ "$rc" != 0 ] || [ "$replay" != 2 ]; then
-		fail "snapshot -o to a new name: exit $rc, or the bundle does not replay"
+		fail "snapshot -O to a new name: exit $rc, or the bundle does not replay"
 	else
-		ok "snapshot -o to a new name: written, replays"
+		ok "snapshot -O to a new name: written, replays"
 	fi
+	# the old spellings, hidden aliases until 0.3.0 (NEWS.md): -o and --output still write the bundle
+	for old in -o --output; do
+		rm -f "$d/old.tar.gz"
+		if "$numastor" snapshot -R "$root" "$old" "$d/old.tar.gz" >/dev/null 2>&1 && [ -s "$d/old.tar.gz" ]; then
+			ok "snapshot $old (0.2.0's hidden alias of -O): still writes the bundle"
+		else
+			fail "snapshot $old (0.2.0's hidden alias of -O): no bundle at $d/old.tar.gz"
+		fi
+	done
 fi
 
 if [[ " $parts " == *" through "* ]]; then
@@ -157,16 +166,16 @@ if [[ " $parts " == *" through "* ]]; then
 		else
 			ok "check -O $name: the report written through to standard output"
 		fi
-		"$numastor" snapshot -R "$root" -o "$name" >"$tmp/through.tar.gz" 2>"$tmp/through.err"
+		"$numastor" snapshot -R "$root" -O "$name" >"$tmp/through.tar.gz" 2>"$tmp/through.err"
 		rc=$?
 		magic=$(head -c 2 "$tmp/through.tar.gz" | od -An -tx1 | tr -d ' ')
 		"$numastor" check --snapshot "$tmp/through.tar.gz" --json >/dev/null 2>&1
 		replay=$?
 		if [ "$rc" != 0 ] || [ "$magic" != 1f8b ] || ! grep -q "wrote the bundle to standard output" "$tmp/through.err" ||
 			[ "$replay" != 2 ]; then
-			fail "snapshot -o $name: exit $rc, magic '$magic', stderr $(head -c 200 "$tmp/through.err")"
+			fail "snapshot -O $name: exit $rc, magic '$magic', stderr $(head -c 200 "$tmp/through.err")"
 		else
-			ok "snapshot -o $name: a gzip bundle on standard output that replays, its line on stderr"
+			ok "snapshot -O $name: a gzip bundle on standard output that replays, its line on stderr"
 		fi
 	done
 fi

@@ -96,7 +96,7 @@ mkdir "$tmp/adir"
 "$numastor" check --sysroot "$tmp/fx/no-such-machine" -f prometheus -O "$tmp/adir" >/dev/null 2>&1
 [ -d "$tmp/adir" ] || fail "a refused target was replaced"
 out=$("$numastor" check -f yaml 2>&1)
-[ $? = 3 ] && grep -q "takes text, json, prometheus or svg, not 'yaml'" <<<"$out" || fail "--format yaml: $out"
+[ $? = 3 ] && grep -q "takes text, json, prometheus, svg or map, not 'yaml'" <<<"$out" || fail "--format yaml: $out"
 fi
 
 if part alerts; then

@@ -102,7 +102,7 @@ def main():
             if direct is None or disks < 256:
                 continue
             bundle = os.path.join(tmp, name + ".tar.gz")
-            p = timed(f"snapshot --sysroot {name}", [numastor, "snapshot", "--sysroot", tree, "-o", bundle])
+            p = timed(f"snapshot --sysroot {name}", [numastor, "snapshot", "--sysroot", tree, "-O", bundle])
             if p.returncode != 0:
                 fail(f"{name}: snapshot exited {p.returncode}: {p.stderr[:300]!r}")
                 continue

@@ -52,7 +52,7 @@ def beyond_budgets(tree):
 def round_trip(numastor, tmp, name, sysroot=None):
     bundle = os.path.join(tmp, name + ".tar.gz")
     args = ["--sysroot", sysroot] if sysroot else []
-    p = run(numastor, "snapshot", "-o", bundle, *args)
+    p = run(numastor, "snapshot", "-O", bundle, *args)
     beyond = sysroot and beyond_budgets(sysroot)
     if beyond and p.returncode == 3 and "a replay would refuse it" in p.stderr:
         # a tree no replay may take (numastor-snapshot(8), BUDGETS) is not captured either
@@ -239,7 +239,7 @@ def lazy_libarchive(numastor, tmp, tree):
                                                  for ln in p.stderr.splitlines()):
         fail(f"lazy libarchive: check --snapshot exited {p.returncode} without loading libarchive")
     env = dict(os.environ, NUMASTOR_TEST_LIBARCHIVE="libarchive-not-here.so.13")
-    for cmd in (["check", "--snapshot", bundle], ["snapshot", "--sysroot", tree, "-o", os.path.join(tmp, "no.tgz")]):
+    for cmd in (["check", "--snapshot", bundle], ["snapshot", "--sysroot", tree, "-O", os.path.join(tmp, "no.tgz")]):
         p = run(numastor, *cmd, env=env)
         if p.returncode != 3 or "libarchive13" not in p.stderr or os.path.exists(os.path.join(tmp, "no.tgz")):
             fail(f"lazy libarchive: {cmd[0]} without it: exit {p.returncode}, {p.stderr.strip()!r}")
@@ -254,19 +254,19 @@ def output_target(numastor, tmp, tree):
     os.makedirs(d)
     fifo = os.path.join(d, "fifo")
     os.mkfifo(fifo)
-    p = run(numastor, "snapshot", "--sysroot", tree, "-o", fifo)
+    p = run(numastor, "snapshot", "--sysroot", tree, "-O", fifo)
     if p.returncode != 3 or "only a regular file" not in p.stderr:
-        fail(f"snapshot -o FIFO: exit {p.returncode}, stderr {p.stderr[:200]!r}")
+        fail(f"snapshot -O FIFO: exit {p.returncode}, stderr {p.stderr[:200]!r}")
     elif not stat.S_ISFIFO(os.lstat(fifo).st_mode) or os.listdir(d) != ["fifo"]:
-        fail(f"snapshot -o FIFO: the FIFO was replaced or a file was left: {os.listdir(d)}")
+        fail(f"snapshot -O FIFO: the FIFO was replaced or a file was left: {os.listdir(d)}")
     else:
         print("PASS output: a FIFO target refused and kept")
     reg = os.path.join(d, "old.tar")
     with open(reg, "w") as f:
         f.write("old\n")
-    p = run(numastor, "snapshot", "--sysroot", tree, "-o", reg)
+    p = run(numastor, "snapshot", "--sysroot", tree, "-O", reg)
     if p.returncode != 0 or os.path.getsize(reg) <= 4:
-        fail(f"snapshot -o over a regular file: exit {p.returncode}, size {os.path.getsize(reg)}")
+        fail(f"snapshot -O over a regular file: exit {p.returncode}, size {os.path.getsize(reg)}")
     else:
         print("PASS output: a regular file target replaced")
 

@@ -73,7 +73,7 @@ for r in $(seq 1 "$rounds"); do
 	fi
 	for what in $order; do
 		if [ "$what" = probe ]; then
-			p=$("$numastor" probe --json -d "$secs" -b "$bs" -q "$iodepth" -J "$jobs" -N "$node" "$dev" |
+			p=$("$numastor" probe --json -d "$secs" -b "$bs" -Q "$iodepth" -J "$jobs" -N "$node" "$dev" |
 				sed -n 's/^ *"iops": \([0-9.]*\),*$/\1/p' | head -n 1)
 		else
 			# terse output, version 3: field 8 is the read IOPS

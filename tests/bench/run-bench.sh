@@ -222,7 +222,7 @@ echo "  floor list (numastor's own accesses, check --json): $(cat "$work/main.js
 echo "  floor list (check, text): $(sed 's/^.*; //' "$work/main.text.summary")$([ "${TEXTFLOOR[main]}" = main.floor ] && echo " (the same list)")"
 echo "  $(py manifest "$big/../$main_name.reads" "$work/main.json.log")"
 if [ "${BENCH_SNAPCHECK:-1}" = 1 ]; then
-	if "$numastor" snapshot --sysroot "$big" -o "$work/main.snap.tar.gz" >/dev/null 2>"$work/main.snap.err"; then
+	if "$numastor" snapshot --sysroot "$big" -O "$work/main.snap.tar.gz" >/dev/null 2>"$work/main.snap.err"; then
 		py snapcheck "$work/main.snap.tar.gz" "$big" "$work/main.json.log" | sed 's/^/  /'
 	else
 		echo "  snapshot cross-check: numastor snapshot failed: $(tail -n1 "$work/main.snap.err" | cut -c1-160)"
@@ -311,7 +311,7 @@ if [ "${BENCH_LIVE:-1}" = 1 ]; then
 	echo "live machine (/sys and /proc of this host; lstopo with its default components)"
 	echo "  floor list: $(cat "$work/live.json.summary")"
 	if [ "${BENCH_SNAPCHECK:-1}" = 1 ]; then
-		if "$numastor" snapshot -o "$work/live.snap.tar.gz" >/dev/null 2>"$work/live.snap.err"; then
+		if "$numastor" snapshot -O "$work/live.snap.tar.gz" >/dev/null 2>"$work/live.snap.err"; then
 			py snapcheck "$work/live.snap.tar.gz" / "$work/live.json.log" | sed 's/^/  /'
 		else
 			echo "  snapshot cross-check: numastor snapshot failed: $(tail -n1 "$work/live.snap.err" | cut -c1-160)"

@@ -46,7 +46,7 @@ vm_step check
 mkdir -p "$VM_OUT/capture"
 # the check round's second reading is the capture's first: nothing ran in between
 cp "$VM_OUT/truth.txt" "$VM_OUT/capture/truth-before.txt"
-vm_numastor snapshot snapshot -o "$VM_OUT/capture/snapshot.tar.gz"
+vm_numastor snapshot snapshot -O "$VM_OUT/capture/snapshot.tar.gz"
 vm_truth > "$VM_OUT/capture/truth.txt"
 cp "$VM_OUT/pairing.txt" "$VM_OUT/capture/pairing.txt"
 vm_step capture

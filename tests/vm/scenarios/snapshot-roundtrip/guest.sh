@@ -3,5 +3,5 @@
 vm_load_storage /vm/prefix-nvme/nvme.ko
 vm_wait_disks 60
 vm_check_round
-vm_numastor snapshot snapshot -o "$VM_OUT/snapshot.tar.gz"
+vm_numastor snapshot snapshot -O "$VM_OUT/snapshot.tar.gz"
 vm_numastor replay check --snapshot "$VM_OUT/snapshot.tar.gz" --json

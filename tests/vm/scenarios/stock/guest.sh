@@ -10,7 +10,7 @@ vm_check_round
 # it, so that the replayed report is held to this kernel's own files.
 mkdir -p "$VM_OUT/capture"
 vm_truth > "$VM_OUT/capture/truth-before.txt"
-vm_numastor snapshot snapshot -o "$VM_OUT/capture/snapshot.tar.gz"
+vm_numastor snapshot snapshot -O "$VM_OUT/capture/snapshot.tar.gz"
 vm_truth > "$VM_OUT/capture/truth.txt"
 cp "$VM_OUT/pairing.txt" "$VM_OUT/capture/pairing.txt"
 # last: it writes a PCI function's numa_node
