@@ -326,6 +326,33 @@ def check_pixels(name, svg_text, tmp, width, height):
             return
 
 
+def check_geometry(name, top, width, height):
+    """Every shape and text inside the canvas by its coordinates (a text's width: the monospace
+    advance, 0.61 of its font size a column): what the pixel test cannot see, far outside."""
+    for e in top.iter():
+        tag = e.tag.replace(SVG, "")
+        if e.get("class") == "background":
+            continue
+        if tag == "rect" and e.get("x") is not None:
+            x, y, w, h = (float(e.get(k)) for k in ("x", "y", "width", "height"))
+            box = (x, y, x + w, y + h)
+        elif tag == "circle":
+            cx, cy, r = (float(e.get(k)) for k in ("cx", "cy", "r"))
+            box = (cx - r, cy - r, cx + r, cy + r)
+        elif tag == "polygon":
+            pts = [tuple(map(float, p.split(","))) for p in e.get("points").split()]
+            box = (min(p[0] for p in pts), min(p[1] for p in pts), max(p[0] for p in pts), max(p[1] for p in pts))
+        elif tag == "text":
+            size = 14 if "title" in classes(e) else 10 if "seg-label" in classes(e) else 12
+            x, y = float(e.get("x")), float(e.get("y"))
+            box = (x, y - size, x + cols("".join(e.itertext())) * size * 0.61, y)
+        else:
+            continue
+        if box[0] < 0 or box[1] < 0 or box[2] > width + 0.5 or box[3] > height + 0.5:
+            fail(name, f"a {tag} ({e.get('class')}) spans {box}, outside the {width} x {height} canvas")
+            return
+
+
 def check_svg(name, numastor, root, doc, code, tmp, bound=(1920, 1080)):
     rc, out, err = run(numastor, root, "--format", "svg")
     if rc != code:
@@ -344,6 +371,7 @@ def check_svg(name, numastor, root, doc, code, tmp, bound=(1920, 1080)):
     if bound and (width > bound[0] or height > bound[1]):
         fail(name, f"the canvas is {width} x {height}, over {bound[0]} x {bound[1]}")
     check_pixels(name, out, tmp, width, height)
+    check_geometry(name, top, width, height)
     style = "".join(e.text or "" for e in top.iter(SVG + "style"))
     fills = dict(re.findall(r"\.(local|remote|unplaced) \{ fill: ([^;]+);", style))
     if len(set(fills.values())) != 3 or not fills.get("remote", "").startswith("url(#") or \
