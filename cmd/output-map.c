@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * check --map: the picture (cmd/map.h) built from the model, and its text rendering: per node
- * its CPUs and memory, then its devices, each with a bar per node its interrupts fire on.
- * Every line is cut to the width (ns_text_width), counted in display columns.
+ * check --map as text: per node a line with its CPUs and memory, then a line per device: its
+ * marks (severity, forced), one bar of where its interrupts fire (local, remote, unplaced cells),
+ * its local share and the remote and unplaced shares by node. Every line is cut to the width
+ * (ns_text_width), counted in display columns.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,154 +17,6 @@
 #include "base/escape.h"
 #include "map.h"
 #include "numastor.h"
-#include "read/rates.h"
-
-static void map_device_free(struct ns_map_device *d)
-{
-	free(d->findings);
-	free(d->fires);
-}
-
-void ns_map_free(struct ns_map *map)
-{
-	for (size_t i = 0; i < map->ndevices; i++)
-		map_device_free(&map->devices[i]);
-	for (size_t i = 0; i < map->ngroups; i++)
-		free(map->groups[i].devices);
-	free(map->devices);
-	free(map->groups);
-	map->devices = NULL;
-	map->groups = NULL;
-	map->ndevices = map->ngroups = 0;
-}
-
-/* The warning and critical findings that name the device, each id once. */
-static int map_findings(const struct ns_findings_index *ix, struct ns_map_device *md)
-{
-	size_t n;
-	const size_t *v = ns_findings_index_of(ix, md->disk->name, &n);
-
-	md->findings = calloc(n + 1, sizeof(*md->findings));
-	if (!md->findings)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const struct ns_finding *x = &ix->f->v[v[i]];
-		bool seen = false;
-		if (x->severity < NS_SEV_WARNING)
-			continue;
-		for (size_t k = 0; k < md->nfindings; k++) /* the ids: the rules', a few dozen at most */
-			seen |= strcmp(md->findings[k], x->id) == 0;
-		if (!seen)
-			md->findings[md->nfindings++] = x->id;
-	}
-	md->misplaced = md->nfindings > 0;
-	return 0;
-}
-
-/*
- * Where the interrupts of the PCI functions behind the device fired, per node: the counts the
- * fire-location rule judges (over --interval, since fix, else since boot). A function on two
- * paths is counted once.
- */
-static int map_fires(const struct ns_disk *d, struct ns_map_device *md)
-{
-	unsigned long long *acc = NULL;
-	size_t nacc = 0;
-
-	for (size_t p = 0; p < d->npaths; p++) {
-		const struct ns_pci *pci = d->paths[p].pci;
-		bool dup = false;
-		for (size_t q = 0; q < p; q++)
-			dup |= d->paths[q].pci == pci;
-		for (size_t i = 0; pci && !dup && i < pci->nirqs; i++) {
-			const struct ns_irq *irq = &pci->irqs[i];
-			unsigned long long total;
-			const unsigned long long *c = ns_irq_judged_counts(irq, &total);
-			if (!c)
-				continue;
-			md->counted = true;
-			if (irq->nper_node > nacc) {
-				unsigned long long *grown = realloc(acc, irq->nper_node * sizeof(*acc));
-				if (!grown) {
-					free(acc);
-					return -ENOMEM;
-				}
-				memset(grown + nacc, 0, (irq->nper_node - nacc) * sizeof(*acc));
-				acc = grown;
-				nacc = irq->nper_node;
-			}
-			for (size_t n = 0; n < irq->nper_node; n++)
-				acc[n] += c[n];
-		}
-	}
-	md->fires = calloc(nacc + 1, sizeof(*md->fires));
-	if (!md->fires) {
-		free(acc);
-		return -ENOMEM;
-	}
-	for (size_t n = 0; n < nacc; n++) {
-		if (!acc[n])
-			continue;
-		md->fires[md->nfires++] = (struct ns_map_fire){.node = (int)n, .count = acc[n]};
-		md->total += acc[n];
-	}
-	free(acc);
-	return 0;
-}
-
-/* The group of d: its node's, else the no-node group (the last). */
-static size_t group_of(const struct ns_machine *m, const struct ns_disk *d)
-{
-	for (size_t g = 0; d->node >= 0 && g < m->nnodes; g++)
-		if (m->nodes[g].id == d->node)
-			return g;
-	return m->nnodes;
-}
-
-int ns_map_build(const struct ns_system *sys, const struct ns_findings *f, struct ns_map *map)
-{
-	const struct ns_machine *m = &sys->machine;
-	struct ns_findings_index ix = {0};
-	size_t *of = NULL; /* each device's group */
-	int r = -ENOMEM;
-
-	*map = (struct ns_map){0};
-	map->devices = calloc(sys->ndisks + 1, sizeof(*map->devices));
-	map->groups = calloc(m->nnodes + 1, sizeof(*map->groups));
-	of = calloc(sys->ndisks + 1, sizeof(*of));
-	if (!map->devices || !map->groups || !of || ns_findings_index_make(f, &ix) < 0)
-		goto fail;
-	map->ngroups = m->nnodes + 1;
-	/* each group's list sized to its devices: not every node's to all of them */
-	for (size_t i = 0; i < sys->ndisks; i++)
-		map->groups[of[i] = group_of(m, &sys->disks[i])].ndevices++;
-	for (size_t g = 0; g < map->ngroups; g++) {
-		map->groups[g].node = g < m->nnodes ? &m->nodes[g] : NULL;
-		map->groups[g].devices = calloc(map->groups[g].ndevices + 1, sizeof(*map->groups[g].devices));
-		map->groups[g].ndevices = 0;
-		if (!map->groups[g].devices)
-			goto fail;
-	}
-	for (size_t i = 0; i < sys->ndisks; i++) {
-		const struct ns_disk *d = &sys->disks[i];
-		struct ns_map_device *md = &map->devices[map->ndevices++];
-		struct ns_map_group *grp = &map->groups[of[i]];
-
-		md->disk = d;
-		md->forced = d->node_source == NS_NODE_SRC_FORCED;
-		if ((r = map_findings(&ix, md)) < 0 || (r = map_fires(d, md)) < 0)
-			goto fail;
-		grp->devices[grp->ndevices++] = md;
-	}
-	free(of);
-	ns_findings_index_free(&ix);
-	return 0;
-fail:
-	free(of);
-	ns_findings_index_free(&ix);
-	ns_map_free(map);
-	return r;
-}
 
 /* ---- text ---- */
 
@@ -239,95 +92,115 @@ static char *esc(const char *s)
 	return e ? e : strdup("?");
 }
 
-/* The node line: "node 0: CPUs 0-31 (32), memory 128.0 GiB". */
-static void node_line(const struct canvas *c, const struct ns_node *n)
+/* The node line: "node 0: CPUs 0-27 x2 SMT (56), 384.0 GiB, 8 devices". */
+static void node_line(const struct canvas *c, const struct ns_map_group *g)
 {
-	char *cl = ns_text_cpus(&n->cpus), mem[32], count[16] = "?";
+	char mem[32], count[16] = "?", devs[32];
 
-	ns_text_bytes(mem, sizeof(mem), n->memory_bytes);
-	if (n->cpus.known)
-		snprintf(count, sizeof(count), "%u", ns_cpuset_count(&n->cpus));
-	line(c, "node %d: CPUs %s (%s), memory %s", n->id, cl, count, mem);
-	free(cl);
+	ns_text_bytes(mem, sizeof(mem), g->node->memory_bytes);
+	if (g->node->cpus.known)
+		snprintf(count, sizeof(count), "%u", g->ncpus);
+	if (g->ndevices)
+		snprintf(devs, sizeof(devs), "%zu device%s", g->ndevices, g->ndevices == 1 ? "" : "s");
+	else
+		snprintf(devs, sizeof(devs), "no devices");
+	line(c, "node %d: CPUs %s (%s), %s, %s", g->node->id, g->cpus ? g->cpus : "?", count, mem, devs);
 }
 
-/* The share of a fire as a whole percentage, and as bar cells out of cells. */
-static int share_percent(const struct ns_map_device *md, const struct ns_map_fire *fire)
+static const char *cell_of(const struct canvas *c, enum ns_map_where w)
 {
-	return (int)((fire->count * 200 + md->total) / (md->total * 2));
+	static const char *const utf8[] = {"\u2588", "\u2592", "\u2591"}, *const ascii[] = {"#", "x", "?"};
+	return c->utf8 ? utf8[w] : ascii[w];
 }
 
-static void fire_bar(const struct canvas *c, const struct ns_map_device *md, const struct ns_map_fire *fire, int cells)
+/* The bar: cells out of the device's total, local cells first, then remote, then unplaced. */
+static char *share_bar(const struct canvas *c, const struct ns_map_device *md, int cells)
 {
-	const char *full = c->utf8 ? "\u2588" : "#", *empty = c->utf8 ? "\u2591" : ".";
-	int filled = (int)((fire->count * 2 * (unsigned long long)cells + md->total) / (md->total * 2));
-	char label[16], *bar = malloc((size_t)cells * strlen(full) + 1), *p = bar;
+	char *bar = malloc((size_t)cells * 3 + 1), *p = bar;
+	unsigned long long cum = 0;
+	int done = 0;
 
 	if (!bar)
-		return;
-	for (int i = 0; i < cells; i++)
-		p = stpcpy(p, i < filled ? full : empty);
-	snprintf(label, sizeof(label), "node%d", fire->node);
-	line(c, "    %-8s %s %3d%%", label, bar, share_percent(md, fire));
-	free(bar);
+		return NULL;
+	for (int w = NS_MAP_LOCAL; w <= NS_MAP_UNPLACED; w++) {
+		for (size_t i = 0; i < md->nshares; i++)
+			if (md->shares[i].where == (enum ns_map_where)w)
+				cum += md->shares[i].count;
+		int upto = (int)((cum * 2 * (unsigned long long)cells + md->total) / (md->total * 2));
+		for (; done < upto; done++)
+			p = stpcpy(p, cell_of(c, (enum ns_map_where)w));
+	}
+	*p = '\0';
+	return bar;
 }
 
-/* The findings' ids after "! ", wrapped at the width. */
-static void findings_lines(const struct canvas *c, const struct ns_map_device *md)
+/* "  remote n1 40% n3 10%": the shares of one kind, by node; "" when none. */
+static void shares_text(char *buf, size_t n, const struct ns_map_device *md, enum ns_map_where w, const char *label)
 {
-	char buf[512];
 	size_t len = 0;
 
-	for (size_t i = 0; i < md->nfindings; i++) {
-		const char *id = md->findings[i];
-		if (len && (int)(len + strlen(id) + 2) > c->width) {
-			line(c, "%s", buf);
-			len = 0;
-		}
-		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s%s", len ? "" : "    ! ", id,
-					i + 1 < md->nfindings ? ", " : "");
-		if (len >= sizeof(buf))
-			len = sizeof(buf) - 1;
+	buf[0] = '\0';
+	for (size_t i = 0; i < md->nshares && len < n; i++) {
+		const struct ns_map_share *s = &md->shares[i];
+		if (s->where != w)
+			continue;
+		int pct = ns_map_percent(md, s->count);
+		/* a share that rounds to 0 is still there */
+		len += (size_t)snprintf(buf + len, n - len, "%s n%d %s%d%%", len ? "" : label, s->node, pct ? "" : "<",
+					pct ? pct : 1);
 	}
-	if (len)
-		line(c, "%s", buf);
 }
 
-static void device_lines(const struct canvas *c, const struct ns_map_device *md, int cells)
+static void device_line(const struct canvas *c, const struct ns_map_device *md, int namew, int cells)
 {
 	const struct ns_disk *d = md->disk;
-	char *name = esc(d->name), *model = d->identity.model ? esc(d->identity.model) : NULL;
-	char marks[8] = "";
+	char *name = esc(d->name), *cut = fit(c, name, namew), *bar = NULL;
+	char remote[256], unplaced[256];
+	const char *sev = md->worst == NS_SEV_CRITICAL ? "!!" : md->worst == NS_SEV_WARNING ? "!" : "";
+	int pad = namew;
 
-	if (md->forced)
-		strcat(marks, "  F");
-	if (md->misplaced)
-		strcat(marks, md->forced ? " !" : "  !");
-	/* the marks stay: the model gives way to them */
-	char *head, *cut = NULL;
-	if (asprintf(&head, "  %s  %s%s%s", name, ns_disk_kind_name(d->kind), model ? "  " : "", model ? model : "") >=
-	    0) {
-		cut = fit(c, head, c->width - (int)strlen(marks));
-		free(head);
+	/* the name padded to namew display columns: the marks and bars line up */
+	for (const unsigned char *p = (const unsigned char *)(cut ? cut : ""); *p;) {
+		uint32_t cp;
+		int n = ns_utf8_next(p, strlen((const char *)p), &cp);
+		pad -= n > 0 ? cp_cols(c, cp) : 1;
+		p += n > 0 ? n : (n < 0 ? -n : 1);
 	}
-	line(c, "%s%s", cut ? cut : "?", marks);
+	if (pad < 0)
+		pad = 0;
+	if (md->total && (bar = share_bar(c, md, cells))) {
+		shares_text(remote, sizeof(remote), md, NS_MAP_REMOTE, "  remote");
+		shares_text(unplaced, sizeof(unplaced), md, NS_MAP_UNPLACED, "  unplaced");
+		line(c, "  %s%*s  %-2s %s %s %3d%% local%s%s", cut ? cut : "?", pad, "", sev, md->forced ? "F" : " ",
+		     bar, ns_map_percent(md, md->local), remote, unplaced);
+	} else {
+		line(c, "  %s%*s  %-2s %s %s", cut ? cut : "?", pad, "", sev, md->forced ? "F" : " ",
+		     ns_disk_is_virtual(d) ? "virtual: no interrupts of its own" : "interrupts: no counts");
+	}
+	free(bar);
 	free(cut);
-	if (md->forced) {
-		const struct ns_pci *pci = d->npaths ? d->paths[0].pci : NULL;
-		if (pci && pci->numa_node >= 0)
-			line(c, "    node %d forced by the driver; its own is unknown", pci->numa_node);
-		else
-			line(c, "    node forced by the driver; its own is unknown");
-	}
-	if (ns_disk_is_virtual(d))
-		line(c, "    virtual: no interrupts of its own");
-	else if (!md->counted || !md->total)
-		line(c, "    interrupts: no counts");
-	for (size_t i = 0; md->total && i < md->nfires; i++)
-		fire_bar(c, md, &md->fires[i], cells);
-	findings_lines(c, md);
 	free(name);
-	free(model);
+}
+
+/* The widest device name, in display columns, at most 14. */
+static int name_width(const struct canvas *c, const struct ns_map *map)
+{
+	int w = 4;
+
+	for (size_t i = 0; i < map->ndevices; i++) {
+		char *name = esc(map->devices[i].disk->name);
+		int cols = 0;
+		for (const unsigned char *p = (const unsigned char *)(name ? name : ""); *p;) {
+			uint32_t cp;
+			int n = ns_utf8_next(p, strlen((const char *)p), &cp);
+			cols += n > 0 ? cp_cols(c, cp) : 1;
+			p += n > 0 ? n : (n < 0 ? -n : 1);
+		}
+		if (cols > w)
+			w = cols;
+		free(name);
+	}
+	return w < 14 ? w : 14;
 }
 
 void ns_print_map(FILE *out, const struct ns_system *sys, const struct ns_findings *f, int width)
@@ -335,7 +208,7 @@ void ns_print_map(FILE *out, const struct ns_system *sys, const struct ns_findin
 	const char *cs;
 	struct canvas c = {.out = out, .width = width};
 	struct ns_map map;
-	int cells = width - 25 < 40 ? width - 25 : 40;
+	int namew, cells;
 
 	cs = nl_langinfo(CODESET); /* main() took LC_CTYPE from the environment */
 	c.utf8 = cs && strcmp(cs, "UTF-8") == 0;
@@ -343,28 +216,31 @@ void ns_print_map(FILE *out, const struct ns_system *sys, const struct ns_findin
 		line(&c, "numastor map: out of memory");
 		return;
 	}
+	/* "  NAME  !! F " then the bar, then " 100% local" and the shares elsewhere */
+	namew = name_width(&c, &map);
+	cells = width - (2 + namew + 7) - 11 - 18;
+	cells = cells > 20 ? 20 : cells < 5 ? 5 : cells;
 	{
 		char *on = ns_text_cpus(&sys->machine.online);
 		line(&c, "numastor map: %zu NUMA node%s, CPUs %s online, %zu device%s", sys->machine.nnodes,
 		     sys->machine.nnodes == 1 ? "" : "s", on, sys->ndisks, sys->ndisks == 1 ? "" : "s");
 		free(on);
 	}
-	line(&c, "  bars: share of its interrupts per node");
-	line(&c, "  F: node forced   !: findings on it");
+	line(&c, "  bar: where its interrupts fire  %s local  %s remote  %s unplaced", cell_of(&c, NS_MAP_LOCAL),
+	     cell_of(&c, NS_MAP_REMOTE), cell_of(&c, NS_MAP_UNPLACED));
+	line(&c, "  !! critical  ! warning  F node forced by the driver");
 	for (size_t g = 0; g < map.ngroups; g++) {
 		const struct ns_map_group *grp = &map.groups[g];
-		if (!grp->node && !grp->ndevices)
+		if (!ns_map_group_drawn(grp))
 			continue;
 		fputc('\n', out);
 		if (grp->node)
-			node_line(&c, grp->node);
+			node_line(&c, grp);
 		else
 			line(&c, "no node: %zu device%s whose node is unknown", grp->ndevices,
 			     grp->ndevices == 1 ? "" : "s");
-		if (!grp->ndevices)
-			line(&c, "  (no devices)");
 		for (size_t i = 0; i < grp->ndevices; i++)
-			device_lines(&c, grp->devices[i], cells);
+			device_line(&c, grp->devices[i], namew, cells);
 	}
 	ns_map_free(&map);
 }
