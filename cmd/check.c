@@ -273,7 +273,9 @@ static int check_run(int argc, char **argv, struct verdict_file *vf)
 	}
 	cli.root = root;
 	/* read only what the output uses (lib/read/root.h, NS_NEED_*): the rest reads everything */
-	if (!a.list && !a.map && !a.svg && !a.json)
+	if (a.list || a.json)
+		ns_root_set_needs(root, NS_NEED_JSON); /* all but the map's SMT */
+	else if (!a.map && !a.svg)
 		ns_root_set_needs(root, a.prom ? NS_NEED_PROM : a.verbose ? NS_NEED_TEXT_VERBOSE : NS_NEED_TEXT);
 	if (a.snapshot) {
 		char *label;

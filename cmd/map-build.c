@@ -158,42 +158,18 @@ static int map_shares(const struct ns_machine *m, const struct ns_disk *d, struc
 	return 0;
 }
 
-/*
- * The node's CPUs, SMT siblings folded: when every online CPU of the node has a readable
- * thread_siblings_list, all of the same size k > 1, the first thread of each core and "xk SMT";
- * else the cpulist as the reports print it. NULL on -ENOMEM.
- */
-static char *node_cpus(struct ns_root *root, const struct ns_machine *m, const struct ns_node *node)
+/* The node's CPUs, SMT siblings folded when the reader found them so (lib/read/machine.h):
+ * "0-27 x2 SMT"; else the cpulist as the reports print it. NULL on -ENOMEM. */
+static char *node_cpus(const struct ns_node *node)
 {
-	struct ns_cpuset firsts = {0};
-	unsigned threads = 0;
-	bool fold = node->cpus.known && ns_cpuset_count(&node->cpus) > 1;
-	char *r = NULL;
+	char *list, *r = NULL;
 
-	for (int c = fold ? ns_cpuset_first(&node->cpus) : -1; fold && c >= 0; c = ns_cpuset_next(&node->cpus, c)) {
-		char path[96], *txt = NULL;
-		struct ns_cpuset sib = {0};
-		snprintf(path, sizeof(path), "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
-		fold = ns_read_str(root, path, &txt) == 0 && ns_machine_parse_cpus(m, &sib, txt, false) == 0 &&
-		       ns_cpuset_test(&sib, (unsigned)c) && (!threads || ns_cpuset_count(&sib) == threads);
-		if (fold) {
-			threads = ns_cpuset_count(&sib);
-			if (ns_cpuset_first(&sib) == c && ns_cpuset_set(&firsts, (unsigned)c) < 0)
-				fold = false;
-		}
-		free(txt);
-		ns_cpuset_clear(&sib);
-	}
-	firsts.known = true;
-	if (fold && threads > 1 && ns_cpuset_count(&firsts) * threads == ns_cpuset_count(&node->cpus)) {
-		char *list = ns_text_cpus(&firsts);
-		if (list && asprintf(&r, "%s x%u SMT", list, threads) < 0)
-			r = NULL;
-		free(list);
-	} else {
-		r = ns_text_cpus(&node->cpus);
-	}
-	ns_cpuset_clear(&firsts);
+	if (!node->smt_threads)
+		return ns_text_cpus(&node->cpus);
+	list = ns_text_cpus(&node->cores);
+	if (list && asprintf(&r, "%s x%u SMT", list, node->smt_threads) < 0)
+		r = NULL;
+	free(list);
 	return r;
 }
 
@@ -232,7 +208,7 @@ int ns_map_build(const struct ns_system *sys, const struct ns_findings *f, struc
 			goto fail;
 		if (grp->node) {
 			grp->ncpus = grp->node->cpus.known ? ns_cpuset_count(&grp->node->cpus) : 0;
-			if (!(grp->cpus = node_cpus(sys->root, m, grp->node)))
+			if (!(grp->cpus = node_cpus(grp->node)))
 				goto fail;
 		}
 	}

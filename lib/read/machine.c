@@ -362,6 +362,40 @@ static int read_nodes(struct ns_root *root, struct ns_machine *m, struct ns_note
 }
 
 /*
+ * The node's cores, when its SMT folds: every online CPU's thread_siblings_list readable, each
+ * holding the CPU, all of one size k > 1, k x cores = CPUs. Anything else leaves smt_threads 0
+ * (the map prints the plain cpulist; no note: nothing is judged by it). -ENOMEM only.
+ */
+static int read_smt(struct ns_root *root, const struct ns_machine *m, struct ns_node *node)
+{
+	unsigned threads = 0;
+	bool fold = node->cpus.known && ns_cpuset_count(&node->cpus) > 1;
+	int r = 0;
+
+	for (int c = fold ? ns_cpuset_first(&node->cpus) : -1; fold && c >= 0; c = ns_cpuset_next(&node->cpus, c)) {
+		char path[96], *txt = NULL;
+		struct ns_cpuset sib = {0};
+		snprintf(path, sizeof(path), "sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+		fold = ns_read_str(root, path, &txt) == 0 && ns_machine_parse_cpus(m, &sib, txt, false) == 0 &&
+		       ns_cpuset_test(&sib, (unsigned)c) && (!threads || ns_cpuset_count(&sib) == threads);
+		if (fold) {
+			threads = ns_cpuset_count(&sib);
+			if (ns_cpuset_first(&sib) == c && (r = ns_cpuset_set(&node->cores, (unsigned)c)) < 0)
+				fold = false;
+		}
+		free(txt);
+		ns_cpuset_clear(&sib);
+	}
+	node->cores.known = true;
+	if (fold && threads > 1 && ns_cpuset_count(&node->cores) * threads == ns_cpuset_count(&node->cpus)) {
+		node->smt_threads = threads;
+		return 0;
+	}
+	ns_cpuset_clear(&node->cores);
+	return r == -ENOMEM ? r : 0;
+}
+
+/*
  * On the live root libnuma is the authority for node sizes and distances (it reads the same
  * kernel interfaces a captured tree holds as files, so a replay gives the same values).
  */
@@ -749,6 +783,10 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 	if (ns_root_is_live(root))
 		nodes_from_libnuma(m);
 	check_distances(m, notes);
+	if (ns_root_needs(root, NS_NEED_TOPOLOGY))
+		for (size_t i = 0; i < m->nnodes; i++)
+			if ((r = read_smt(root, m, &m->nodes[i])) < 0)
+				return r;
 	r = build_cpu_node_map(m, notes);
 	if (r < 0)
 		return r;
@@ -760,6 +798,7 @@ void ns_machine_free(struct ns_machine *m)
 	for (size_t i = 0; i < m->nnodes; i++) {
 		ns_cpuset_clear(&m->nodes[i].cpus);
 		ns_cpuset_clear(&m->nodes[i].present);
+		ns_cpuset_clear(&m->nodes[i].cores);
 		free(m->nodes[i].distances);
 	}
 	free(m->nodes);

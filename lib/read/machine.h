@@ -18,6 +18,11 @@ struct ns_node {
 	long long memory_bytes;	  /* -1 unknown */
 	int *distances;		  /* one per node in ns_machine.nodes order; NULL unknown */
 	size_t ndistances;
+	/* SMT (NS_NEED_TOPOLOGY): when every online CPU of the node has a readable
+	 * thread_siblings_list, all of one size k > 1, k and the first thread of each core; else
+	 * smt_threads is 0 and cores empty */
+	unsigned smt_threads;
+	struct ns_cpuset cores;
 };
 
 struct ns_irqbalance {

@@ -47,14 +47,19 @@ enum ns_need {
 	NS_NEED_SLAVES = 1u << 2,     /* a disk's slaves/ (md/dm members are read apart) */
 	NS_NEED_PARTITIONS = 1u << 3, /* the partition subdirectories of a disk */
 	NS_NEED_SCHEDULER = 1u << 4,  /* queue/scheduler */
+	NS_NEED_TOPOLOGY = 1u << 5,   /* each online CPU's topology/thread_siblings_list (the map's SMT) */
 };
-#define NS_NEED_FULL 0x1fu
+#define NS_NEED_FULL 0x3fu
+/* --json: everything but what only the map draws */
+#define NS_NEED_JSON (NS_NEED_FULL & ~NS_NEED_TOPOLOGY)
 /* text without --verbose: the device table and the notes */
-#define NS_NEED_TEXT \
-	(NS_NEED_FULL & ~(NS_NEED_IDENTITY | NS_NEED_HOLDERS | NS_NEED_SLAVES | NS_NEED_PARTITIONS | NS_NEED_SCHEDULER))
-#define NS_NEED_TEXT_VERBOSE (NS_NEED_FULL & ~NS_NEED_HOLDERS)
+#define NS_NEED_TEXT                                                                                 \
+	(NS_NEED_FULL & ~(NS_NEED_IDENTITY | NS_NEED_HOLDERS | NS_NEED_SLAVES | NS_NEED_PARTITIONS | \
+			  NS_NEED_SCHEDULER | NS_NEED_TOPOLOGY))
+#define NS_NEED_TEXT_VERBOSE (NS_NEED_FULL & ~(NS_NEED_HOLDERS | NS_NEED_TOPOLOGY))
 /* prometheus: the model label, no lists, no scheduler */
-#define NS_NEED_PROM (NS_NEED_FULL & ~(NS_NEED_HOLDERS | NS_NEED_SLAVES | NS_NEED_PARTITIONS | NS_NEED_SCHEDULER))
+#define NS_NEED_PROM \
+	(NS_NEED_FULL & ~(NS_NEED_HOLDERS | NS_NEED_SLAVES | NS_NEED_PARTITIONS | NS_NEED_SCHEDULER | NS_NEED_TOPOLOGY))
 void ns_root_set_needs(struct ns_root *root, unsigned needs);
 /* Whether what (NS_NEED_*) is to be read. */
 bool ns_root_needs(const struct ns_root *root, unsigned what);
