@@ -204,6 +204,17 @@ def replays(numastor, tmp, bundle, host):
             dst.addfile(m, io.BytesIO(data) if data is not None else None)
     run(numastor, "an older bundle's replay", ["check", "--snapshot", old, "--json"], "check", code=2,
         check=captured({"captured_at": want["captured_at"], "captured_host": None}))
+    # a time that is not RFC 3339 UTC is no capture time: null, never passed on as it is
+    bad = os.path.join(tmp, "bad-time.tar.gz")
+    with tarfile.open(bundle) as src, tarfile.open(bad, "w:gz") as dst:
+        for m in src.getmembers():
+            data = src.extractfile(m).read() if m.isfile() else None
+            if m.name == ".numastor/facts":
+                data = data.replace(("captured_at=" + want["captured_at"]).encode(), b"captured_at=yesterday")
+                m.size = len(data)
+            dst.addfile(m, io.BytesIO(data) if data is not None else None)
+    run(numastor, "a bundle's garbled capture time", ["check", "--snapshot", bad, "--json"], "check", code=2,
+        check=captured({"captured_at": None, "captured_host": want["captured_host"]}))
     # a tree is no bundle, even one a bundle was extracted into
     tree = os.path.join(tmp, "extracted")
     os.makedirs(tree)
