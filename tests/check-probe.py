@@ -30,6 +30,7 @@ import json
 import os
 import pty
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -231,7 +232,8 @@ def main():
             proc = subprocess.Popen([numastor, "probe", "-d", "75", "-N", str(nodes_with_cpus()[0]), name,
                                      os.path.basename(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             t0 = time.monotonic()
-            first = proc.stderr.readline()
+            # at most 20 s for it: the runs themselves would take 150 s
+            first = proc.stderr.readline() if select.select([proc.stderr], [], [], 20)[0] else ""
             waited = time.monotonic() - t0
             proc.send_signal(signal.SIGINT)
             proc.communicate(timeout=60)
