@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* numastor check's pieces beside its option parsing (cmd/check.c): what the command line asked
- * for, the report written where it goes (check-output.c), the --snapshot extraction directory
- * (check-snapdir.c). */
+ * for, the report written where it goes (check-output.c); the --snapshot root is cmd/snapdir.h. */
 #ifndef NUMASTOR_CMD_CHECK_OUTPUT_H
 #define NUMASTOR_CMD_CHECK_OUTPUT_H
 
@@ -32,9 +31,5 @@ int check_write(struct ns_cli *cli, const struct check_args *a, const struct ns_
 		const struct ns_findings *findings, struct verdict_file *vf);
 /* A failed run's verdict put in vf's file in place of the last one. */
 void write_failed_verdict(const struct verdict_file *vf);
-
-/* The extraction directory of --snapshot, removed on every way out (fatal signals too). */
-int make_snapdir(char **dir);
-void remove_snapdir(char **dir);
 
 #endif

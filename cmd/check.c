@@ -8,11 +8,11 @@
 #include <unistd.h>
 
 #include "check-output.h"
+#include "snapdir.h"
 #include "options.h"
 #include "model/sample.h"
 #include "out/json.h"
 #include "out/outfile.h"
-#include "out/snapshot.h"
 
 /* --interval: seconds as ns_cli_parse_seconds takes them, at most INTERVAL_MAX (the figure
  * options-check.c's help for --interval gives) */
@@ -238,7 +238,7 @@ static int check_run(int argc, char **argv, struct verdict_file *vf)
 {
 	struct check_args a;
 	const char *sysroot;
-	char *snapdir = NULL, *why = NULL;
+	char *snapdir = NULL;
 	struct ns_cli cli;
 	struct ns_root *root = NULL;
 	struct ns_system sys;
@@ -251,25 +251,13 @@ static int check_run(int argc, char **argv, struct verdict_file *vf)
 		return code;
 	sysroot = a.sysroot;
 	if (a.snapshot) {
-		r = make_snapdir(&snapdir);
-		if (r < 0)
-			return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot make a directory to extract %s into: %s",
-					   a.snapshot, strerror(-r));
-		r = ns_snapshot_extract_into(a.snapshot, snapdir, &why);
-		if (r < 0) {
-			ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "%s", why ? why : strerror(-r));
-			free(why);
-			remove_snapdir(&snapdir);
-			return NS_EXIT_UNKNOWN;
-		}
+		code = open_snapshot_root(&cli, a.snapshot, &snapdir, &root);
+		if (code != NS_EXIT_OK)
+			return code;
 		sysroot = snapdir;
-	}
-	r = ns_root_open(sysroot, &root);
-	if (r < 0) {
-		ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", sysroot ? sysroot : "/",
-			    strerror(-r));
-		remove_snapdir(&snapdir);
-		return NS_EXIT_UNKNOWN;
+	} else if ((r = ns_root_open(sysroot, &root)) < 0) {
+		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", sysroot ? sysroot : "/",
+				   strerror(-r));
 	}
 	cli.root = root;
 	/* read only what the output uses (lib/read/root.h, NS_NEED_*): the rest reads everything */
@@ -277,13 +265,6 @@ static int check_run(int argc, char **argv, struct verdict_file *vf)
 		ns_root_set_needs(root, NS_NEED_JSON); /* all but the map's SMT */
 	else if (!a.map && !a.svg)
 		ns_root_set_needs(root, a.prom ? NS_NEED_PROM : a.verbose ? NS_NEED_TEXT_VERBOSE : NS_NEED_TEXT);
-	if (a.snapshot) {
-		char *label;
-		if (asprintf(&label, "snapshot:%s", a.snapshot) >= 0) {
-			ns_root_set_label(root, label);
-			free(label);
-		}
-	}
 	code = ns_cli_discover(&cli, root, sysroot, argv + optind, (size_t)(argc - optind), &sys);
 	if (code)
 		goto out;
@@ -301,7 +282,6 @@ static int check_run(int argc, char **argv, struct verdict_file *vf)
 	}
 	code = check_write(&cli, &a, &sys, &findings, vf);
 out:
-	free(why);
 	free(a.lopts.cols);
 	ns_findings_free(&findings);
 	ns_system_free(&sys);

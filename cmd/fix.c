@@ -13,6 +13,7 @@
 #include "base/testhook.h"
 #include "fix.h"
 #include "options.h"
+#include "snapdir.h"
 #include "state/journal.h"
 #include "state/swapjournal.h"
 
@@ -97,6 +98,9 @@ static int fix_parse(int argc, char **argv, struct fix_opts *o)
 		case 'R':
 			o->sysroot = optarg;
 			break;
+		case 's':
+			o->snapshot = optarg;
+			break;
 		case 'H':
 			o->hotplug = true;
 			o->quiet = true;
@@ -138,6 +142,13 @@ static int fix_parse(int argc, char **argv, struct fix_opts *o)
 	if (colored < 0)
 		return ns_cli_bad_usage(o->cli, "--color takes auto, always or never, not '%s'", color);
 	o->color = colored == 1;
+	/* a bundle is a captured machine: its plan is shown, never carried out (not even into the
+	 * extracted tree, which goes when the run ends) */
+	if (o->snapshot && o->sysroot)
+		return ns_cli_bad_usage(o->cli, "--snapshot and --sysroot are two roots; give one");
+	if (o->snapshot && !o->dry_run)
+		return ns_cli_bad_usage(o->cli, "refused: --snapshot plans on a captured machine and changes nothing "
+						"there or here; add --dry-run to see the plan");
 	if (o->revert && (o->dry_run || optind < argc || o->rq_affinity))
 		return ns_cli_bad_usage(o->cli, "--revert takes no devices and no --dry-run or --rq-affinity");
 	if (o->timeout_s && !o->modules && !o->revert)
@@ -169,6 +180,7 @@ int cmd_fix(int argc, char **argv)
 	struct fix_opts o = {.lock_timeout_s = 30};
 	struct ns_root *root = NULL;
 	struct ns_system sys;
+	char *snapdir = NULL;
 	int r, code = NS_EXIT_OK, lockfd = -1;
 	struct ns_cli cli;
 	struct ns_lock_holder holder;
@@ -183,10 +195,14 @@ int cmd_fix(int argc, char **argv)
 		return ns_cli_fail(
 			&cli, NS_EXIT_UNKNOWN,
 			"changing IRQ affinities needs root; run it as root, or use --dry-run to see the plan");
-	r = ns_root_open(o.sysroot, &root);
-	if (r < 0)
+	if (o.snapshot) {
+		code = open_snapshot_root(&cli, o.snapshot, &snapdir, &root);
+		if (code != NS_EXIT_OK)
+			return code;
+	} else if ((r = ns_root_open(o.sysroot, &root)) < 0) {
 		return ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", o.sysroot ? o.sysroot : "/",
 				   strerror(-r));
+	}
 	cli.root = root; /* an error document from here on says which machine */
 	if (!o.dry_run) {
 		/* the journal and the lock only in numastor's own directories: a symlink or a directory
@@ -252,5 +268,6 @@ out:
 	ns_system_free(&sys);
 	ns_lock_release(lockfd);
 	ns_root_free(root);
+	remove_snapdir(&snapdir);
 	return code;
 }

@@ -17,7 +17,7 @@
 #include "swap/modswap-run.h"
 
 /* fix's documents (plan, modules, revert); every change is listed in schema/CHANGES.md */
-#define FIX_SCHEMA_VERSION 6
+#define FIX_SCHEMA_VERSION 7
 
 struct fix_opts {
 	const struct ns_cli *cli; /* errors: one line on stderr, or under --json one error document */
@@ -29,6 +29,7 @@ struct fix_opts {
 	unsigned lock_timeout_s;
 	unsigned timeout_s; /* --timeout: the disks' return after a module reload; 0: the default */
 	const char *sysroot;
+	const char *snapshot; /* --snapshot: a bundle's file (with --dry-run only) */
 	double probe_seconds; /* --probe: per node and device; 0 without */
 };
 

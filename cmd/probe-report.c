@@ -11,6 +11,7 @@
 #include "out/json.h"
 #include "probe-output.h"
 #include "read/irq.h"
+#include "textwrap.h"
 
 #define PROBE_SCHEMA_VERSION 1
 
@@ -26,9 +27,10 @@ void probe_print_text(const struct probe_opts *o, const struct ns_system *sys, c
 		snprintf(bs, sizeof(bs), "%u", o->block_size);
 	printf("%s random reads, iodepth %u, %u job%s per node, %.1f s per node and device\n", bs, o->iodepth, o->jobs,
 	       o->jobs == 1 ? "" : "s", o->seconds);
-	if (virt == 1)
-		printf("under a hypervisor: absolute IOPS and latency say little; the ratio between nodes and "
-		       "where interrupts fire still hold\n");
+	if (virt == 1) /* prose: 80 columns, as every line of the text report */
+		tw_wrap(&(struct tw_page){.out = stdout}, 80, 0, 2, NULL,
+			"under a hypervisor: absolute IOPS and latency say little; the ratio between nodes and "
+			"where interrupts fire still hold");
 	printf("\n%-10s %4s %-9s %7s %7s %7s %7s %7s  %s\n", "DEVICE", "NODE", "CPUS", "IOPS", "MB/s", "p50", "p99",
 	       "p99.9", "IRQS BY NODE");
 	for (size_t i = 0; i < ndevs; i++) {

@@ -23,6 +23,7 @@
 #include "probe-output.h"
 #include "probe/probe.h"
 #include "model/system.h"
+#include "textwrap.h"
 
 static void probe_usage(FILE *out)
 {
@@ -38,7 +39,9 @@ static void probe_usage(FILE *out)
 	ns_options_usage(out, &ns_options_probe, 80);
 	fprintf(out, "\n"
 		     "A node whose IOPS is more than 15%% below the best node's is the finding\n"
-		     "probe-node-gap (warning). Progress goes to a terminal's stderr only.\n"
+		     "probe-node-gap (warning). Before the first read, stderr says how long the whole\n"
+		     "probe takes (devices x nodes x duration); progress goes to a terminal's stderr\n"
+		     "only.\n"
 		     "\n"
 		     "Exit status: 0 no gap, 1 a node gap, 3 could not probe (bad option, no\n"
 		     "permission to read a device, a read failed).\n");
@@ -104,6 +107,43 @@ static void progress(void *data, const char *disk, int node, double elapsed, uin
 		return;
 	ns_probe_progress_line("", disk, node, elapsed, p->seconds, ios);
 }
+/* A duration as a person reads it: "0.5 s", "12 s", "2 min 30 s", "1 h 5 min". */
+static void fmt_duration(char *buf, size_t n, double s)
+{
+	unsigned long long t = (unsigned long long)(s + 0.5); /* s >= 0 */
+
+	if (s < 10 && s != (double)(unsigned long long)s)
+		snprintf(buf, n, "%.1f s", s);
+	else if (t < 120)
+		snprintf(buf, n, "%llu s", t);
+	else if (t < 3600)
+		snprintf(buf, n, t % 60 ? "%llu min %llu s" : "%llu min", t / 60, t % 60);
+	else
+		snprintf(buf, n, (t % 3600) / 60 ? "%llu h %llu min" : "%llu h", t / 3600, (t % 3600) / 60);
+}
+
+/*
+ * Before the first read: how long the whole probe takes (every device from every node in turn,
+ * one run each), on stderr, so that an operator knows what a run of 64 disks x 8 nodes costs
+ * before it is under way. One line; on a terminal, where the progress follows, also how to
+ * stop it, wrapped at 80 columns.
+ */
+static void print_estimate(const struct probe_opts *o, size_t ndevs, unsigned nnodes)
+{
+	struct tw_page pg = {.out = stderr};
+	char per[32], total[32], *line;
+
+	fmt_duration(per, sizeof(per), o->seconds);
+	fmt_duration(total, sizeof(total), o->seconds * (double)ndevs * nnodes);
+	if (asprintf(&line, "numastor probe: %zu device%s x %u node%s x %s per run: about %s%s", ndevs,
+		     ndevs == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s", per, total,
+		     isatty(STDERR_FILENO) ? " (Ctrl-C stops it; the figures then cover what ran)" : "") < 0)
+		return;
+	tw_wrap(&pg, 80, 0, 2, NULL, line);
+	free(line);
+	fflush(stderr);
+}
+
 static int probe_device(struct ns_root *root, const struct ns_system *sys, const struct probe_opts *o,
 			const struct ns_cpuset *nodes, struct ns_probe_disk *d, const struct ns_cli *cli)
 {
@@ -233,6 +273,7 @@ int cmd_probe(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	virt = ns_probe_under_hypervisor(root);
+	print_estimate(&o, ndevs, ns_cpuset_count(&nodes));
 	for (size_t i = 0; i < ndevs && !stop_flag; i++) {
 		r = probe_device(root, &sys, &o, &nodes, &devs[i], &cli);
 		if (r) {

@@ -13,6 +13,7 @@
 #include "out/json.h"
 #include "numastor.h"
 #include "out/outfile.h"
+#include "out/replay.h"
 #include "out/snapshot.h"
 #include "options.h"
 
@@ -106,7 +107,7 @@ int cmd_snapshot(int argc, char **argv)
 	struct ns_capture *cap = NULL;
 	struct ns_system sys;
 	struct ns_findings findings = {0};
-	char *doc = NULL;
+	char *doc = NULL, *hostname = NULL, *hostline = NULL, *allfacts = NULL;
 	size_t doclen = 0;
 	struct ns_jsonw w;
 	time_t now = time(NULL);
@@ -198,8 +199,13 @@ int cmd_snapshot(int argc, char **argv)
 	ns_capture_detach(root);
 	if (r == 0 && !doc)
 		r = -ENOMEM;
+	/* which host it was, as the document's host.hostname says (a replay names it: lib/out/replay.h) */
+	if (ns_read_str(root, "proc/sys/kernel/hostname", &hostname) < 0)
+		hostname = NULL;
+	if (r == 0 && (!(hostline = ns_replay_host_line(hostname)) || asprintf(&allfacts, "%s%s", facts, hostline) < 0))
+		r = -ENOMEM;
 	if (r == 0)
-		r = add_text(cap, ".numastor/facts", facts);
+		r = add_text(cap, NS_REPLAY_FACTS, allfacts);
 	if (r == 0)
 		r = add_text(cap, ".numastor/check.json", doc);
 	if (r == 0 && ns_root_is_live(root))
@@ -227,6 +233,9 @@ out:
 	ns_outfile_abort(&of); /* nothing once committed; else the temporary file goes */
 	free(why);
 	free(doc);
+	free(hostname);
+	free(hostline);
+	free(allfacts);
 	ns_findings_free(&findings);
 	ns_system_free(&sys);
 	ns_capture_free(cap);

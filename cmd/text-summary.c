@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The report's head: the verdict, what could not be judged, and the machine (kernel, isolation,
- * irqbalance, the kernel fixes, the nodes' table). */
+/* The report's head: a replayed bundle's capture (which host, when), the verdict, what could
+ * not be judged, and the machine (kernel, isolation, irqbalance, the kernel fixes, the nodes'
+ * table). */
 #define _GNU_SOURCE
 #include <string.h>
 
+#include "out/replay.h"
 #include "text-report.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -37,11 +39,31 @@ static char *summary_causes(const struct ns_findings *f)
 	return buf;
 }
 
+/* A bundle's replay says first whose machine it is and when it was captured: the report is
+ * about then and there, not the machine it is read on (the JSON's captured_at, captured_host). */
+static void text_captured(const struct pen *p, struct ns_root *root)
+{
+	struct ns_replay_meta m;
+	char *host;
+
+	if (!ns_replay_is(root) || ns_replay_meta_read(root, &m) < 0)
+		return;
+	host = m.captured_host ? strdup(t(p, m.captured_host)) : NULL;
+	/* what the bundle does not say is said unknown, never filled in from elsewhere */
+	say(p, 0, NULL, "captured %s, host %s (replayed from a snapshot)",
+	    m.captured_at ? m.captured_at : "at an unknown time", host ? host : "unknown");
+	free(host);
+	ns_replay_meta_free(&m);
+}
+
 void text_summary(const struct pen *p, const struct ns_system *sys, const struct ns_findings *f)
 {
 	int code = ns_findings_exit_code(f);
 	const char *c = code == 2 ? C_RED : code == 1 || code == 3 ? C_YELLOW : C_BOLD;
-	char *causes = summary_causes(f);
+	char *causes;
+
+	text_captured(p, sys->root);
+	causes = summary_causes(f);
 	say(p, 0, NULL, "%ssummary: %s%s, %zu device%s: %s (exit %d)", col(p, c),
 	    code == 2	? "CRITICAL"
 	    : code == 1 ? "WARNING"

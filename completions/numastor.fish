@@ -18,6 +18,7 @@ complete -c numastor -n '__fish_seen_subcommand_from fix' -l lock-timeout -x -d 
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l timeout -x -d 'seconds to wait for the disks after a module reload'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l hotplug -d 'what the unit runs: wait out a module swap, then fix quietly'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s R -l sysroot -r -F -d 'plan for a captured tree'
+complete -c numastor -n '__fish_seen_subcommand_from fix' -s s -l snapshot -r -F -d 'with --dry-run: plan for a snapshot bundle'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s q -l quiet -d 'print only problems'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l color -x -a 'auto always never' -d 'colour'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s h -l help -d 'show help'

@@ -23,6 +23,7 @@ of {"node", "count"} objects.
 import datetime
 import hmac
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -158,6 +159,73 @@ def run(numastor, label, args, kind, *, code=None, env=None, now=NOW, host=None,
     return doc
 
 
+def facts_of(bundle):
+    """The bundle's own metadata (.numastor/facts, key=value lines), read apart from numastor."""
+    import tarfile
+    with tarfile.open(bundle) as tf:
+        text = tf.extractfile(".numastor/facts").read().decode()
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def replays(numastor, tmp, bundle, host):
+    """A replay's documents (check, its listing, fix's plan) say the capture's time and host as
+    the bundle's facts say them, null where they say nothing; its errors and every document of a
+    tree (no bundle) carry neither."""
+    import tarfile
+    facts = facts_of(bundle)
+    want = {"captured_at": facts.get("captured_at"), "captured_host": facts.get("captured_host")}
+    if want["captured_host"] != host["hostname"] or not want["captured_at"]:
+        fail(f"the bundle's facts say {want}, not the tree's hostname {host['hostname']} and a time")
+
+    def captured(expect):
+        def check(d, p):
+            got = {k: d.get(k, "absent") for k in expect}
+            assert got == expect, f"captured fields {got}, the bundle says {expect}"
+        return check
+    run(numastor, "captured in a replay", ["check", "--snapshot", bundle, "--json"], "check", code=2, host=host,
+        check=captured(want))
+    run(numastor, "captured in a replay's listing", ["check", "--snapshot", bundle, "--json", "--list"],
+        "check-or-list", code=(0, 1, 2), host=host, check=captured(want))
+    run(numastor, "captured in fix's plan", ["fix", "--dry-run", "--snapshot", bundle, "--json"], "fix", code=0,
+        host=host, check=captured(want))
+    run(numastor, "no captured fields in a replay's error", ["fix", "--dry-run", "-s", bundle, "--json", "nosuchdisk0"],
+        "error", code=3, host=host, check=captured({"captured_at": "absent", "captured_host": "absent"}))
+    run(numastor, "fix --snapshot without --dry-run", ["fix", "--snapshot", bundle, "--json"], "error", code=3)
+    run(numastor, "fix --snapshot with --sysroot", ["fix", "--dry-run", "--snapshot", bundle, "-R", tmp, "--json"],
+        "error", code=3)
+    # a bundle written before captured_host: the host is null, the time still the bundle's
+    old = os.path.join(tmp, "old-facts.tar.gz")
+    with tarfile.open(bundle) as src, tarfile.open(old, "w:gz") as dst:
+        for m in src.getmembers():
+            data = src.extractfile(m).read() if m.isfile() else None
+            if m.name == ".numastor/facts":
+                data = b"".join(l for l in data.splitlines(True) if not l.startswith(b"captured_host="))
+                m.size = len(data)
+            dst.addfile(m, io.BytesIO(data) if data is not None else None)
+    run(numastor, "an older bundle's replay", ["check", "--snapshot", old, "--json"], "check", code=2,
+        check=captured({"captured_at": want["captured_at"], "captured_host": None}))
+    # a time that is not RFC 3339 UTC is no capture time: null, never passed on as it is
+    bad = os.path.join(tmp, "bad-time.tar.gz")
+    with tarfile.open(bundle) as src, tarfile.open(bad, "w:gz") as dst:
+        for m in src.getmembers():
+            data = src.extractfile(m).read() if m.isfile() else None
+            if m.name == ".numastor/facts":
+                data = data.replace(("captured_at=" + want["captured_at"]).encode(), b"captured_at=yesterday")
+                m.size = len(data)
+            dst.addfile(m, io.BytesIO(data) if data is not None else None)
+    run(numastor, "a bundle's garbled capture time", ["check", "--snapshot", bad, "--json"], "check", code=2,
+        check=captured({"captured_at": None, "captured_host": want["captured_host"]}))
+    # a tree is no bundle, even one a bundle was extracted into
+    tree = os.path.join(tmp, "extracted")
+    os.makedirs(tree)
+    with tarfile.open(bundle) as tf:
+        tf.extractall(tree, filter="tar") if hasattr(tarfile, "data_filter") else tf.extractall(tree)
+    for label, args, kind in (("check", ["check", "-R", tree, "--json"], "check"),
+                              ("fix", ["fix", "--dry-run", "-R", tree, "--json"], "fix")):
+        run(numastor, f"no captured fields in {label} of a tree", args, kind, code=(0, 2),
+            check=captured({"captured_at": "absent", "captured_host": "absent"}))
+
+
 def main():
     numastor = os.path.abspath(sys.argv[1])
     probe = subprocess.run(["grep", "-q", "-a", "NUMASTOR_TEST_NOW", numastor])
@@ -241,6 +309,7 @@ def main():
             else:
                 print("PASS the bundle carries no etc/machine-id")
             run(numastor, "host of a replay", ["check", "--snapshot", bundle, "--json"], "check", code=2, host=host)
+            replays(numastor, tmp, bundle, host)
 
         # --- fix: plan, results, revert, modules, and its errors ----------------------------
         w = {"NUMASTOR_TEST_SYSROOT_WRITES": "1"}

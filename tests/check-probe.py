@@ -11,7 +11,13 @@ A 32 MiB file of random bytes behind a read-only loop device (losetup -r):
   none of its own);
 - the device's bytes are identical before and after (sha256 of the whole device);
 - on a terminal its stderr shows progress (device, node, elapsed seconds, running IOPS); the
-  text report, piped, prints the table and nothing on stderr;
+  text report, piped, prints the table and on stderr only the estimate;
+- before the first read, stderr says how long the whole probe takes: devices x nodes x duration
+  per run (nodes counted from sysfs here), one line when it is not a terminal, before the first
+  progress line on one; a probe of 2 devices x 75 s from one node is said to take about
+  2 min 30 s before it has read anything (then stopped with SIGINT);
+- every line of the text report fits 80 columns; under a hypervisor (the `hypervisor` CPU
+  flag, as /proc/cpuinfo says) it says so, else it does not;
 - as an unprivileged user (setpriv, uid 65534) the probe is refused with exit 3 and a message
   saying it cannot read the device, also as a JSON error document;
 - a /dev node that is another device than sys/block says is refused (exit 3) before any read;
@@ -24,6 +30,8 @@ import json
 import os
 import pty
 import re
+import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,6 +74,26 @@ def nodes_with_cpus():
 def losetup(path, *extra):
     return subprocess.run(["losetup", "-f", "--show", *extra, path], check=True, capture_output=True,
                           text=True).stdout.strip()
+
+
+def under_hypervisor():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return "hypervisor" in line.split(":", 1)[1].split()
+    return False
+
+
+def seconds(s):
+    """Seconds below two minutes as the estimate says them: a tenth below 10 s unless whole."""
+    s = round(s, 6)
+    return f"{s:.1f} s" if s < 10 and s != int(s) else f"{round(s)} s"
+
+
+def estimate_line(ndevs, nnodes, per, total):
+    """The estimate as numastor-probe says it, from numbers counted here."""
+    return (f"numastor probe: {ndevs} device{'s' if ndevs != 1 else ''} x {nnodes} node{'s' if nnodes != 1 else ''}"
+            f" x {per} per run: about {total}")
 
 
 def run(numastor, *args, user=None):
@@ -166,10 +194,26 @@ def main():
             os.close(master)
             if not re.search(rb"%s from node \d+: +[0-9.]+/0\.8 s, \d+ IOPS" % name.encode(), seen):
                 fail(f"probe on a terminal: no progress line on stderr: {seen[:300]!r}")
+            nn = len(nodes_with_cpus())
+            est = estimate_line(1, nn, "0.8 s", seconds(0.8 * nn)).encode()
+            at = seen.find(est)
+            if at < 0 or at > seen.find(b"from node"):
+                fail(f"probe on a terminal: no estimate {est!r} before the progress: {seen[:300]!r}")
 
             p = run(numastor, "-d", "0.3", name)
-            if p.returncode != 0 or "DEVICE" not in p.stdout or name not in p.stdout or p.stderr:
+            if p.returncode != 0 or "DEVICE" not in p.stdout or name not in p.stdout:
                 fail(f"probe (text, piped): exit {p.returncode}, stdout {p.stdout[:300]!r}, stderr {p.stderr[:300]!r}")
+            elif p.stderr != estimate_line(1, nn, "0.3 s", seconds(0.3 * nn)) + "\n":
+                fail(f"probe (text, piped): stderr is not the one estimate line: {p.stderr[:300]!r}")
+            wide = [l for l in p.stdout.splitlines() if len(l) > 80]
+            if wide:
+                fail(f"probe (text): lines over 80 columns: {wide}")
+            said = "under a hypervisor" in p.stdout
+            if said != under_hypervisor():
+                fail(f"probe (text): the hypervisor caveat {'shown' if said else 'missing'}, /proc/cpuinfo's flags "
+                     f"{'have' if under_hypervisor() else 'lack'} hypervisor")
+            print(f"PASS probe: the estimate {p.stderr.strip()!r}; text within 80 columns, hypervisor caveat "
+                  f"{'shown' if said else 'absent'} as /proc/cpuinfo says")
 
             for args in (["-d", "0.3", name], ["-d", "0.3", "--json", name]):
                 p = run(numastor, *args, user="65534")
@@ -183,6 +227,18 @@ def main():
 
             big = losetup(img, "-r", "--sector-size", "4096")
             loops.append(big)
+
+            # the estimate comes before the first read: 2 devices x 1 node x 75 s, said at once
+            proc = subprocess.Popen([numastor, "probe", "-d", "75", "-N", str(nodes_with_cpus()[0]), name,
+                                     os.path.basename(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            t0 = time.monotonic()
+            # at most 20 s for it: the runs themselves would take 150 s
+            first = proc.stderr.readline() if select.select([proc.stderr], [], [], 20)[0] else ""
+            waited = time.monotonic() - t0
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=60)
+            if first != estimate_line(2, 1, "75 s", "2 min 30 s") + "\n" or waited > 20:
+                fail(f"probe of 2 devices x 75 s: first stderr line {first!r} after {waited:.1f} s")
             p = run(numastor, "-d", "0.3", "-b", "512", os.path.basename(big))
             if p.returncode != 3 or "block size" not in p.stderr:
                 fail(f"probe -b 512 on a 4096-byte-sector device: exit {p.returncode}, stderr {p.stderr[:300]!r}")

@@ -10,6 +10,7 @@
 
 #include "base/escape.h"
 #include "act/plan.h"
+#include "out/replay.h"
 #include "read/rates.h"
 #include "base/sha256.h"
 #include "read/root.h"
@@ -828,7 +829,20 @@ struct json_object *ns_json_host(const struct ns_root *root)
 	return host;
 }
 
-struct json_object *ns_json_envelope(const struct ns_root *root, int schema_version)
+/* A replayed bundle's capture: when and on which host (null each when the bundle does not say). */
+static int add_captured(struct json_object *doc, const struct ns_root *root)
+{
+	struct ns_replay_meta m;
+
+	if (ns_replay_meta_read((struct ns_root *)root, &m) < 0)
+		return -ENOMEM;
+	add(doc, "captured_at", jstr(m.captured_at));
+	add(doc, "captured_host", jstr(m.captured_host));
+	ns_replay_meta_free(&m);
+	return 0;
+}
+
+static struct json_object *envelope(const struct ns_root *root, int schema_version, bool captured)
 {
 	struct json_object *doc = json_object_new_object();
 
@@ -837,12 +851,22 @@ struct json_object *ns_json_envelope(const struct ns_root *root, int schema_vers
 	add(doc, "schema_version", json_object_new_int(schema_version));
 	add(doc, "host", ns_json_host(root));
 	add(doc, "generated_at", generated_at());
+	if (captured && ns_replay_is(root) && add_captured(doc, root) < 0) {
+		json_object_put(doc);
+		return NULL;
+	}
 	return doc;
+}
+
+struct json_object *ns_json_envelope(const struct ns_root *root, int schema_version)
+{
+	return envelope(root, schema_version, true);
 }
 
 struct json_object *ns_json_error(const struct ns_root *root, const char *command, const char *message, int exit_code)
 {
-	struct json_object *doc = ns_json_envelope(root, NS_ERROR_SCHEMA_VERSION), *err;
+	/* the error document's shape is one for every command: no capture's fields */
+	struct json_object *doc = envelope(root, NS_ERROR_SCHEMA_VERSION, false), *err;
 
 	if (!doc)
 		return NULL;

@@ -16,9 +16,9 @@
 #define NS_APP_ID "02ba7b0cb4dc41f38f834e081248e6c9"
 /* A capture's stand-in for etc/machine-id: the app-specific id, already derived */
 #define NS_MACHINE_APP_ID_PATH ".numastor/machine-app-id"
-#define NS_SCHEMA_VERSION 7
+#define NS_SCHEMA_VERSION 8
 /* check --list --json's document (schema/numastor-list.schema.json) */
-#define NS_LIST_SCHEMA_VERSION 2
+#define NS_LIST_SCHEMA_VERSION 3
 /* the error document of every command */
 #define NS_ERROR_SCHEMA_VERSION 1
 
@@ -42,8 +42,9 @@ struct json_object *ns_json_sanitized(struct json_object *o);
 /*
  * What every document starts with: schema_version, host {hostname, boot_id, machine_id}
  * read through root (each null when unreadable; all null when root is NULL, nothing open
- * yet) and generated_at (RFC 3339 UTC; NUMASTOR_TEST_NOW=EPOCH fixes it in test builds).
- * NULL when out of memory.
+ * yet) and generated_at (RFC 3339 UTC; NUMASTOR_TEST_NOW=EPOCH fixes it in test builds);
+ * for a bundle's replay (lib/out/replay.h) also captured_at and captured_host, what the bundle
+ * says of its capture (each null when it does not say). NULL when out of memory.
  */
 struct json_object *ns_json_envelope(const struct ns_root *root, int schema_version);
 /* The envelope's host object alone. */

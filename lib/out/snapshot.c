@@ -175,6 +175,7 @@ struct entry {
 	size_t len;
 	mode_t mode;
 	size_t seq;
+	bool added; /* ns_capture_add: what this capture says, over a read of the same path */
 };
 
 struct ns_capture {
@@ -285,7 +286,13 @@ void ns_capture_detach(struct ns_root *root)
 
 int ns_capture_add(struct ns_capture *c, const char *path, const char *data, size_t len, mode_t mode)
 {
-	return push(c, path, K_FILE, data, len, mode);
+	int r = push(c, path, K_FILE, data, len, mode);
+
+	/* a tree captured again (snapshot -R of an extracted bundle) has the older facts and
+	 * check.json, read on the way: this capture's own are the ones written */
+	if (r == 0)
+		c->v[c->n - 1].added = true;
+	return r;
 }
 
 /* Path order with '/' lowest, so a directory's entries follow it directly. */
@@ -306,6 +313,8 @@ static int entry_cmp(const void *pa, const void *pb)
 		return r;
 	if (a->kind != b->kind)
 		return (int)a->kind - (int)b->kind;
+	if (a->added != b->added)
+		return a->added ? -1 : 1;
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 

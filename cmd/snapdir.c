@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* numastor check --snapshot: the directory a bundle is extracted into, removed however the
- * process ends. */
+/* --snapshot FILE (check, fix --dry-run): the directory a bundle is extracted into, removed
+ * however the process ends, and the root opened on it. */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "check-output.h"
+#include "out/replay.h"
 #include "out/snapshot.h"
+#include "snapdir.h"
 
 /*
  * The extraction directory of --snapshot, removed on every way out: the normal one, and the
@@ -67,4 +69,34 @@ void remove_snapdir(char **dir)
 	snapdir_live = NULL;
 	free(*dir);
 	*dir = NULL;
+}
+
+int open_snapshot_root(struct ns_cli *cli, const char *file, char **dir, struct ns_root **root)
+{
+	char *why = NULL;
+	int r;
+
+	*root = NULL;
+	r = make_snapdir(dir);
+	if (r < 0)
+		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "cannot make a directory to extract %s into: %s", file,
+				   strerror(-r));
+	r = ns_snapshot_extract_into(file, *dir, &why);
+	if (r < 0) {
+		ns_cli_fail(cli, NS_EXIT_UNKNOWN, "%s", why ? why : strerror(-r));
+		free(why);
+		remove_snapdir(dir);
+		return NS_EXIT_UNKNOWN;
+	}
+	r = ns_root_open(*dir, root);
+	if (r == 0 && (r = ns_replay_label(*root, file)) < 0) {
+		ns_root_free(*root);
+		*root = NULL;
+	}
+	if (r < 0) {
+		ns_cli_fail(cli, NS_EXIT_UNKNOWN, "cannot use %s as the root: %s", *dir, strerror(-r));
+		remove_snapdir(dir);
+		return NS_EXIT_UNKNOWN;
+	}
+	return NS_EXIT_OK;
 }
