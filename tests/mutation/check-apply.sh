@@ -12,10 +12,14 @@ for p in "$top"/tests/mutation/*.patch; do
 	if [[ "$(sed -n 1p "$p")" != "# mutant: "?* || "$(sed -n 2p "$p")" != "# kills: "?* ]]; then
 		echo "FAIL: $name: its first lines are not '# mutant: ...' and '# kills: ...'"
 		fails=$((fails + 1))
+	elif kill=$(sed -n '2s/^# kills: //p' "$p") && first=${kill%% *} && [[ $first == */* && -f "$top/$first" && ! -x "$top/$first" ]]; then
+		# a kill command whose script cannot run "kills" every mutant with Permission denied
+		echo "FAIL: $name: its kill command runs $first, which is not executable (chmod +x it, or name its interpreter)"
+		fails=$((fails + 1))
 	elif ! out=$(patch -p1 -d "$top" --dry-run -s -f <"$p" 2>&1); then
 		echo "FAIL: $name no longer applies (make it again on the code as it is now): ${out:0:300}"
 		fails=$((fails + 1))
 	fi
 done
-echo "mutants: $n, $fails that do not apply or lack their header"
+echo "mutants: $n, $fails that do not apply, lack their header or cannot run their kill command"
 [ "$fails" = 0 ]
