@@ -21,7 +21,7 @@
 
 struct fix_opts {
 	const struct ns_cli *cli; /* errors: one line on stderr, or under --json one error document */
-	bool dry_run, json, revert, quiet, color, modules, install, hotplug, ib_policy;
+	bool dry_run, json, revert, quiet, verbose, color, modules, install, hotplug, ib_policy;
 	const char *module_dir;
 	int rq_affinity; /* --rq-affinity=2; 0 without */
 	char **devices;	 /* the DEVICEs named */
@@ -62,6 +62,11 @@ static inline struct json_object *jstr_or_null(const char *s)
 
 /* fix-plan.c: the IRQ placement, planned and (unless a dry run) done, rendered; an exit code */
 int fix_irqs(struct ns_root *root, struct ns_system *sys, const struct fix_opts *o);
+/* fix-plan-text.c: the plan (and results) as a report at the terminal's width: what changes, the
+ * journal and the undo; per device its cause once and its vectors grouped (o->verbose: each) */
+void fix_plan_text(FILE *out, const struct ns_system *sys, const struct ns_findings *fs, const struct ns_plan *plan,
+		   const struct fix_opts *o, const struct ns_apply_result *ir, const struct ns_apply_result *rr,
+		   const struct ns_fix_ib *ibo);
 /* The JSON text of a malformed journal's refusal (fix and fix --revert). */
 int fix_journal_malformed(const struct fix_opts *o, const char *who, const char *why);
 

@@ -42,6 +42,7 @@ static const struct ns_option fix_options[] = {
 	{"sysroot", 'R', NS_ARG_REQUIRED, "DIR", "plan for a captured tree (implies --dry-run)", NS_COMPLETE_DIRS,
 	 .val = 'R'},
 	{"quiet", 'q', NS_ARG_NONE, NULL, "print only problems", .val = 'q'},
+	{"verbose", 'v', NS_ARG_NONE, NULL, "the plan and results one line per vector, not grouped", .val = 'v'},
 	{"color", 0, NS_ARG_REQUIRED, "WHEN", "colour: auto (default), always, never", NS_COMPLETE_WORDS,
 	 "auto always never", .val = 'C'},
 	{"help", 'h', NS_ARG_NONE, NULL, "show this help", .val = 'h'},

@@ -45,7 +45,7 @@ _numastor() {
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --timeout --irqbalance=policy --probe --sysroot --quiet --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --timeout --irqbalance=policy --probe --sysroot --quiet --verbose --color --help" -- "$cur"))
 			return
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))
