@@ -7,7 +7,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <langinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +18,8 @@
 #include "state/journal.h"
 #include "textwrap.h"
 
-#define PROSE_MAX 80
-
 struct pt {
-	struct tw_page pg;
-	size_t width;
+	struct fix_page fp;
 	const struct ns_system *sys;
 	const struct ns_plan *plan;
 	const struct fix_opts *o;
@@ -32,68 +28,10 @@ struct pt {
 	size_t nsaid;
 };
 
-static char *cpus(const struct ns_cpuset *s)
-{
-	char *t = NULL;
-	if (!s->known || ns_cpuset_format(s, &t) < 0)
-		return strdup("?");
-	return t;
-}
-
 /* A line (or paragraph) wrapped at ind1, continued at ind2, in colour c (NULL: none). */
 static void say(const struct pt *p, size_t ind1, size_t ind2, const char *c, const char *text)
 {
-	tw_wrap(&p->pg, p->width, ind1, ind2, p->o->color && c && *c ? c : NULL, text ? text : "?");
-}
-
-static int intcmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-	return (x > y) - (x < y);
-}
-
-/* Numbers as ranges, "58-73,90": every number of v[0..n) inside one of them. */
-static char *ranges(int *v, size_t n)
-{
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-
-	if (!f)
-		return NULL;
-	qsort(v, n, sizeof(*v), intcmp);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		while (j + 1 < n && v[j + 1] <= v[j] + 1)
-			j++;
-		fprintf(f, "%s%d", i ? "," : "", v[i]);
-		if (v[j] != v[i])
-			fprintf(f, "-%d", v[j]);
-		i = j + 1;
-	}
-	fclose(f);
-	return out;
-}
-
-/* The reason's shape: each run of digits (and the ',' '-' of a list after one) as '#', so that
- * the vectors of one rule group whatever their queue and CPUs. */
-static char *shape(const char *s)
-{
-	char *t = strdup(s ? s : ""), *w = t;
-
-	if (!t)
-		return NULL;
-	for (const char *r = t; *r;) {
-		if (*r >= '0' && *r <= '9') {
-			while ((*r >= '0' && *r <= '9') || ((*r == ',' || *r == '-') && r[1] >= '0' && r[1] <= '9'))
-				r++;
-			*w++ = '#';
-		} else {
-			*w++ = *r++;
-		}
-	}
-	*w = 0;
-	return t;
+	fix_say(&p->fp, ind1, ind2, c, text);
 }
 
 static bool failed_irq(const struct pt *p, size_t i)
@@ -113,7 +51,7 @@ static bool alike(const struct pt *p, size_t i, size_t j)
 		return false;
 	if (a->action == NS_PLAN_SKIP) /* a skip's reason is said once, as it is */
 		return strcmp(a->reason, b->reason) == 0;
-	char *x = shape(a->reason), *y = shape(b->reason);
+	char *x = fix_shape(a->reason), *y = fix_shape(b->reason);
 	same = x && y && strcmp(x, y) == 0;
 	free(x);
 	free(y);
@@ -154,7 +92,7 @@ static void result_text(FILE *f, const struct pt *p, size_t i)
 static void vector_line(const struct pt *p, size_t i)
 {
 	const struct ns_plan_irq *e = &p->plan->irqs[i];
-	char *cur = cpus(&e->current), *tgt = cpus(&e->target), *line = NULL, q[32] = "";
+	char *cur = fix_cpus_text(&e->current), *tgt = fix_cpus_text(&e->target), *line = NULL, q[32] = "";
 	char *name = ns_escape_text(e->name ? e->name : "?"), *dev = ns_escape_text(e->device),
 	     *why = ns_escape_text(e->reason);
 	size_t len = 0;
@@ -173,7 +111,7 @@ static void vector_line(const struct pt *p, size_t i)
 		fprintf(f, ": affinity %s%s%s", cur, e->action == NS_PLAN_SKIP ? "" : " -> ",
 			e->action == NS_PLAN_SKIP ? "" : tgt);
 		if (p->ir && p->ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS) {
-			char *eff = cpus(&p->ir[i].after_effective);
+			char *eff = fix_cpus_text(&p->ir[i].after_effective);
 			fprintf(f,
 				" (effective still %s: without interrupt remapping the kernel moves it at its next "
 				"interrupt)",
@@ -195,7 +133,7 @@ static void vector_line(const struct pt *p, size_t i)
 /* Is this the first time a reason of this shape is said in the plan? (Then it is said.) */
 static bool first_said(struct pt *p, const char *reason)
 {
-	char *sh = shape(reason), **v;
+	char *sh = fix_shape(reason), **v;
 
 	if (!sh)
 		return true;
@@ -239,9 +177,9 @@ static void group_line(struct pt *p, const size_t *idx, size_t n)
 	}
 	cur.known = e0->current.known;
 	tgt.known = e0->target.known;
-	ir = ranges(irqs, n);
-	ct = cpus(&cur);
-	tt = cpus(&tgt);
+	ir = fix_ranges(irqs, n);
+	ct = fix_cpus_text(&cur);
+	tt = fix_cpus_text(&tgt);
 	nt = nodes_text(p, &tgt);
 	f = open_memstream(&line, &len);
 	if (!f)
@@ -293,70 +231,6 @@ out:
 	ns_cpuset_clear(&tgt);
 }
 
-/* Why the plan takes dev: the causes its answers come down to, each once with the effects it
- * explains (as check's findings group them): "node-forced (critical), and its effects here
- * irq-confined, irq-fires-remote". */
-static char *causes_text(const struct pt *p, const struct ns_findings *fs, const char *dev, const char *answers)
-{
-	char *ids = strdup(answers ? answers : ""), *save = NULL, *out = NULL;
-	const char *root[32], *eff[32][32];
-	size_t nroot = 0, neff[32] = {0}, len = 0;
-	FILE *f;
-
-	if (!ids)
-		return NULL;
-	for (char *id = strtok_r(ids, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
-		const char *cause = id;
-		for (size_t i = 0; fs && i < fs->n; i++)
-			if (fs->v[i].device && strcmp(fs->v[i].device, dev) == 0 && strcmp(fs->v[i].id, id) == 0 &&
-			    fs->v[i].caused_by) {
-				cause = fs->v[i].caused_by;
-				break;
-			}
-		size_t k = 0;
-		while (k < nroot && strcmp(root[k], cause) != 0)
-			k++;
-		if (k == nroot && nroot < 32)
-			root[nroot++] = cause;
-		if (k < nroot && cause != id && neff[k] < 32)
-			eff[k][neff[k]++] = id;
-	}
-	f = open_memstream(&out, &len);
-	if (f) {
-		for (size_t k = 0; k < nroot; k++) {
-			const char *sev = NULL;
-			for (size_t i = 0; fs && i < fs->n; i++)
-				if (fs->v[i].device && strcmp(fs->v[i].device, dev) == 0 &&
-				    strcmp(fs->v[i].id, root[k]) == 0)
-					sev = ns_severity_name(fs->v[i].severity);
-			fprintf(f, "%s%s%s%s%s", k ? "; " : "", root[k], sev ? " (" : "", sev ? sev : "",
-				sev ? ")" : "");
-			for (size_t j = 0; j < neff[k]; j++)
-				fprintf(f, "%s%s", j ? ", " : ", and its effects here ", eff[k][j]);
-		}
-		fclose(f);
-	}
-	(void)p;
-	free(ids);
-	return out;
-}
-
-/* The devices in the order the plan names them (its IRQs, then its rq_affinity writes). */
-static size_t plan_devices(const struct ns_plan *plan, const char **devs)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < plan->nirqs + plan->nrqs; i++) {
-		const char *d = i < plan->nirqs ? plan->irqs[i].device : plan->rqs[i - plan->nirqs].device;
-		size_t k = 0;
-		while (k < n && strcmp(devs[k], d) != 0)
-			k++;
-		if (k == n)
-			devs[n++] = d;
-	}
-	return n;
-}
-
 static void device_block(struct pt *p, const struct ns_findings *fs, const char *dev)
 {
 	const struct ns_plan *plan = p->plan;
@@ -379,7 +253,7 @@ static void device_block(struct pt *p, const struct ns_findings *fs, const char 
 	if (!any)
 		goto out;
 	{
-		char *d = ns_escape_text(dev), *why = first ? causes_text(p, fs, dev, first->answers) : NULL,
+		char *d = ns_escape_text(dev), *why = first ? fix_causes_text(fs, dev, first->answers) : NULL,
 		     *pci = first ? ns_escape_text(first->pci) : NULL;
 		char *head = why ? ns_fmt("%s%s%s%s: %s", d ? d : "?", pci ? " (PCI " : "", pci ? pci : "",
 					  pci ? ")" : "", why)
@@ -471,18 +345,12 @@ void fix_plan_text(FILE *out, const struct ns_system *sys, const struct ns_findi
 		   const struct fix_opts *o, const struct ns_apply_result *ir, const struct ns_apply_result *rr,
 		   const struct ns_fix_ib *ibo)
 {
-	int w = ns_text_width(out);
-	const char *cs = nl_langinfo(CODESET);
-	struct pt p = {.pg = {.out = out, .color = o->color, .utf8 = cs && strcmp(cs, "UTF-8") == 0},
-		       .width = w > PROSE_MAX ? PROSE_MAX : (size_t)w,
-		       .sys = sys,
-		       .plan = plan,
-		       .o = o,
-		       .ir = ir,
-		       .rr = rr};
+	struct pt p = {.sys = sys, .plan = plan, .o = o, .ir = ir, .rr = rr};
 	size_t n = plan->nirqs + plan->nrqs;
 	const char **devs = calloc(n ? n : 1, sizeof(*devs));
-	size_t ndev = devs ? plan_devices(plan, devs) : 0;
+	size_t ndev = devs ? fix_plan_devices(plan, devs) : 0;
+
+	fix_page_init(&p.fp, out, o);
 
 	if (!o->quiet) {
 		char *t = ns_fmt("numastor fix: %s for %s",
