@@ -210,7 +210,7 @@ static void group_line(struct pt *p, const size_t *idx, size_t n)
 			fprintf(f, " CPUs of %s (%s)", nt ? nt : "their nodes", tt);
 	}
 	if (p->ir && p->ir[idx[0]].status == NS_APPLY_EFFECTIVE_DIFFERS)
-		fputs(" (the effective affinity follows at each one's next interrupt: no interrupt remapping)", f);
+		fputs(" (the effective affinity follows at the next interrupt)", f);
 	fclose(f);
 	say(p, 4, 6, action_color(p, idx[0]), line);
 	why = ns_escape_text(e0->reason);
@@ -322,7 +322,7 @@ static void header(const struct pt *p, size_t ndev)
 	if (rq)
 		snprintf(rqt, sizeof(rqt), ", and set rq_affinity on %zu disk%s", rq, rq == 1 ? "" : "s");
 	t = ns_fmt("%s %zu vector%s of %zu device%s%s; %zu skipped, %zu already in place",
-		   p->o->dry_run ? "would move" : "moves", move, move == 1 ? "" : "s", movedev, movedev == 1 ? "" : "s",
+		   p->o->dry_run ? "would move" : "moved", move, move == 1 ? "" : "s", movedev, movedev == 1 ? "" : "s",
 		   rqt, ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 	say(p, 2, 6, NULL, t);
 	free(t);
