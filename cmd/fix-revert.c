@@ -241,7 +241,7 @@ static void revert_event(void *data, enum ns_swap_run_event ev, const struct ns_
 		break;
 	case NS_SWAPRUN_EV_PLANNED:
 		if (!o->quiet && !o->json)
-			fix_swap_plan_text(&run->plan);
+			fix_swap_plan_text(&run->plan, o);
 		if (k->events)
 			k->plan_doc = fix_swap_plan_json(&run->plan);
 		break;

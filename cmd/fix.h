@@ -103,7 +103,7 @@ struct json_object *fix_probe_json(const struct ns_system *sys, const struct fix
 /* fix-swap.c: the swap plan and its result as text and JSON, the renamed disks, the progress */
 void fix_print_progress(void *data, const char *text, bool ok);
 struct json_object *fix_swap_plan_json(const struct ns_swap_plan *p);
-void fix_swap_plan_text(const struct ns_swap_plan *p);
+void fix_swap_plan_text(const struct ns_swap_plan *p, const struct fix_opts *o);
 const char *fix_signal_name(int sig);
 void fix_say_renamed(const struct fix_opts *o, const struct ns_swap_report *rep);
 struct json_object *fix_renamed_json(const struct ns_swap_report *rep);
