@@ -22,7 +22,7 @@ static void modules_event(void *data, enum ns_swap_run_event ev, const struct ns
 
 	/* JSON: the plan, then (when it ran) what happened, printed once at the end */
 	if (ev == NS_SWAPRUN_EV_PLANNED && !c->o->json)
-		fix_swap_plan_text(&run->plan);
+		fix_swap_plan_text(&run->plan, c->o);
 	else if (ev == NS_SWAPRUN_EV_JOURNAL_IO)
 		fprintf(stderr, "numastor fix %s: %s /%s: %s\n", c->who, fix_swap_journal_io(run), NS_SWAP_JOURNAL_PATH,
 			strerror(-run->io_err));

@@ -12,14 +12,6 @@
 #include "out/json.h"
 #include "state/journal.h"
 
-static char *cpus(const struct ns_cpuset *s)
-{
-	char *t = NULL;
-	if (!s->known || ns_cpuset_format(s, &t) < 0)
-		return strdup("?");
-	return t;
-}
-
 static struct json_object *ib_json(const struct ns_system *sys, const struct ns_plan *plan, const struct ns_fix_ib *ibo)
 {
 	struct json_object *ib = json_object_new_object(), *d = json_object_new_object();
@@ -115,88 +107,6 @@ static struct json_object *plan_json(const struct ns_system *sys, const struct n
 	}
 	json_object_object_add(doc, "summary", sum);
 	return doc;
-}
-
-static const char *action_col(const struct fix_opts *o, enum ns_plan_action a, bool failed)
-{
-	return fix_col(o, failed ? FIX_RED : a == NS_PLAN_MOVE ? FIX_YELLOW : a == NS_PLAN_SKIP ? FIX_DIM : "");
-}
-
-static void plan_text(FILE *out, const struct ns_system *sys, const struct ns_plan *plan, const struct fix_opts *o,
-		      const struct ns_apply_result *ir, const struct ns_apply_result *rr, const struct ns_fix_ib *ibo)
-{
-	if (!o->quiet)
-		fprintf(out, "numastor fix: %s for %s\n",
-			o->dry_run ? "plan (dry run, nothing changed)" : "plan and results", ns_root_dir(sys->root));
-	if (!plan->nirqs && !plan->nrqs && !o->quiet)
-		fprintf(out, "  nothing to do: no device has a finding about its interrupt placement\n");
-	for (size_t i = 0; i < plan->nirqs; i++) {
-		const struct ns_plan_irq *e = &plan->irqs[i];
-		char *cur = cpus(&e->current), *tgt = cpus(&e->target), q[32] = "";
-		bool problem = ir && ir[i].status == NS_APPLY_FAILED;
-		if (e->hw_queue >= 0)
-			snprintf(q, sizeof(q), " hctx %d", e->hw_queue);
-		if (!o->quiet || problem) {
-			/* an IRQ's name is what its actions file said: escaped for the terminal */
-			char *name = ns_escape_text(e->name ? e->name : "?"), *dev = ns_escape_text(e->device);
-			/* its affinity (smp_affinity_list) and, unless skipped, the one it gets */
-			fprintf(out, "  irq %d %s (%s%s): affinity %s%s%s  %s%s%s", e->irq, name ? name : "?",
-				dev ? dev : "?", q, cur, e->action == NS_PLAN_SKIP ? "" : " -> ",
-				e->action == NS_PLAN_SKIP ? "" : tgt, action_col(o, e->action, problem),
-				ns_plan_action_name(e->action),
-				fix_col(o, *action_col(o, e->action, problem) ? FIX_RESET : ""));
-			free(name);
-			free(dev);
-			if (ir) {
-				fprintf(out, ", %s%s%s", fix_col(o, problem ? FIX_RED : ""),
-					ns_apply_status_name(ir[i].status), fix_col(o, problem ? FIX_RESET : ""));
-				if (ir[i].err)
-					fprintf(out, " (%s: %s)", ir[i].err_class, strerror(-ir[i].err));
-				if (ir[i].status == NS_APPLY_EFFECTIVE_DIFFERS) {
-					char *eff = cpus(&ir[i].after_effective);
-					fprintf(out,
-						" (effective still %s: without interrupt remapping the kernel moves it "
-						"at its next interrupt)",
-						eff);
-					free(eff);
-				}
-			}
-			char *why = ns_escape_text(e->reason);
-			fprintf(out, "\n      %s [%s]\n", why ? why : "?", e->answers);
-			free(why);
-		}
-		free(cur);
-		free(tgt);
-	}
-	for (size_t i = 0; i < plan->nrqs; i++) {
-		const struct ns_plan_rq *e = &plan->rqs[i];
-		bool problem = rr && rr[i].status == NS_APPLY_FAILED;
-		if (!o->quiet || problem)
-			fprintf(out, "  %s rq_affinity: %d -> %d  %s%s%s%s%s\n      %s\n", e->device, e->current,
-				e->target, action_col(o, e->action, problem), ns_plan_action_name(e->action),
-				rr ? ", " : "", rr ? ns_apply_status_name(rr[i].status) : "",
-				fix_col(o, *action_col(o, e->action, problem) ? FIX_RESET : ""), e->reason);
-	}
-	if (o->ib_policy && !o->quiet) {
-		if (ibo->st.conflict)
-			fprintf(out, "  irqbalance policy: %s: %s\n", o->dry_run ? "would be refused" : "refused",
-				ibo->st.conflict);
-		else if (ibo->st.already)
-			fprintf(out, "  irqbalance policy: numastor's policy script is given in %s already\n",
-				ibo->st.already);
-		else if (ibo->result && strcmp(ibo->result, "failed") != 0)
-			fprintf(out, "  irqbalance policy: %s /%s%s%s\n",
-				strcmp(ibo->result, "already") == 0 ? "already linked:" : "linked", NS_IBPOLICY_LINK,
-				ibo->reload ? "; " : "", ibo->reload ? ibo->reload : "");
-		else if (o->dry_run)
-			fprintf(out, "  irqbalance policy: would link /%s -> %s and restart irqbalance\n",
-				NS_IBPOLICY_LINK, NUMASTOR_IRQBALANCE_DROPIN);
-	}
-	if (plan->irqbalance_advice && ibo->undoes && !o->quiet) /* quiet: said once, on stderr (cmd_fix) */
-		fprintf(out, "  irqbalance: %s\n", plan->irqbalance_advice);
-	if (!o->quiet)
-		fprintf(out, "summary: %zu to move, %zu skipped, %zu unchanged\n", ns_plan_count(plan, NS_PLAN_MOVE),
-			ns_plan_count(plan, NS_PLAN_SKIP), ns_plan_count(plan, NS_PLAN_UNCHANGED));
 }
 
 /* A value read from the machine, quoted and escaped for the terminal (at most 60 bytes of it). */
@@ -360,7 +270,7 @@ int fix_irqs(struct ns_root *root, struct ns_system *sys, const struct fix_opts 
 								 JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(doc);
 	} else {
-		plan_text(stdout, sys, &res.plan, o, res.ir, res.rr, ibo);
+		fix_plan_text(stdout, sys, &res.findings, &res.plan, o, res.ir, res.rr, ibo);
 		if (o->probe_seconds > 0 && !o->quiet)
 			fix_probe_text(sys, o, fp);
 	}

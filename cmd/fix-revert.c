@@ -7,10 +7,89 @@
 #include <string.h>
 
 #include "act/ibpolicy.h"
+#include "base/escape.h"
+#include "base/util.h"
 #include "fix.h"
 #include "out/json.h"
 #include "state/journal.h"
 #include "state/swapjournal.h"
+
+/* An IRQ entry that went back (or already was): grouped with the others of its function. */
+static bool groupable(const struct ns_revert_item *it)
+{
+	return it->pci && it->irq >= 0 && (it->status == NS_REVERT_RESTORED || it->status == NS_REVERT_UNCHANGED);
+}
+
+/*
+ * What the revert did, at the terminal's width: the IRQs restored (or already at their value)
+ * grouped by PCI function as IRQ ranges (--verbose: each on its line), and every other entry
+ * (rq_affinity, a failure, one left alone) on its own with why.
+ */
+static void revert_items_text(const struct ns_revert_report *rep, const struct fix_opts *o)
+{
+	struct fix_page fp;
+	bool *done = calloc(rep->n ? rep->n : 1, sizeof(bool));
+	int *irqs = calloc(rep->n ? rep->n : 1, sizeof(int));
+
+	fix_page_init(&fp, stdout, o);
+	if (!o->quiet && rep->n) {
+		char *t = ns_fmt("numastor fix --revert: the %zu value%s /%s holds, put back", rep->n,
+				 rep->n == 1 ? "" : "s", NS_JOURNAL_PATH);
+		fix_say(&fp, 0, 4, NULL, t);
+		free(t);
+	}
+	for (size_t i = 0; done && irqs && i < rep->n; i++) {
+		const struct ns_revert_item *it = &rep->v[i];
+		const char *what = it->what ? it->what : "?";
+		char *t = NULL;
+		if (done[i] || (o->quiet && it->ok))
+			continue;
+		if (groupable(it) && !o->verbose) {
+			size_t n = 0;
+			bool same = true;
+			for (size_t j = i; j < rep->n; j++) {
+				const struct ns_revert_item *x = &rep->v[j];
+				if (done[j] || !groupable(x) || x->status != it->status || strcmp(x->pci, it->pci) != 0)
+					continue;
+				irqs[n++] = x->irq;
+				same &= x->value && it->value && strcmp(x->value, it->value) == 0;
+				done[j] = true;
+			}
+			char *r = fix_ranges(irqs, n), *pci = ns_escape_text(it->pci);
+			t = ns_fmt("irq %s (%zu vector%s of %s): %s%s%s", r ? r : "?", n, n == 1 ? "" : "s",
+				   pci ? pci : "?", it->status == NS_REVERT_RESTORED ? "restored" : "already at",
+				   same				      ? " "
+				   : it->status == NS_REVERT_RESTORED ? ", each to its previous value"
+								      : " their previous values",
+				   same ? it->value : "");
+			free(r);
+			free(pci);
+		} else {
+			switch (it->status) {
+			case NS_REVERT_RESTORED:
+				t = ns_fmt("%s: restored %s", what, it->value);
+				break;
+			case NS_REVERT_UNCHANGED:
+				t = ns_fmt("%s: already at its previous value %s", what, it->value);
+				break;
+			case NS_REVERT_FAILED:
+				t = ns_fmt("%s: NOT restored: %s", what, it->problem ? it->problem : "?");
+				break;
+			case NS_REVERT_OTHER_BOOT:
+				t = ns_fmt("%s: from another boot, not touched (was %s before numastor)", what,
+					   it->value);
+				break;
+			default:
+				t = ns_fmt("%s: stale, not touched: %s", what, it->problem ? it->problem : "?");
+				break;
+			}
+		}
+		fix_say(&fp, 2, 6, it->status == NS_REVERT_FAILED ? FIX_RED : NULL, t);
+		free(t);
+	}
+	free(done);
+	free(irqs);
+}
 
 /* The IRQ and rq_affinity revert. With --json the document is left in *docp (the module
  * revert adds to it, then cmd_fix prints it once). */
@@ -102,30 +181,7 @@ static int do_revert(struct ns_root *root, const struct fix_opts *o, struct json
 			       "the file; `numastor fix` can place the IRQs of this boot afresh.\n",
 			       NS_JOURNAL_PATH, rep.journal_boot_id ? rep.journal_boot_id : "unknown",
 			       rep.boot_id ? rep.boot_id : "unknown");
-		for (size_t i = 0; i < rep.n; i++) {
-			const struct ns_revert_item *it = &rep.v[i];
-			const char *what = it->what ? it->what : "?";
-			if (o->quiet && it->ok)
-				continue;
-			switch (it->status) {
-			case NS_REVERT_RESTORED:
-				printf("  %s: restored %s\n", what, it->value);
-				break;
-			case NS_REVERT_UNCHANGED:
-				printf("  %s: already at its previous value %s\n", what, it->value);
-				break;
-			case NS_REVERT_FAILED:
-				printf("  %s: NOT restored: %s\n", what, it->problem ? it->problem : "?");
-				break;
-			case NS_REVERT_OTHER_BOOT:
-				printf("  %s: from another boot, not touched (was %s before numastor)\n", what,
-				       it->value);
-				break;
-			default:
-				printf("  %s: stale, not touched: %s\n", what, it->problem ? it->problem : "?");
-				break;
-			}
-		}
+		revert_items_text(&rep, o);
 		if (!o->quiet || rep.failed || rep.left_alone)
 			printf("revert: %zu restored, %zu already at their previous value, %zu failed%s, %zu left "
 			       "alone%s\n",
@@ -185,7 +241,7 @@ static void revert_event(void *data, enum ns_swap_run_event ev, const struct ns_
 		break;
 	case NS_SWAPRUN_EV_PLANNED:
 		if (!o->quiet && !o->json)
-			fix_swap_plan_text(&run->plan);
+			fix_swap_plan_text(&run->plan, o);
 		if (k->events)
 			k->plan_doc = fix_swap_plan_json(&run->plan);
 		break;

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,33 +87,70 @@ struct json_object *fix_swap_plan_json(const struct ns_swap_plan *p)
 	return doc;
 }
 
-void fix_swap_plan_text(const struct ns_swap_plan *p)
+/* One line of the plan at the page's width, printf-like. */
+static void line(const struct fix_page *fp, size_t ind1, size_t ind2, const char *c, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static void line(const struct fix_page *fp, size_t ind1, size_t ind2, const char *c, const char *fmt, ...)
 {
-	printf("module swap%s: %s\n", p->to_stock ? " back to the stock modules" : "",
-	       ns_swap_plan_safe(p) ? "every check passed" : "REFUSED");
+	char *t = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&t, fmt, ap) < 0)
+		t = NULL;
+	va_end(ap);
+	fix_say(fp, ind1, ind2, c, t);
+	free(t);
+}
+
+/*
+ * The swap plan at the terminal's width: what it changes, its journal and the undo first; the
+ * checks that passed counted (--verbose: each), every failed one on its own; the disks it
+ * detaches, its steps, the functions it rescans.
+ */
+void fix_swap_plan_text(const struct ns_swap_plan *p, const struct fix_opts *o)
+{
+	struct fix_page fp;
+	size_t passed = 0;
+
+	fix_page_init(&fp, stdout, o);
 	for (size_t i = 0; i < p->nchecks; i++)
-		printf("  check %s %s%s%s\n", p->checks[i].ok ? "ok  " : "FAIL", p->checks[i].what,
-		       p->checks[i].detail ? ": " : "", p->checks[i].detail ? p->checks[i].detail : "");
+		passed += p->checks[i].ok;
+	line(&fp, 0, 4, NULL, "module swap%s: %s", p->to_stock ? " back to the stock modules" : "",
+	     ns_swap_plan_safe(p) ? "every check passed" : "REFUSED");
+	if (p->nsteps && !p->to_stock)
+		line(&fp, 2, 6, NULL,
+		     "changes: %zu module step%s, %zu disk%s detached meanwhile, %zu PCI function%s rescanned; "
+		     "journal: the modules' state goes to /%s before the first change; undo: numastor fix --revert",
+		     p->nsteps, p->nsteps == 1 ? "" : "s", p->ndisks, p->ndisks == 1 ? "" : "s", p->nrescan,
+		     p->nrescan == 1 ? "" : "s", NS_SWAP_JOURNAL_PATH);
+	if (passed && !o->verbose)
+		line(&fp, 2, 6, NULL, "checks: %zu passed (--verbose: each)", passed);
+	for (size_t i = 0; i < p->nchecks; i++)
+		if (!p->checks[i].ok || o->verbose)
+			line(&fp, 2, 6, p->checks[i].ok ? NULL : FIX_RED, "check %s %s%s%s",
+			     p->checks[i].ok ? "ok  " : "FAIL", p->checks[i].what, p->checks[i].detail ? ": " : "",
+			     p->checks[i].detail ? p->checks[i].detail : "");
 	for (size_t i = 0; i < p->ndisks; i++)
-		printf("  detaches %s (%s)%s%s\n", p->disks[i].name, p->disks[i].pci ? p->disks[i].pci : "?",
-		       p->disks[i].refusal ? ": must not, " : "", p->disks[i].refusal ? p->disks[i].refusal : "");
+		line(&fp, 2, 6, NULL, "detaches %s (%s)%s%s", p->disks[i].name, p->disks[i].pci ? p->disks[i].pci : "?",
+		     p->disks[i].refusal ? ": must not, " : "", p->disks[i].refusal ? p->disks[i].refusal : "");
 	for (size_t i = 0; i < p->nsteps; i++) {
 		const struct ns_swap_step *st = &p->steps[i];
 		bool opts = st->options && st->options[0];
-		printf("  step %zu: %s %s%s%s%s%s\n", i + 1, st->remove ? "remove" : "load", st->module,
-		       st->file ? " from /" : (st->remove ? "" : " (stock)"), st->file ? st->file : "",
-		       opts ? " with " : (st->remove ? "" : " without options"), opts ? st->options : "");
+		line(&fp, 2, 6, NULL, "step %zu: %s %s%s%s%s%s", i + 1, st->remove ? "remove" : "load", st->module,
+		     st->file ? " from /" : (st->remove ? "" : " (stock)"), st->file ? st->file : "",
+		     opts ? " with " : (st->remove ? "" : " without options"), opts ? st->options : "");
 		if (st->file && st->stock_options && strcmp(st->stock_options, st->options ? st->options : ""))
-			printf("    on --revert or a rollback: the stock %s with %s\n", st->module,
-			       st->stock_options[0] ? st->stock_options : "no options");
+			line(&fp, 4, 8, NULL, "on --revert or a rollback: the stock %s with %s", st->module,
+			     st->stock_options[0] ? st->stock_options : "no options");
 		for (size_t k = 0; k < st->noption_notes; k++)
-			printf("    options: %s\n", st->option_notes[k]);
+			line(&fp, 4, 8, NULL, "options: %s", st->option_notes[k]);
 	}
 	for (size_t i = 0; i < p->nrescan; i++)
-		printf("  then: remove and rescan PCI function %s (its forced node survives a driver swap)\n",
-		       p->rescan[i]);
+		line(&fp, 2, 6, NULL,
+		     "then: remove and rescan PCI function %s (its forced node survives a driver swap)", p->rescan[i]);
 	for (size_t i = 0; i < p->nbusy; i++)
-		printf("  busy: %s\n", p->busy[i]);
+		line(&fp, 2, 6, NULL, "busy: %s", p->busy[i]);
 }
 
 const char *fix_signal_name(int sig)

@@ -122,6 +122,9 @@ static int fix_parse(int argc, char **argv, struct fix_opts *o)
 		case 'q':
 			o->quiet = true;
 			break;
+		case 'v':
+			o->verbose = true;
+			break;
 		case 'C':
 			color = optarg;
 			break;

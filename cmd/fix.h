@@ -15,13 +15,14 @@
 #include "cli.h"
 #include "numastor.h"
 #include "swap/modswap-run.h"
+#include "textwrap.h"
 
 /* fix's documents (plan, modules, revert); every change is listed in schema/CHANGES.md */
 #define FIX_SCHEMA_VERSION 7
 
 struct fix_opts {
 	const struct ns_cli *cli; /* errors: one line on stderr, or under --json one error document */
-	bool dry_run, json, revert, quiet, color, modules, install, hotplug, ib_policy;
+	bool dry_run, json, revert, quiet, verbose, color, modules, install, hotplug, ib_policy;
 	const char *module_dir;
 	int rq_affinity; /* --rq-affinity=2; 0 without */
 	char **devices;	 /* the DEVICEs named */
@@ -63,6 +64,30 @@ static inline struct json_object *jstr_or_null(const char *s)
 
 /* fix-plan.c: the IRQ placement, planned and (unless a dry run) done, rendered; an exit code */
 int fix_irqs(struct ns_root *root, struct ns_system *sys, const struct fix_opts *o);
+/* fix-text.c: fix's text at the terminal's width (at most 80 columns), over cmd/textwrap */
+struct fix_page {
+	struct tw_page pg;
+	size_t width;
+};
+void fix_page_init(struct fix_page *fp, FILE *out, const struct fix_opts *o);
+/* text wrapped at width, its first line indented by ind1, the rest by ind2, in colour c (NULL: none) */
+void fix_say(const struct fix_page *fp, size_t ind1, size_t ind2, const char *c, const char *text);
+char *fix_cpus_text(const struct ns_cpuset *s); /* "?" when unknown */
+/* v[0..n) sorted, as ranges: "58-73,90" */
+char *fix_ranges(int *v, size_t n);
+/* a reason's shape: each number (or list of them) as '#', so that reasons of one rule compare equal */
+char *fix_shape(const char *s);
+/* why the plan takes dev: the causes its answers (comma-separated finding ids) come down to,
+ * each once with the effects it explains here, as check groups them */
+char *fix_causes_text(const struct ns_findings *fs, const char *dev, const char *answers);
+/* the devices of the plan in its order (its IRQs, then its rq_affinity writes) into devs; their count */
+size_t fix_plan_devices(const struct ns_plan *plan, const char **devs);
+
+/* fix-plan-text.c: the plan (and results) as a report at the terminal's width: what changes, the
+ * journal and the undo; per device its cause once and its vectors grouped (o->verbose: each) */
+void fix_plan_text(FILE *out, const struct ns_system *sys, const struct ns_findings *fs, const struct ns_plan *plan,
+		   const struct fix_opts *o, const struct ns_apply_result *ir, const struct ns_apply_result *rr,
+		   const struct ns_fix_ib *ibo);
 /* The JSON text of a malformed journal's refusal (fix and fix --revert). */
 int fix_journal_malformed(const struct fix_opts *o, const char *who, const char *why);
 
@@ -79,7 +104,7 @@ struct json_object *fix_probe_json(const struct ns_system *sys, const struct fix
 /* fix-swap.c: the swap plan and its result as text and JSON, the renamed disks, the progress */
 void fix_print_progress(void *data, const char *text, bool ok);
 struct json_object *fix_swap_plan_json(const struct ns_swap_plan *p);
-void fix_swap_plan_text(const struct ns_swap_plan *p);
+void fix_swap_plan_text(const struct ns_swap_plan *p, const struct fix_opts *o);
 const char *fix_signal_name(int sig);
 void fix_say_renamed(const struct fix_opts *o, const struct ns_swap_report *rep);
 struct json_object *fix_renamed_json(const struct ns_swap_report *rep);

@@ -45,6 +45,7 @@ static const struct ns_option fix_options[] = {
 	 "with --dry-run: plan for the machine a bundle written by `numastor snapshot` captured", NS_COMPLETE_FILES,
 	 .val = 's'},
 	{"quiet", 'q', NS_ARG_NONE, NULL, "print only problems", .val = 'q'},
+	{"verbose", 'v', NS_ARG_NONE, NULL, "the plan and results one line per vector, not grouped", .val = 'v'},
 	{"color", 0, NS_ARG_REQUIRED, "WHEN", "colour: auto (default), always, never", NS_COMPLETE_WORDS,
 	 "auto always never", .val = 'C'},
 	{"help", 'h', NS_ARG_NONE, NULL, "show this help", .val = 'h'},

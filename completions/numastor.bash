@@ -49,7 +49,7 @@ _numastor() {
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --timeout --irqbalance=policy --probe --sysroot --snapshot --quiet --color --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dry-run --json --revert --rq-affinity=2 --lock-timeout --hotplug --modules --module-dir --install --timeout --irqbalance=policy --probe --sysroot --snapshot --quiet --verbose --color --help" -- "$cur"))
 			return
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))

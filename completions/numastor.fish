@@ -20,6 +20,7 @@ complete -c numastor -n '__fish_seen_subcommand_from fix' -l hotplug -d 'what th
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s R -l sysroot -r -F -d 'plan for a captured tree'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s s -l snapshot -r -F -d 'with --dry-run: plan for a snapshot bundle'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s q -l quiet -d 'print only problems'
+complete -c numastor -n '__fish_seen_subcommand_from fix' -s v -l verbose -d 'the plan one line per vector'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -l color -x -a 'auto always never' -d 'colour'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -s h -l help -d 'show help'
 complete -c numastor -n '__fish_seen_subcommand_from fix' -a '(ls /sys/block 2>/dev/null)' -d 'block device'

@@ -21,6 +21,8 @@ tmp=$(mktemp -d /dev/shm/numastor-fixib.XXXXXX 2>/dev/null || mktemp -d /tmp/num
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# fix's text wraps its sentences at 80 columns (issue 32): read them whole, each line's break a space
+flat() { printf '%s\n' "$1" | tr '\n' ' ' | tr -s ' '; }
 export NUMASTOR_TEST_SYSROOT_WRITES=1 NO_COLOR=1
 if ! grep -q -a NUMASTOR_TEST_SYSTEMCTL "$numastor"; then
 	echo "FAIL: $numastor was built without the test-only switches (NUMASTOR_TEST_SYSTEMCTL):"
@@ -69,7 +71,7 @@ grep -q "will move these vectors back" <<<"$(field "$tmp/a.json" irqbalance.advi
 "$numastor" fix --sysroot "$t" --revert >/dev/null || fail "revert after the exit-1 fix failed"
 out=$("$numastor" fix --sysroot "$t" 2>&1)
 [ $? = 1 ] || fail "text fix did not exit 1"
-grep -q "^  irqbalance: irqbalance (pid 812) runs without numastor's policy script and will move these vectors back" <<<"$out" ||
+grep -q " irqbalance: irqbalance (pid 812) runs without numastor's policy script and will move these vectors back" <<<"$(flat "$out")" ||
 	fail "text fix does not say why it exits 1: $out"
 "$numastor" fix --sysroot "$t" --revert >/dev/null
 out=$("$numastor" fix --sysroot "$t" --quiet 2>&1 >/dev/null)
@@ -82,7 +84,7 @@ grep -q "^numastor fix: irqbalance (pid 812) runs without" <<<"$out" || fail "fi
 # --irqbalance=policy: --dry-run says what it would do and changes nothing
 out=$(NUMASTOR_TEST_SYSROOT_WRITES=0 "$numastor" fix --sysroot "$t" --irqbalance=policy)
 [ $? = 0 ] || fail "fix --irqbalance=policy --dry-run exited non-zero"
-grep -q "would link /etc/systemd/system/irqbalance.service.d/numastor-policy.conf" <<<"$out" || fail "dry run: $out"
+grep -q "would link /etc/systemd/system/irqbalance.service.d/numastor-policy.conf" <<<"$(flat "$out")" || fail "dry run: $out"
 [ -e "$link" ] || [ -e "$journal" ] || [ -e "$tmp/systemctl.log" ] && fail "the dry run changed something"
 
 # enable: journal, link, reload, restart; irqbalance now runs with the policy: exit 0
@@ -163,14 +165,14 @@ refused() { # WHAT: fix --irqbalance=policy must refuse, naming WHAT, and write 
 	out=$("$numastor" fix --sysroot "$t" --irqbalance=policy 2>&1)
 	rc=$?
 	[ "$rc" = 3 ] || fail "$1: fix --irqbalance=policy exited $rc, expected 3: $out"
-	grep -q "refused: --irqbalance=policy: .*$1" <<<"$out" || fail "$1: the refusal does not name it: $out"
+	grep -q "refused: --irqbalance=policy: .*$1" <<<"$(flat "$out")" || fail "$1: the refusal does not name it: $out"
 	[ "$(cat "$t"/proc/irq/*/smp_affinity_list | md5sum)" = "$before" ] || fail "$1: the refused fix moved IRQs"
 	[ -e "$t/run/numastor/journal.json" ] && fail "$1: the refused fix journaled"
 	readlink "$link" 2>/dev/null | grep -q share/numastor && fail "$1: the refused fix linked the drop-in"
 	[ -e "$journal" ] || [ -e "$tmp/systemctl.log" ] && fail "$1: the refused fix journaled the link or restarted"
 	out=$(NUMASTOR_TEST_SYSROOT_WRITES=0 "$numastor" fix --sysroot "$t" --irqbalance=policy 2>&1)
 	[ $? = 1 ] || fail "$1: --dry-run of a refused --irqbalance=policy did not exit 1"
-	grep -q "would be refused: .*$1" <<<"$out" || fail "$1: dry run: $out"
+	grep -q "would be refused: .*$1" <<<"$(flat "$out")" || fail "$1: dry run: $out"
 }
 fresh
 mkdir -p "$t/etc/systemd/system/irqbalance.service.d"
@@ -199,7 +201,7 @@ echo 'IRQBALANCE_ARGS="--policyscript=/usr/libexec/numastor/irqbalance-policy"' 
 printf '/usr/sbin/irqbalance\0--foreground\0--policyscript=/usr/libexec/numastor/irqbalance-policy\0' >"$t/proc/812/cmdline"
 out=$("$numastor" fix --sysroot "$t" --irqbalance=policy 2>&1)
 [ $? = 0 ] || fail "numastor's script in IRQBALANCE_ARGS: exit $?: $out"
-grep -q "given in IRQBALANCE_ARGS in /etc/default/irqbalance already" <<<"$out" || fail "numastor's script in IRQBALANCE_ARGS: $out"
+grep -q "given in IRQBALANCE_ARGS in /etc/default/irqbalance already" <<<"$(flat "$out")" || fail "numastor's script in IRQBALANCE_ARGS: $out"
 [ -L "$link" ] && fail "linked the drop-in although IRQBALANCE_ARGS gives numastor's script"
 
 "$numastor" fix --irqbalance=banana --dry-run >/dev/null 2>&1

@@ -25,6 +25,8 @@ fail() { # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends 
 	fails=$((fails + 1))
 	[[ ${NUMASTOR_FAIL_FAST:-0} != 1 ]] || exit 1
 }
+# fix's text wraps its sentences at 80 columns (issue 32): read them whole, each line's break a space
+flat() { printf '%s\n' "$1" | tr '\n' ' ' | tr -s ' '; }
 export NUMASTOR_TEST_SYSROOT_WRITES=1 NO_COLOR=1
 # Everything below needs the test-only switches: a release build has none (lib/base/testhook.h)
 if ! grep -q -a NUMASTOR_TEST_SYSROOT_WRITES "$numastor"; then
@@ -99,7 +101,7 @@ out=$("$numastor" irqbalance-policy --sysroot "$tmp/t" /sys/devices/nonexistent 
 [ "$(affinities "$tmp/t")" = "$before" ] || fail "revert did not restore the previous affinities"
 [ ! -e "$tmp/t/run/numastor/journal.json" ] || fail "journal left after a full revert"
 out=$("$numastor" fix --sysroot "$tmp/t" --revert)
-grep -q "nothing to revert" <<<"$out" || fail "second revert: $out"
+grep -q "nothing to revert" <<<"$(flat "$out")" || fail "second revert: $out"
 
 # a fix killed after its third write leaves a journal from which revert restores everything
 fresh
@@ -124,7 +126,7 @@ fresh
 echo "eth0-rx-0" >"$tmp/t/sys/kernel/irq/$irq/actions"
 out=$("$numastor" fix --sysroot "$tmp/t" --revert)
 [ $? = 1 ] || fail "revert with a reused IRQ number should exit 1"
-grep -q "irq $irq is now eth0-rx-0" <<<"$out" || fail "revert did not name the reused IRQ: $out"
+grep -q "irq $irq is now eth0-rx-0" <<<"$(flat "$out")" || fail "revert did not name the reused IRQ: $out"
 [ ! -e "$tmp/t/run/numastor/journal.json" ] || fail "the journal still holds an IRQ that no longer exists"
 
 # one fix at a time: a held lock makes the second wait, then fail with a clear message
@@ -137,7 +139,7 @@ start=$(date +%s)
 out=$("$numastor" fix --sysroot "$tmp/t" --lock-timeout 1 2>&1)
 rc=$?
 [ "$rc" = 3 ] || fail "fix under a held lock exited $rc, expected 3"
-grep -q "another numastor fix (pid 4242) holds /run/numastor/lock" <<<"$out" || fail "lock message: $out"
+grep -q "another numastor fix (pid 4242) holds /run/numastor/lock" <<<"$(flat "$out")" || fail "lock message: $out"
 [ $(($(date +%s) - start)) -ge 1 ] || fail "fix did not wait for the lock"
 wait "$holder"
 # two fixes at once: both finish, the journal stays whole and names each IRQ once
@@ -180,7 +182,7 @@ hold() { # WHAT SECS: hold the lock as numastor would, changing $irq to 1 before
 hold modules 3
 out=$("$numastor" fix --sysroot "$tmp/t" --lock-timeout 1 2>&1)
 [ $? = 3 ] || fail "a plain fix under a module swap's lock did not give up with exit 3"
-grep -q "another numastor fix (pid 4242, swapping modules) holds /run/numastor/lock; gave up after 1 s" <<<"$out" ||
+grep -q "another numastor fix (pid 4242, swapping modules) holds /run/numastor/lock; gave up after 1 s" <<<"$(flat "$out")" ||
 	fail "a plain fix under a module swap's lock: $out"
 wait
 hold modules 3
@@ -208,7 +210,7 @@ PY
 hold irqs 4
 out=$("$numastor" fix --sysroot "$tmp/t" --lock-timeout 1 --hotplug 2>&1)
 [ $? = 3 ] || fail "fix --hotplug waited past --lock-timeout for another fix"
-grep -q "another numastor fix (pid 4242, placing interrupts) holds /run/numastor/lock; gave up after 1 s" <<<"$out" ||
+grep -q "another numastor fix (pid 4242, placing interrupts) holds /run/numastor/lock; gave up after 1 s" <<<"$(flat "$out")" ||
 	fail "fix --hotplug under another fix's lock: $out"
 wait
 "$numastor" fix --sysroot "$tmp/t" --hotplug --dry-run >/dev/null 2>&1
@@ -293,7 +295,7 @@ rc=$?
 [ "$rc" = 1 ] || fail "reused: revert exited $rc, expected 1 (an entry left alone)"
 [ "$(aff 57)" = "$placed57" ] || fail "reused: revert wrote $(aff 57) onto irq 57, now another device's vector"
 [ "$(aff 58)" = "$prev58" ] || fail "reused: the twin irq 58 was not restored to $prev58: $(aff 58)"
-grep -q "irq 57 (nvme0q0 of 0000:00:04.0): stale, not touched: irq 57 is nvme0q0 but no longer one of 0000:00:04.0's vectors" <<<"$out" ||
+grep -q "irq 57 (nvme0q0 of 0000:00:04.0): stale, not touched: irq 57 is nvme0q0 but no longer one of 0000:00:04.0's vectors" <<<"$(flat "$out")" ||
 	fail "reused: revert did not report the stale entry: $out"
 [ ! -e "$tmp/t/run/numastor/journal.json" ] || fail "reused: the journal keeps an entry that can never apply"
 
@@ -338,9 +340,9 @@ rc=$?
 [ "$rc" = 1 ] || fail "changed: revert exited $rc, expected 1"
 [ "$(aff 60)" = 9 ] || fail "changed: revert overwrote irq 60, changed since by someone else: $(aff 60)"
 [ "$(aff 61)" = "$prev61" ] || fail "changed: the twin irq 61 was not restored"
-grep -q "irq 60 (nvme0q3 of 0000:00:04.0): stale, not touched: it is at 9 now, not at .* where numastor placed it: changed since by someone else" <<<"$out" ||
+grep -q "irq 60 (nvme0q3 of 0000:00:04.0): stale, not touched: it is at 9 now, not at .* where numastor placed it: changed since by someone else" <<<"$(flat "$out")" ||
 	fail "changed: no note for irq 60: $out"
-grep -q "1 left alone" <<<"$out" || fail "changed: summary does not count it: $out"
+grep -q "1 left alone" <<<"$(flat "$out")" || fail "changed: summary does not count it: $out"
 # the same in JSON
 "$numastor" fix --sysroot "$tmp/t2" --revert --json >"$tmp/changed.json"
 python3 - "$tmp/changed.json" <<'PY' || fail "changed: revert JSON"
@@ -372,9 +374,9 @@ rc=$?
 [ "$rc" = 1 ] || fail "boot: revert of another boot's journal exited $rc, expected 1"
 [ "$(affinities "$tmp/t")" = "$after" ] || fail "boot: revert wrote something from another boot's journal"
 cmp -s "$tmp/t/run/numastor/journal.json" "$tmp/journal-boot.json" || fail "boot: the journal of another boot was not kept as it was"
-grep -q "was written in another boot (boot_id 11111111-2222-3333-4444-555555555555; this boot is 99999999-8888-7777-6666-555555555555): nothing of it was reverted" <<<"$out" ||
+grep -q "was written in another boot (boot_id 11111111-2222-3333-4444-555555555555; this boot is 99999999-8888-7777-6666-555555555555): nothing of it was reverted" <<<"$(flat "$out")" ||
 	fail "boot: revert does not say the journal is from another boot: $out"
-grep -q "then remove the file" <<<"$out" || fail "boot: revert does not say what to do: $out"
+grep -q "then remove the file" <<<"$(flat "$out")" || fail "boot: revert does not say what to do: $out"
 "$numastor" fix --sysroot "$tmp/t" --revert --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
@@ -400,7 +402,7 @@ before=$(affinities "$tmp/t")
 out=$("$numastor" fix --sysroot "$tmp/t" --revert 2>&1)
 rc=$?
 [ "$rc" = 3 ] || fail "v1: revert of a version 1 journal exited $rc, expected 3"
-grep -q "is a version 1 journal" <<<"$out" && grep -q "Nothing was reverted and the file is kept" <<<"$out" ||
+grep -q "is a version 1 journal" <<<"$(flat "$out")" && grep -q "Nothing was reverted and the file is kept" <<<"$(flat "$out")" ||
 	fail "v1: message: $out"
 [ "$(affinities "$tmp/t")" = "$before" ] || fail "v1: revert wrote from a version 1 journal"
 cmp -s "$tmp/t/run/numastor/journal.json" "$tmp/journal-v1.json" || fail "v1: the version 1 journal was changed"
@@ -428,20 +430,20 @@ rc=$?
 [ "$rc" = 0 ] || fail "renamed: revert exited $rc: $out"
 [ "$(cat "$ctl/nvme1n1/queue/rq_affinity")" = 1 ] || fail "renamed: nvme1n1 (the journaled disk) not restored: $(cat "$ctl/nvme1n1/queue/rq_affinity")"
 [ "$(cat "$ctl/nvme0n1/queue/rq_affinity")" = 2 ] || fail "renamed: revert wrote the impostor now named nvme0n1"
-grep -q "nvme1n1 rq_affinity (wwid:eui.0025388a01000000, nvme0n1 when placed): restored 1" <<<"$out" || fail "renamed: report: $out"
+grep -q "nvme1n1 rq_affinity (wwid:eui.0025388a01000000, nvme0n1 when placed): restored 1" <<<"$(flat "$out")" || fail "renamed: report: $out"
 # rq_affinity changed since: left alone; the disk gone (its name now another's): reported
 fresh
 "$numastor" fix --sysroot "$tmp/t" --rq-affinity=2 >/dev/null
 echo 0 >"$ctl/nvme0n1/queue/rq_affinity"
 out=$("$numastor" fix --sysroot "$tmp/t" --revert)
 [ $? = 1 ] && [ "$(cat "$ctl/nvme0n1/queue/rq_affinity")" = 0 ] || fail "rq changed since: overwritten: $out"
-grep -q "it is 0 now, not 2 as numastor set it: changed since by someone else" <<<"$out" || fail "rq changed since: note: $out"
+grep -q "it is 0 now, not 2 as numastor set it: changed since by someone else" <<<"$(flat "$out")" || fail "rq changed since: note: $out"
 fresh
 "$numastor" fix --sysroot "$tmp/t" --rq-affinity=2 >/dev/null
 echo eui.00000000000000aa >"$ctl/nvme0n1/wwid"
 out=$("$numastor" fix --sysroot "$tmp/t" --revert)
 [ $? = 1 ] && [ "$(cat "$ctl/nvme0n1/queue/rq_affinity")" = 2 ] || fail "rq gone: another disk under the name was written: $out"
-grep -q "no disk is wwid:eui.0025388a01000000 now" <<<"$out" || fail "rq gone: note: $out"
+grep -q "no disk is wwid:eui.0025388a01000000 now" <<<"$(flat "$out")" || fail "rq gone: note: $out"
 fixture=cloud-2n64c-8nvme-forced-node0
 fi
 
@@ -451,7 +453,7 @@ if part rest; then
 # and gets no numa_node=-1; without the manifest (5.10: it may force) it does
 python3 "$here/fixtures/gen-fixtures.py" "$tmp/gen" node-set-manifest-upstream forced-sibling-other-node >/dev/null
 out=$("$numastor" irqbalance-policy --sysroot "$tmp/gen/node-set-manifest-upstream" /sys/devices/pci0000:00/0000:00:04.0 99)
-grep -q "numa_node=-1" <<<"$out" && fail "irqbalance-policy: numa_node=-1 for a node the manifest says nvme cannot force: $out"
+grep -q "numa_node=-1" <<<"$(flat "$out")" && fail "irqbalance-policy: numa_node=-1 for a node the manifest says nvme cannot force: $out"
 out=$("$numastor" irqbalance-policy --sysroot "$tmp/gen/forced-sibling-other-node" /sys/devices/pci0000:00/0000:00:04.0 99)
 grep -qx "numa_node=-1" <<<"$out" || fail "irqbalance-policy: no numa_node=-1 for the forced NVMe beside a NIC on node 1: $out"
 

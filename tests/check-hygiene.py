@@ -443,6 +443,8 @@ def outputs(numastor, root):
     strict_json(raw, FIX_SCHEMA, "fix --json")
     _, raw = run(numastor, "fix", "--sysroot", root)
     clean_text(raw, "fix's text")
+    _, raw = run(numastor, "fix", "--sysroot", root, "--verbose")  # each vector's name (issue 32)
+    clean_text(raw, "fix's --verbose text")
     return o
 
 

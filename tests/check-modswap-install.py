@@ -131,7 +131,8 @@ def main():
         expect_check("no group loaded", doc, "scsi_mod is not loaded", True)
         expect_check("no group loaded", doc, sha_check, True)
         expect_check("no group loaded", doc, "sd_mod is a loadable module", True)
-        p, doc = run(numastor, t, dry_run=False, json_out=False)
+        # --verbose: every check on its line, the passed ones too (without it they are counted: issue 32)
+        p, doc = run(numastor, t, "--verbose", dry_run=False, json_out=False)
         if p.returncode != 3 or "\nnothing to swap" in "\n" + p.stdout or "refused: a check failed" not in p.stderr:
             fail(f"no group loaded, --install: exit {p.returncode} (want 3, refused: the fake sd_mod "
                  f"fails vermagic): {p.stdout[-300:]!r} {p.stderr[-300:]!r}")
