@@ -221,10 +221,25 @@ CHECKS = ("is a loadable module", "sha256 matches the manifest", "vermagic match
           "is the kernel's own module", "the initramfs is initramfs-tools'")
 
 
+def unwrapped(text):
+    """fix's text with its wrapped lines joined (issue 32: fix wraps at 80 columns, a continuation
+    indented 4 deeper than its item; a break after a '/' joins with nothing, any other with one
+    space, as prose and lists of "a, b" are written)."""
+    lines, item = [], 0
+    for line in (text or "").splitlines():
+        ind = len(line) - len(line.lstrip(" "))
+        if lines and line.strip() and ind >= item + 4:
+            lines[-1] += ("" if lines[-1].endswith("/") else " ") + line.strip()
+        else:
+            lines.append(line)
+            item = ind
+    return lines
+
+
 def failed_lines(ctx, tag):
     """{check: detail} of the `check FAIL <module>: <check>: <detail>` lines of a text-mode run."""
     out = {}
-    for line in (ctx.read(f"{tag}.out") or "").splitlines():
+    for line in unwrapped(ctx.read(f"{tag}.out")):
         line = line.strip()
         if not line.startswith("check FAIL "):
             continue
@@ -254,7 +269,7 @@ def refused(ctx, tag, checks=None, disk=None, why=None):
         if c in failed:
             ctx.expect(re.search(pattern, failed[c]), f"{tag}: check {c!r}: detail {failed[c]!r} does not match {pattern!r}")
     if disk:
-        ctx.expect(re.search(rf"detaches {re.escape(disk)} \([^)]*\): must not, {why}", out),
+        ctx.expect(re.search(rf"detaches {re.escape(disk)} \([^)]*\): must not, {why}", "\n".join(unwrapped(out))),
                    f"{tag}: the plan does not name {disk} as refused ({why}): {out[:600]!r}")
     unchanged(ctx, f"{tag}: refused", f"{tag}-before", tag)
     fixlib.kernel_equal(ctx, tag, "journal after", fact(ctx, f"journal.{tag}"), "absent")

@@ -38,14 +38,8 @@ def check(ctx):
     err, out = ctx.read("swap.err") or "", ctx.read("swap.out") or ""
     ctx.expect("refused" in err and "nothing was changed" in err,
                f"swap: stderr does not say refused / nothing was changed: {err.strip()[:300]!r}")
-    # a plan line wraps at 80 columns (issue 32): its continuation lines, indented deeper, joined to it
-    joined = []
-    for line in out.splitlines():
-        if joined and line.startswith("      ") and not joined[-1].startswith("    "):
-            joined[-1] += ("" if joined[-1].endswith((",", "/")) else " ") + line.strip()
-        else:
-            joined.append(line)
-    lines = [line for line in joined if line.strip().startswith("check FAIL")]
+    # a plan line wraps at 80 columns (issue 32): read with its continuation lines joined
+    lines = [line for line in ms.unwrapped(out) if line.strip().startswith("check FAIL")]
     ctx.expect(len(lines) == 1 and all(d in lines[0] for d in dups),
                f"swap: the FAIL line does not name both disks: {lines!r}")
     ms.unchanged(ctx, "swap: refused", "before", "swap")

@@ -141,7 +141,7 @@ def check(ctx):
     boot_as_it_was(ctx, "hookfail", "--install with a failing initramfs hook")
     ctx.expect((fixlib.rc(ctx, "hookfail") or 0) != 0,
                f"--install with a failing initramfs hook: exit {fixlib.rc(ctx, 'hookfail')}, not a failure")
-    said = ctx.read("hookfail.out") or ""
+    said = "\n".join(ms.unwrapped(ctx.read("hookfail.out")))  # fix wraps at 80 columns
     ctx.expect("mkinitramfs exited with status" in said and "00-fail" in said,
                f"--install with a failing initramfs hook: not mkinitramfs failing on the hook: {said[-600:]!r}")
     ctx.expect(".ko" not in (f("numastor_dir.hookfail") or ""),
@@ -151,12 +151,12 @@ def check(ctx):
     dkms = f("dkms.file") or "updates/dkms/sd_mod.ko"
     boot_as_it_was(ctx, "dkms", "--install beside updates/dkms/sd_mod.ko", extra=[dkms])
     fixlib.kernel_equal(ctx, "dkms", "exit code (refused: a check failed)", fixlib.rc(ctx, "dkms"), 3)
-    said = (ctx.read("dkms.out") or "") + (ctx.read("dkms.err") or "")
+    said = "\n".join(ms.unwrapped(ctx.read("dkms.out"))) + (ctx.read("dkms.err") or "")
     ctx.expect(dkms in said, f"--install beside {dkms}: the refusal does not name it: {said[-600:]!r}")
     boot_as_it_was(ctx, "override", "--install with a depmod.d override of sd_mod")
     ctx.expect((fixlib.rc(ctx, "override") or 0) != 0,
                f"--install with a depmod.d override: exit {fixlib.rc(ctx, 'override')}, not a failure")
-    said = ctx.read("override.out") or ""
+    said = "\n".join(ms.unwrapped(ctx.read("override.out")))
     ctx.expect("modprobe sd_mod resolves to" in said,
                f"--install with a depmod.d override: libkmod's lookup is not what failed: {said[-600:]!r}")
     resolves(ctx, "clean", STOCK, "")

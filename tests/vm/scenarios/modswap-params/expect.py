@@ -74,7 +74,7 @@ def check(ctx):
             for want in ("io_queue_depth=256", "sgl_threshold=65536"):
                 ctx.expect(want in (ins[0].get("stock_options") or "").split(),
                            f"plan: insert nvme: stock_options {ins[0].get('stock_options')!r} lack {want}")
-    text = ctx.read("plantext.out") or ""
+    text = "\n".join(ms.unwrapped(ctx.read("plantext.out")))  # fix wraps at 80 columns
     ctx.expect("io_queue_depth=256" in text and " with " in text,
                f"plan (text): the load step does not show its options: {text[-800:]!r}")
     ms.unchanged(ctx, "after --dry-run", "boot", "planned")
@@ -96,7 +96,7 @@ def check(ctx):
     ms.pattern_intact(ctx, "NSMPATH0001", ["reverted"])
     fixlib.kernel_equal(ctx, "after --revert", "journal", f("journal.reverted"), "absent")
 
-    out = (ctx.read("refused.out") or "") + (ctx.read("refused.err") or "")
+    out = "\n".join(ms.unwrapped(ctx.read("refused.out"))) + (ctx.read("refused.err") or "")
     ctx.equal("with an install command", "exit code", fixlib.rc(ctx, "refused"), 3)
     ctx.expect("modprobe.d has an `install` command for nvme" in out,
                f"with an install command: the refusal is not named: {out[-600:]!r}")
