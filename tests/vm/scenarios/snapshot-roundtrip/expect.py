@@ -23,7 +23,12 @@ def check(ctx):
         return
     with tarfile.open(bundle) as t:
         captured = json.load(t.extractfile(".numastor/check.json"))
+        facts = dict(line.split("=", 1) for line in t.extractfile(".numastor/facts").read().decode().splitlines()
+                     if "=" in line)
     ctx.expect(replay.get("root", "").startswith("snapshot:"), f"replay root: {replay.get('root')}")
+    # a replay says which capture it is (issue 32): what the bundle's own facts say, the one difference
+    for key in ("captured_at", "captured_host"):
+        ctx.equal("replay", key, replay.pop(key, "absent"), facts.get(key))
     captured.pop("root", None)
     replay.pop("root", None)
     diff = first_difference(captured, replay)
