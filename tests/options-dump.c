@@ -8,32 +8,6 @@
 
 #include "options.h"
 
-int cmd_check(int argc, char **argv);
-int cmd_probe(int argc, char **argv);
-int cmd_fix(int argc, char **argv);
-int cmd_snapshot(int argc, char **argv);
-int cmd_irqbalance_policy(int argc, char **argv);
-int cmd_check(int argc, char **argv)
-{
-	return argc && argv ? 3 : 3;
-}
-int cmd_probe(int argc, char **argv)
-{
-	return argc && argv ? 3 : 3;
-}
-int cmd_fix(int argc, char **argv)
-{
-	return argc && argv ? 3 : 3;
-}
-int cmd_snapshot(int argc, char **argv)
-{
-	return argc && argv ? 3 : 3;
-}
-int cmd_irqbalance_policy(int argc, char **argv)
-{
-	return argc && argv ? 3 : 3;
-}
-
 int main(void)
 {
 	static const char *const args[] = {"none", "required", "word", "optional"};

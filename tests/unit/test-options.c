@@ -9,33 +9,6 @@
 #include "options.h"
 #include "tap.h"
 
-/* the commands' functions, which options-numastor.c's dispatch table names */
-int cmd_check(int argc, char **argv);
-int cmd_probe(int argc, char **argv);
-int cmd_fix(int argc, char **argv);
-int cmd_snapshot(int argc, char **argv);
-int cmd_irqbalance_policy(int argc, char **argv);
-int cmd_check(int argc, char **argv)
-{
-	return argc && argv ? 0 : 0;
-}
-int cmd_probe(int argc, char **argv)
-{
-	return argc && argv ? 0 : 0;
-}
-int cmd_fix(int argc, char **argv)
-{
-	return argc && argv ? 0 : 0;
-}
-int cmd_snapshot(int argc, char **argv)
-{
-	return argc && argv ? 0 : 0;
-}
-int cmd_irqbalance_policy(int argc, char **argv)
-{
-	return argc && argv ? 0 : 0;
-}
-
 static const struct ns_option opts[] = {
 	{"json", 'j', NS_ARG_NONE, NULL, "print JSON", .val = 'j'},
 	{"sysroot", 'R', NS_ARG_REQUIRED, "DIR", "read a captured tree", NS_COMPLETE_DIRS, .val = 'R'},
