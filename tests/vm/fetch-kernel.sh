@@ -1,7 +1,7 @@
 #!/bin/bash
 # Fetch and prepare one of Debian's kernels for the VM test bed, once.
 #
-#   fetch-kernel.sh [LINE]      (LINE: 5.10, 6.1, 6.12 or 6.12-cloud; default
+#   fetch-kernel.sh [LINE]      (LINE: 5.10, 6.1, 6.12, 6.12-cloud or 7.2; default
 #                                $NUMASTOR_VM_KERNEL, else 6.1; tests/vm/lib.sh's vm_line)
 #
 # Into ${NUMASTOR_VM_CACHE:-/var/cache/numastor-vm}/<kernel release>/ it puts:
@@ -15,7 +15,7 @@
 #   line       the line it was fetched as
 # and points $VM_CACHE/current-LINE at it. The
 # packages come from this machine's apt (6.1: bookworm) or from the bed's private apt
-# configuration under $VM_CACHE/apt/SUITE (5.10: bullseye; 6.12: bookworm-backports), never
+# configuration under $VM_CACHE/apt/SUITE (5.10: bullseye; 6.12: trixie; 7.2: sid), never
 # from a change to the machine's sources. A rerun finds current-LINE/.ready and does nothing;
 # set NUMASTOR_VM_REFRESH=1 to look for a newer kernel in the archive.
 # Prints the prepared directory on stdout.
@@ -66,7 +66,9 @@ point_at() { # release
 }
 
 main() {
-	if [[ -f "$VM_CACHE/current-$line/.ready" && "${NUMASTOR_VM_REFRESH:-0}" != 1 ]]; then
+	# (a prepared kernel of another suite, e.g. 6.12 before it was trixie's, is fetched anew)
+	if [[ -f "$VM_CACHE/current-$line/.ready" && "${NUMASTOR_VM_REFRESH:-0}" != 1 ]] &&
+		grep -Eqx "$VM_IMAGE_RE" "$VM_CACHE/current-$line/release" 2>/dev/null; then
 		readlink -f "$VM_CACHE/current-$line"
 		return 0
 	fi
@@ -95,8 +97,14 @@ main() {
 	rm -rf "$kdir" && mkdir -p "$kdir/debs" "$kdir/root" "$kdir/src"
 
 	# Same Debian version for every kernel package; busybox-static at this machine's candidate.
+	# From 7.x (sid) linux-image-RELEASE is an empty package: the kernel is in linux-binary-,
+	# the modules in linux-modules-, the System.map and config in linux-base-.
+	local split=()
+	if [[ -n $(vm_line_apt apt-cache pkgnames "linux-binary-$krel" 2>/dev/null | grep -x "linux-binary-$krel") ]]; then
+		split=("linux-binary-$krel=$ver" "linux-modules-$krel=$ver" "linux-base-$krel=$ver")
+	fi
 	(cd "$kdir/debs" && vm_line_apt apt-get download -q \
-		"linux-image-$krel=$ver" "linux-headers-$krel=$ver" \
+		"linux-image-$krel=$ver" "${split[@]}" "linux-headers-$krel=$ver" \
 		"linux-headers-$base-common=$ver" "$(kbuild_package "$krel")=$ver" \
 		"linux-source-$VM_SRCLINE=$ver" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) ||
 		vm_die "apt-get download of the $krel packages failed"

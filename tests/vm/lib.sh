@@ -12,7 +12,7 @@ vm_die() { vm_log "error: $*"; exit 1; }
 
 # The kernel lines the bed knows, and the one under test: NUMASTOR_VM_KERNEL (default 6.1,
 # Debian 12's own). run-all.sh sets it for each line of NUMASTOR_VM_KERNELS in turn.
-VM_LINES="5.10 6.1 6.12 6.12-cloud"
+VM_LINES="5.10 6.1 6.12 6.12-cloud 7.2"
 VM_KERNEL=${NUMASTOR_VM_KERNEL:-6.1}
 
 # vm_line LINE: where Debian keeps the line, into
@@ -23,21 +23,24 @@ VM_KERNEL=${NUMASTOR_VM_KERNEL:-6.1}
 #   VM_BUILDROOT  where a module for it is compiled: "host" (this machine's gcc and glibc fit
 #                 the line's headers and kbuild tools) or the Debian suite of a debootstrapped
 #                 build root (vm_buildroot; 5.10's headers call gcc-10, which Debian 12 lacks)
-# 6.12 is bookworm-backports' build (gcc-12, kbuild tools for glibc 2.36), the 6.12 a Debian 12
-# fleet installs. The cloud flavour is trixie's own (Debian 13's cloud images; its modules want
-# gcc-14 and glibc 2.38, a trixie build root): bookworm-backports' 6.12.95 cloud kernel
-# double-faults in the ACPI bus scan on the bed's q35 machine under TCG (acpi_mipi_check_crs_csi2,
-# measured), trixie's 6.12.118 boots.
+# 6.12 is Debian 13's generic build (trixie; gcc-14 and glibc 2.38 for its kbuild tools, a trixie
+# build root): what a fleet installs with Debian 13, and the same upstream line as
+# bookworm-backports' 6.12.95, which the bed ran until issue 33 (its capture stays a fixture,
+# tests/fixtures/captures/6.12-bpo12). The cloud flavour is trixie's own too (Debian 13's cloud
+# images): bookworm-backports' 6.12.95 cloud kernel double-faults in the ACPI bus scan on the
+# bed's q35 machine under TCG (acpi_mipi_check_crs_csi2, measured), trixie's 6.12.118 boots.
+# 7.2 is sid's (Debian 14 to be; gcc-16, a sid build root), the first 7.x line.
 # shellcheck disable=SC2034 # read by the scripts that call it
 vm_line() {
 	case $1 in
 	5.10) VM_SUITE=bullseye VM_IMAGE_RE='5\.10\.0-[0-9]+-amd64' VM_SRCLINE=5.10 VM_BUILDROOT=bullseye ;;
 	6.1) VM_SUITE=host VM_IMAGE_RE='6\.1\.0-[0-9]+-amd64' VM_SRCLINE=6.1 VM_BUILDROOT=host ;;
-	6.12) VM_SUITE=bookworm-backports VM_IMAGE_RE='6\.12\.[0-9]+\+deb12-amd64' VM_SRCLINE=6.12 VM_BUILDROOT=host ;;
+	6.12) VM_SUITE=trixie VM_IMAGE_RE='6\.12\.[0-9]+\+deb13-amd64' VM_SRCLINE=6.12 VM_BUILDROOT=trixie ;;
 	6.12-cloud)
 		VM_SUITE=trixie VM_IMAGE_RE='6\.12\.[0-9]+\+deb13-cloud-amd64' VM_SRCLINE=6.12
 		VM_BUILDROOT=trixie
 		;;
+	7.2) VM_SUITE=sid VM_IMAGE_RE='7\.2\.[0-9]+\+deb14-amd64' VM_SRCLINE=7.2 VM_BUILDROOT=sid ;;
 	*) vm_die "unknown kernel line '$1' (the bed knows: $VM_LINES)" ;;
 	esac
 }
@@ -73,7 +76,7 @@ vm_apt() { # suite apt-get|apt-cache args...
 		{
 			echo "deb $mirror $suite main"
 			case $suite in
-			*-backports) ;;
+			*-backports | sid | unstable) ;; # no security suite of their own
 			*) [[ -z "$security" ]] || echo "deb $security $suite-security main" ;;
 			esac
 		} > "$d/sources.list.tmp"
@@ -127,6 +130,7 @@ vm_buildroot() { # suite
 	case $suite in
 	bullseye) pkgs=gcc-10,make,libc6-dev,libelf1,libssl1.1,zlib1g,xz-utils ;;
 	trixie) pkgs=gcc-14,make,libc6-dev,libelf1t64,libssl3t64,zlib1g,xz-utils,dwarves ;;
+	sid) pkgs=gcc-16,make,libc6-dev,libelf1t64,libssl3t64,zlib1g,xz-utils,dwarves ;;
 	*) vm_die "no build root known for Debian $suite" ;;
 	esac
 	[[ $(id -u) == 0 ]] || vm_die "making the $suite build root needs root (debootstrap)"
