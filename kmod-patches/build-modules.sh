@@ -207,6 +207,13 @@ find_headers() {
 			die "$HEADERS/Makefile includes $inc, which does not exist, and neither does $common/Makefile"
 		say "the headers' Makefile includes $inc (absent here); using $common/Makefile"
 		MAKE_ARGS+=(-f "$common/Makefile")
+		# From 7.x it also names its own directory, KBUILD_OUTPUT=/usr/src/linux-headers-KVER,
+		# where the common tree finds .config and include/config: here that is HEADERS.
+		local out
+		out=$(sed -n 's/^KBUILD_OUTPUT[[:space:]]*:\{0,1\}=[[:space:]]*\(\/[^[:space:]]*\)[[:space:]]*$/\1/p' "$HEADERS/Makefile" | head -n 1)
+		if [[ -n $out && ! -d $out ]]; then
+			MAKE_ARGS+=("KBUILD_OUTPUT=$HEADERS")
+		fi
 	fi
 
 	# Debian builds with a versioned compiler (CC = gcc-12 in .kernelvariables). A --make

@@ -9,7 +9,7 @@
 #
 # Lines: $NUMASTOR_KMOD_LINES when set (e.g. "5.10 6.1"), else $NUMASTOR_VM_KERNEL alone when
 # set (what tests/vm/run-all.sh exports for the line it runs), else every line: 5.10 6.1 6.12
-# 6.12-cloud. Each kernel comes from tests/vm/fetch-kernel.sh's cache
+# 6.12-cloud 7.2. Each kernel comes from tests/vm/fetch-kernel.sh's cache
 # (${NUMASTOR_VM_CACHE:-/var/cache/numastor-vm}); the matching linux-source-X.Y tarball is
 # downloaded with apt-get once (the line's apt: this machine's, or the bed's private one) and
 # kept as $VM_CACHE/kmod-source/linux-source-X.Y_<Debian version>.tar.xz; everything built
@@ -51,7 +51,7 @@ if [[ -n ${NUMASTOR_KMOD_LINES:-} ]]; then
 elif [[ -n ${NUMASTOR_VM_KERNEL:-} ]]; then
 	LINES=$NUMASTOR_VM_KERNEL
 else
-	LINES="5.10 6.1 6.12 6.12-cloud"
+	LINES="5.10 6.1 6.12 6.12-cloud 7.2"
 fi
 for line in $LINES; do
 	(vm_line "$line") || exit 1
@@ -171,12 +171,15 @@ check_line() { # LINE
 	nvme_fix=$(series_patches nvme-no-forced-node | head -n 1)
 	scsi_fix=$(series_patches scsi-numa-local-alloc | head -n 1)
 
-	check "nvme-no-forced-node/$nvme_fix reported \"already upstream\" ($krel has the fix, in the split form)" \
-		grep -qxF "build-modules: nvme-no-forced-node/$nvme_fix: already upstream (the source contains it); not built for this patch" "$log"
+	# The fix's form: the split one, or from v6.16 (7.2) the one beside the per-node descriptor pools.
+	local nvme_form=""
+	[[ $xy != 7.2 ]] || nvme_form=" (form descriptor-pools)"
+	check "nvme-no-forced-node/$nvme_fix reported \"already upstream\" ($krel has the fix, in the ${nvme_form:+descriptor-pools }split form)" \
+		grep -qxF "build-modules: nvme-no-forced-node/$nvme_fix: already upstream$nvme_form (the source contains it); not built for this patch" "$log"
 	check "no nvme.ko built" [ ! -e "$out/nvme.ko" ]
-	# scsi_alloc_sdev() declares its queue limits from 6.11: 6.12 takes the queue-limits form.
+	# scsi_alloc_sdev() declares its queue limits from 6.11: 6.12 and 7.2 take the queue-limits form.
 	local want_form=""
-	[[ $xy != 6.12 ]] || want_form=" (form queue-limits)"
+	[[ $xy != 6.12 && $xy != 7.2 ]] || want_form=" (form queue-limits)"
 	check "scsi-numa-local-alloc/$scsi_fix applied to linux-source-$xy $debver${want_form:- (the top-level form)}" \
 		grep -qF "scsi-numa-local-alloc/$scsi_fix: applied$want_form (scsi_mod)" "$log"
 	while IFS= read -r p; do
@@ -191,8 +194,13 @@ check_line() { # LINE
 	lpfc_fix=$(series_patches scsi-numa-local-alloc | grep -m1 '^0009-')
 	case $xy in
 	5.10) host_form=" (form isa-dma)" lpfc_form=" (form no-sg-tablesize-helper)" ;;
-	6.12) host_form=" (form const-template)" ;;
+	6.12 | 7.2) host_form=" (form const-template)" ;;
 	esac
+	# sd_probe() allocates with the typed kzalloc_obj() from 7.0: 7.2 takes the typed-alloc form.
+	if [[ $xy == 7.2 ]]; then
+		check "scsi-numa-local-alloc/0002 applied to linux-source-$xy $debver in its typed-alloc form" \
+			grep -qF "scsi-numa-local-alloc/$(series_patches scsi-numa-local-alloc | grep -m1 '^0002-'): applied (form typed-alloc) (sd_mod)" "$log"
+	fi
 	check "scsi-numa-local-alloc/$host_fix applied to linux-source-$xy $debver${host_form:- (the top-level form)}" \
 		grep -qF "scsi-numa-local-alloc/$host_fix: applied$host_form (scsi_mod)" "$log"
 	check "scsi-numa-local-alloc/$lpfc_fix applied to linux-source-$xy $debver${lpfc_form:- (the top-level form)}" \
@@ -290,6 +298,10 @@ EOF
 	# Symbol versions: the built scsi_mod exports Debian's symbols with Debian's CRCs, so every
 	# stock module that uses it (sd_mod, sg, megaraid_sas, virtio_scsi...) loads, and one more,
 	# scsi_host_alloc_node (0005), for the patched HBA drivers.
+	# A kernel without CONFIG_MODVERSIONS (Debian's 7.2) versions no symbol: the checks below
+	# then compare names only (kosyms.py reads CRC 0 for all, as its Module.symvers says).
+	local nocrc=""
+	grep -qx 'CONFIG_MODVERSIONS=y' "$headers/.config" || nocrc=" (names only: $krel has no CONFIG_MODVERSIONS)"
 	if [[ -f $out/scsi_mod.ko ]]; then
 		local want got n scsi_stock deps summary
 		want=$(awk -F'\t' '$3 == "drivers/scsi/scsi_mod" {print $2, $1}' "$headers/Module.symvers" | sort)
@@ -297,7 +309,7 @@ EOF
 		n=$(grep -c . <<<"$want" || true)
 		if [[ $want == "$(grep -v '^scsi_host_alloc_node ' <<<"$got")" && $n -gt 0 ]] &&
 			grep -q '^scsi_host_alloc_node 0x' <<<"$got" && ! grep -q '^scsi_host_alloc_node ' <<<"$want"; then
-			ok "scsi_mod.ko exports the $n symbols of Debian's $krel Module.symvers with the same CRCs, and scsi_host_alloc_node"
+			ok "scsi_mod.ko exports the $n symbols of Debian's $krel Module.symvers with the same CRCs, and scsi_host_alloc_node$nocrc"
 		else
 			fail "scsi_mod.ko exports are not Debian's Module.symvers plus scsi_host_alloc_node:"
 			diff <(echo "$want") <(echo "$got") | head -20
@@ -307,7 +319,7 @@ EOF
 			'$1 != m && index(" " $2 " ", " " m " ") {print $1}' "$moddir/modules.dep")
 		if summary=$(cd "$moddir" && python3 "$HERE/kosyms.py" verify "$out/scsi_mod.ko" "$scsi_stock" \
 			--extra-export scsi_host_alloc_node "${deps[@]}"); then
-			ok "every stock module using scsi_mod finds its symbols and CRCs in the built one: $summary"
+			ok "every stock module using scsi_mod finds its symbols and CRCs in the built one$nocrc: $summary"
 		else
 			fail "stock modules would not load against the built scsi_mod:"
 			echo "$summary" | head -20
@@ -334,7 +346,7 @@ EOF
 			[[ -f $out/$m.ko ]] || continue
 			if summary=$(cd "$moddir" && python3 "$HERE/kosyms.py" caller "$out/$m.ko" "$(stock_path "$m")" \
 				"$out/scsi_mod.ko" scsi_host_alloc scsi_host_alloc_node); then
-				ok "$m.ko imports the stock $m's symbols and CRCs, scsi_host_alloc_node (the built scsi_mod's CRC) for scsi_host_alloc: $summary"
+				ok "$m.ko imports the stock $m's symbols and CRCs, scsi_host_alloc_node (the built scsi_mod's CRC) for scsi_host_alloc$nocrc: $summary"
 			else
 				fail "$m.ko imports differ from the stock $m's but for scsi_host_alloc_node:"
 				echo "$summary" | head -20
@@ -348,7 +360,7 @@ EOF
 		mapfile -t ldeps < <(awk -F': *' -v m="$libata_stock" \
 			'$1 != m && index(" " $2 " ", " " m " ") {print $1}' "$moddir/modules.dep")
 		if lsummary=$(cd "$moddir" && python3 "$HERE/kosyms.py" verify "$out/libata.ko" "$libata_stock" "${ldeps[@]}"); then
-			ok "every stock module using libata finds its symbols and CRCs in the built one: $lsummary"
+			ok "every stock module using libata finds its symbols and CRCs in the built one$nocrc: $lsummary"
 		else
 			fail "stock modules would not load against the built libata:"
 			echo "$lsummary" | head -20
@@ -379,7 +391,8 @@ EOF
 		patch -p1 -s -d "$dir" <"$patch" || die "${patch#"$TOP"/} does not apply to linux-source-$xy $debver"
 		echo "$key" >"$dir/.ready"
 	}
-	nvme_imports() { python3 "$HERE/kosyms.py" imports "$1" | cut -d' ' -f1; }
+	# what a module imports, from its symbol table (7.2 has no symbol versions to read it from)
+	nvme_imports() { python3 "$HERE/kosyms.py" undefined "$1"; }
 
 	# The fix reversed (tests/vm/prefix-nvme-LINE.patch, the VM bed's pre-fix driver): the
 	# split form of the fix applies. The cloud flavour builds nvme in: nothing to replace.
@@ -399,8 +412,8 @@ EOF
 		fi
 	elif "$KMOD/build-modules.sh" --headers "$headers" --source "$psrc" --series nvme-no-forced-node \
 		--modules-dir "$moddir" --out "$work/prefix-modules" --build-dir "$work/prefix-build" "${mk[@]}" 2>&1 | tee "$plog"; then
-		check "nvme-no-forced-node/$nvme_fix applied to the pre-fix source, in its top-level (split) form" \
-			grep -qF "nvme-no-forced-node/$nvme_fix: applied (nvme)" "$plog"
+		check "nvme-no-forced-node/$nvme_fix applied to the pre-fix source, in its ${nvme_form:+descriptor-pools }split form" \
+			grep -qF "nvme-no-forced-node/$nvme_fix: applied$nvme_form (nvme)" "$plog"
 		while IFS= read -r p; do
 			[[ $p != "$nvme_fix" ]] || continue
 			check "nvme-no-forced-node/$p applied to the pre-fix source" grep -qE "nvme-no-forced-node/$p: (marker )?applied" "$plog"
@@ -471,7 +484,7 @@ EOF
 	# refuses to guess.
 	rm -rf "$bad/broken"
 	local fitting=$KMOD/scsi-numa-local-alloc/$scsi_fix
-	[[ $xy != 6.12 ]] || fitting=$KMOD/scsi-numa-local-alloc/queue-limits/$scsi_fix
+	[[ $xy != 6.12 && $xy != 7.2 ]] || fitting=$KMOD/scsi-numa-local-alloc/queue-limits/$scsi_fix
 	mkdir -p "$bad/twice/again" && cp "$fitting" "$bad/twice/$scsi_fix" && cp "$fitting" "$bad/twice/again/$scsi_fix"
 	echo "$scsi_fix" >"$bad/twice/series"
 	echo "4.19 # not this line" >"$bad/twice/lines"

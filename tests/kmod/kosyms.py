@@ -5,6 +5,10 @@
                           (its __crc_<symbol> entries in __kcrctab*)
   kosyms.py imports KO    "<symbol> 0x<crc>" for every symbol the module imports with a
                           version (its __versions table: struct modversion_info)
+  kosyms.py undefined KO  "<symbol>" for every symbol the module leaves undefined (its
+                          .symtab's SHN_UNDEF entries, as `nm -u`): what it imports whether or
+                          not the kernel versions symbols (Debian's 7.2 has no
+                          CONFIG_MODVERSIONS, so no __versions table)
 
   kosyms.py verify NEW STOCK [--extra-export SYMBOL]... [DEPENDENT...]
                           NEW exports the same symbols with the same CRCs as STOCK (plus
@@ -18,6 +22,10 @@
                           CRCs, except that it no longer imports OLD and imports NEWSYM with
                           the CRC PROVIDER exports it with (so NEW loads against PROVIDER and
                           the running kernel, and against nothing older). Exit 1 otherwise.
+
+On a kernel without symbol versions (CONFIG_MODVERSIONS unset, as Debian's 7.2) the tables hold
+names only, each with CRC 0 (as that kernel's Module.symvers): exports are the module's
+__ksymtab_strings, imports its undefined symbols.
 
 Only little-endian ELF64 relocatable objects (x86-64 .ko files) are handled, plain or
 compressed with xz or gzip (.ko.xz, .ko.gz).
@@ -57,6 +65,15 @@ def cstr(data, off):
 def exports(data):
     secs = sections(data)
     result = {}
+    if not any(s["name"] == "__versions" for s in secs) and not has_crcs(data, secs):
+        # a kernel without CONFIG_MODVERSIONS (Debian's 7.2): names only, CRC 0 as in its
+        # Module.symvers; the exported names are the __ksymtab_strings
+        for s in secs:
+            if s["name"] == "__ksymtab_strings":
+                for n in data[s["off"]:s["off"] + s["size"]].split(b"\0"):
+                    if n:
+                        result[n.decode()] = 0
+        return result
     for symtab in (s for s in secs if s["type"] == SHT_SYMTAB):
         strs = secs[symtab["link"]]
         for i in range(symtab["size"] // 24):
@@ -73,9 +90,37 @@ def exports(data):
     return result
 
 
+def has_crcs(data, secs):
+    """Does the module carry symbol CRCs (__crc_ symbols): a kernel with CONFIG_MODVERSIONS?"""
+    for symtab in (s for s in secs if s["type"] == SHT_SYMTAB):
+        strs = secs[symtab["link"]]
+        for i in range(symtab["size"] // 24):
+            st_name, = struct.unpack_from("<I", data, symtab["off"] + i * 24)
+            if cstr(data, strs["off"] + st_name).startswith("__crc_"):
+                return True
+    return False
+
+
+def undefined(data):
+    secs = sections(data)
+    result = set()
+    for symtab in (s for s in secs if s["type"] == SHT_SYMTAB):
+        strs = secs[symtab["link"]]
+        for i in range(1, symtab["size"] // 24):
+            st_name, _info, _other, shndx, _value, _size = struct.unpack_from(
+                "<IBBHQQ", data, symtab["off"] + i * 24)
+            if shndx == 0 and st_name:
+                result.add(cstr(data, strs["off"] + st_name))
+    return result
+
+
 def imports(data):
     result = {}
-    for s in sections(data):
+    secs = sections(data)
+    if not any(s["name"] == "__versions" for s in secs) and not has_crcs(data, secs):
+        # no symbol versions on this kernel: every undefined symbol, CRC 0 (names only)
+        return {n: 0 for n in undefined(data)}
+    for s in secs:
         if s["name"] != "__versions":
             continue
         for off in range(s["off"], s["off"] + s["size"], MODVERSION_INFO):
@@ -164,6 +209,10 @@ def main():
         sys.exit(verify(sys.argv[2], sys.argv[3], deps, extra))
     if len(sys.argv) == 7 and sys.argv[1] == "caller":
         sys.exit(caller(*sys.argv[2:]))
+    if len(sys.argv) == 3 and sys.argv[1] == "undefined":
+        for name in sorted(undefined(read(sys.argv[2]))):
+            print(name)
+        return
     if len(sys.argv) != 3 or sys.argv[1] not in ("exports", "imports"):
         raise SystemExit(__doc__)
     data = read(sys.argv[2])

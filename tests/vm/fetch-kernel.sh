@@ -133,9 +133,12 @@ main() {
 
 	depmod -b "$kdir/root" "$krel"
 
-	# The headers' Makefile includes the common tree by absolute path: point it here.
-	printf 'include %s/Makefile\n' "$kdir/root/usr/src/linux-headers-$base-common" \
-		> "$kdir/root/usr/src/linux-headers-$krel/Makefile"
+	# The headers' Makefile names the common tree (and from 7.x its own, KBUILD_OUTPUT=) by
+	# absolute path: point them here.
+	sed -i "s#/usr/src/#$kdir/root/usr/src/#g" "$kdir/root/usr/src/linux-headers-$krel/Makefile"
+	grep -q "^include $kdir/root/usr/src/linux-headers-$base-common/Makefile" \
+		"$kdir/root/usr/src/linux-headers-$krel/Makefile" ||
+		vm_die "unexpected headers Makefile in linux-headers-$krel (no include of the common tree)"
 	# The cloud flavour builds nvme in: no module to replace, so no pre-fix one to load.
 	if grep -qx 'kernel/drivers/nvme/host/nvme.ko' "$kdir/root/lib/modules/$krel/modules.builtin"; then
 		mkdir -p "$kdir/prefix-nvme"
@@ -146,14 +149,18 @@ main() {
 		vm_die "unexpected package layout: no nvme.ko in linux-image-$krel, nor built in"
 	fi
 
-	# The uncompressed vmlinux boots about 5 s faster under TCG (PVH entry).
-	if sh "$kdir/src/scripts/extract-vmlinux" "$kdir/root/boot/vmlinuz-$krel" > "$kdir/vmlinux.tmp" 2>/dev/null &&
+	# The uncompressed vmlinux boots about 5 s faster under TCG (PVH entry). From 7.x (sid) the
+	# package keeps the kernel as /usr/lib/modules/RELEASE/vmlinuz, not /boot/vmlinuz-RELEASE.
+	local vmlinuz="$kdir/root/boot/vmlinuz-$krel"
+	[[ -f $vmlinuz ]] || vmlinuz="$kdir/root/usr/lib/modules/$krel/vmlinuz"
+	[[ -f $vmlinuz ]] || vm_die "unexpected package layout: no vmlinuz in /boot or /usr/lib/modules/$krel"
+	if sh "$kdir/src/scripts/extract-vmlinux" "$vmlinuz" > "$kdir/vmlinux.tmp" 2>/dev/null &&
 		readelf -n "$kdir/vmlinux.tmp" 2>/dev/null | grep -q 'Xen'; then
 		mv "$kdir/vmlinux.tmp" "$kdir/vmlinux"
 	else
 		vm_log "no PVH vmlinux could be extracted; booting the bzImage"
 		rm -f "$kdir/vmlinux.tmp"
-		cp "$kdir/root/boot/vmlinuz-$krel" "$kdir/vmlinux"
+		cp "$vmlinuz" "$kdir/vmlinux"
 	fi
 	echo "$krel" > "$kdir/release"
 	echo "$line" > "$kdir/line"

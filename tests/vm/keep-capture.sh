@@ -28,6 +28,10 @@ cp "$res"/capture/{snapshot.tar.gz,truth.txt,truth-before.txt,pairing.txt} "$res
 for f in kernel-facts.txt notes.txt topology.txt; do
 	[[ ! -f "$res/$f" ]] || cp "$res/$f" "$dest/"
 done
+# the measured paths of the multipath head (issue 33; older captures have none)
+for f in paths.txt; do
+	[[ ! -f "$res/capture/$f" ]] || cp "$res/capture/$f" "$dest/"
+done
 [[ $scenario == stock ]] || echo "$scenario" > "$dest/scenario"
 for f in "$dest"/*.txt; do
 	(($(stat -c %s "$f") <= 32768)) || gzip -9n "$f"

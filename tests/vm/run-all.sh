@@ -9,7 +9,7 @@
 #                                tests; the run after it finds them ready)
 #
 # Environment: NUMASTOR_SKIP_VM=1 skips the suite (explicitly; otherwise a missing qemu is
-# a failure); NUMASTOR_VM_KERNELS="5.10 6.1 6.12 6.12-cloud" (the default) are the kernel lines,
+# a failure); NUMASTOR_VM_KERNELS="5.10 6.1 6.12 6.12-cloud 7.2" (the default) are the kernel lines,
 # each fetched once into the cache (fetch-kernel.sh); NUMASTOR_VM_SCENARIOS="stock nonroot"
 # runs only those, on every line; NUMASTOR_VM_CACHE moves the kernel cache; NUMASTOR_VM_KEEP=1
 # keeps the work directory even when all pass.
@@ -36,14 +36,15 @@ MATRIX_SCENARIOS="stock prefix-nvme irqaffinity0 nonroot fix-irqaffinity0 fix-ki
 CLOUD_SCENARIOS="stock irqaffinity0 nonroot fix-irqaffinity0 fix-killed-revert modswap-nvme modswap-scsi modswap-scsi-host"
 
 # The server-shaped machine (scenarios/server: 16 of 24 possible CPUs, SMT, two sockets) runs on
-# 6.1 (with all) and on 6.12, Debian 12's two kernels: one boot each, 28-92 s under TCG (measured).
+# 6.1 (with all) and on 6.12, Debian 12's and Debian 13's kernels: one boot each, 28-92 s under
+# TCG (measured).
 SERVER_LINES="6.1 6.12"
 # The CPU isolation scenarios (isolcpus= at boot, a cgroup v2 isolated partition) run on the same
 # two: 6.12 reads the root's cpuset.cpus.isolated (6.7 on), 6.1 walks the partitions; 5.10 has no
 # isolated partitions. 23-42 s a boot (measured).
 SERVER_SCENARIOS="server isolation-boot isolation-cgroup"
 
-kernels=${NUMASTOR_VM_KERNELS:-5.10 6.1 6.12 6.12-cloud}
+kernels=${NUMASTOR_VM_KERNELS:-5.10 6.1 6.12 6.12-cloud 7.2}
 for k in $kernels; do
 	(vm_line "$k") || exit 1
 done

@@ -459,6 +459,83 @@ vm_measure_pairing() {
 	done
 }
 
+# Which path of each multipath head serves each CPU, measured: VM_PATH_READS O_DIRECT reads
+# pinned to the CPU go down the path the kernel picked for the CPU's node (iopolicy numa; its
+# nvme_find_path caches the pick per node on the first I/O), counted by the path disks' own stat
+# (field 1, reads completed). Records "path_serves HEAD CPU PATH", then each path's numa_nodes,
+# queue_depth and ana_state as the kernel prints them after the reads ("absent": no such file,
+# as before about v6.15; an empty value is the kernel printing nothing, e.g. numa_nodes under
+# another iopolicy).
+VM_PATH_READS=${VM_PATH_READS:-16}
+vm_measure_paths() {
+	local _d _c _cpu _p _paths _b _n _f
+	for _d in $(vm_disks); do
+		_resolve "/sys/block/$_d"
+		case $_v in
+		*/nvme-subsystem/*) ;;
+		*) continue ;;
+		esac
+		_paths=''
+		for _p in /sys/block/*; do
+			case ${_p##*/} in
+			"${_d%n*}"c*n"${_d##*n}") _paths="$_paths ${_p##*/}" ;;
+			esac
+		done
+		for _c in /sys/devices/system/cpu/cpu[0-9]*; do
+			_cpu=${_c##*cpu}
+			_rd "$_c/online"
+			[ "$_v" = 0 ] && continue
+			_b=
+			for _p in $_paths; do
+				read -r _n _ < "/sys/block/$_p/stat"
+				_b="$_b $_n"
+			done
+			taskset -c "$_cpu" dd if="/dev/$_d" of=/dev/null bs=4096 count="$VM_PATH_READS" iflag=direct 2>/dev/null
+			# shellcheck disable=SC2086 # one count per path
+			set -- $_b
+			for _p in $_paths; do
+				read -r _n _ < "/sys/block/$_p/stat"
+				[ "$_n" -gt "$1" ] && _t path_serves "$_d" "$_cpu" "$_p"
+				shift
+			done
+		done
+		for _p in $_paths; do
+			for _f in numa_nodes queue_depth ana_state; do
+				if [ -e "/sys/block/$_p/$_f" ]; then
+					_tf "/sys/block/$_p/$_f" path_attr "$_p" "$_f"
+				else
+					_t path_attr "$_p" "$_f" absent
+				fi
+			done
+		done
+	done
+}
+
+# Under iopolicy queue-depth (where a path has the queue_depth file: about v6.15 on) numastor
+# reads each path's queue depth: check --json as "check-qd", with the paths' files read right
+# after it (qd.txt: path_attr records, as vm_measure_paths'); the iopolicy is put back. Nothing
+# where no path has the file.
+vm_queue_depth_round() {
+	local _sd _p _old _f _any=''
+	for _sd in /sys/class/nvme-subsystem/nvme-subsys*; do
+		for _p in /sys/block/nvme*c*n*; do
+			[ -e "$_p/queue_depth" ] && _any=1
+		done
+		[ -n "$_any" ] || return 0
+		_rd "$_sd/iopolicy"
+		_old=$_v
+		echo queue-depth > "$_sd/iopolicy" || return 0
+		vm_numastor check-qd check --json
+		for _p in /sys/block/nvme*c*n*; do
+			for _f in queue_depth numa_nodes; do
+				_tf "$_p/$_f" path_attr "${_p##*/}" "$_f"
+			done
+		done > "$VM_OUT/qd.txt"
+		_t iopolicy "${_sd##*/}" queue-depth >> "$VM_OUT/qd.txt"
+		echo "$_old" > "$_sd/iopolicy"
+	done
+}
+
 # --- numastor -------------------------------------------------------------------------
 
 # Run numastor with the given arguments, as root or (VM_AS_USER=1) as $VM_USER; stdout,
