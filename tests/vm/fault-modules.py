@@ -17,6 +17,10 @@ with modules/sd_mod.ko and prefix-modules/nvme.ko). Writes to OUTDIR:
                        scsi_host_alloc_node inverted: built, as it were, against another
                        patched scsi_mod than the one beside it
 
+On a kernel that versions no symbol (CONFIG_MODVERSIONS unset: Debian's 7.2) the modules have no
+__versions table and no CRC can disagree: the two -badcrc copies are not made, and
+no-modversions says why (the scenarios that load them skip those steps there and say so).
+
 Edits are in place at the same offsets, so the ELF stays valid. Python standard library only.
 """
 
@@ -90,17 +94,25 @@ def main(argv):
     with open(os.path.join(build, "modules", "scsi_mod.ko"), "rb") as f:
         scsi = bytearray(f.read())
 
+    if "__versions" not in sections(sd):
+        with open(os.path.join(out, "no-modversions"), "w", encoding="utf-8") as f:
+            f.write("sd_mod.ko has no __versions: the kernel versions no symbol (CONFIG_MODVERSIONS unset)\n")
+    else:
+        write_badcrc(build, out, sd, scsi)
+    other = bytearray(sd)
+    other_vermagic(other)
+    with open(os.path.join(out, "sd_mod-vermagic.ko"), "wb") as f:
+        f.write(other)
+    return 0
+
+
+def write_badcrc(build, out, sd, scsi):
     broken = bytearray(sd)
     sym = bad_crc(broken, exported(scsi))
     with open(os.path.join(out, "sd_mod-badcrc.ko"), "wb") as f:
         f.write(broken)
     with open(os.path.join(out, "sd_mod-badcrc.sym"), "w", encoding="utf-8") as f:
         f.write(sym + "\n")
-
-    other = bytearray(sd)
-    other_vermagic(other)
-    with open(os.path.join(out, "sd_mod-vermagic.ko"), "wb") as f:
-        f.write(other)
 
     libata = os.path.join(build, "modules", "libata.ko")
     if os.path.exists(libata):
@@ -109,7 +121,6 @@ def main(argv):
         bad_crc(lib, {"scsi_host_alloc_node"})
         with open(os.path.join(out, "libata-badcrc.ko"), "wb") as f:
             f.write(lib)
-    return 0
 
 
 if __name__ == "__main__":
