@@ -712,6 +712,33 @@ def facts_io_queue(doc, code):
     assert doc["machine"]["isolation"]["isolcpus_flags"] == ["domain", "managed_irq", "io_queue"]
 
 
+def facts_fewer_groups(doc, code):
+    """Issue 33 item 4, read from the tree's own shape (gen-fixtures.py nvme_72_fewer_groups): the one
+    queue blk-mq registered (19, every CPU) is paired with nvme0q20, the vector of its name whose
+    affinity holds its CPUs; the 19 vectors named for queues the disk does not have serve none."""
+    d = device(doc, "nvme0n1")
+    qs = [(q["index"], q["cpus"], q["irq_pairing"]) for q in d["hw_queues"]]
+    assert qs == [(19, "0-15", "nvme-name")], qs
+    irqs = {i["name"]: i for i in d["paths"][0]["pci"]["irqs"]}
+    assert d["hw_queues"][0]["irq"] == irqs["nvme0q20"]["irq"], (d["hw_queues"][0]["irq"], irqs["nvme0q20"]["irq"])
+    paired = {n: i["hw_queue"] for n, i in irqs.items() if i["hw_queue"] is not None}
+    assert paired == {"nvme0q20": 19}, paired
+    notes = [n for n in doc["notes"] if n["subject"] == "nvme0n1" and n["field"] == "hw_queues.irq"]
+    assert len(notes) == 1 and "queues 0-18" in notes[0]["message"] and "irqs 121-139" in notes[0]["message"], notes
+
+
+def facts_groups_twin(doc, code):
+    """The twin in today's shape: 16 queues, each paired by name with the vector bound to its CPU."""
+    d = device(doc, "nvme0n1")
+    irqs = {i["irq"]: i for i in d["paths"][0]["pci"]["irqs"]}
+    assert len(d["hw_queues"]) == 16, len(d["hw_queues"])
+    for q in d["hw_queues"]:
+        v = irqs[q["irq"]]
+        assert q["irq_pairing"] == "nvme-name" and v["name"] == "nvme0q%d" % (q["index"] + 1), (q, v["name"])
+        assert v["hw_queue"] == q["index"] and v["affinity"] == q["cpus"] == str(q["index"]), (q, v)
+    assert not [n for n in doc["notes"] if n["field"] == "hw_queues.irq"], doc["notes"]
+
+
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
@@ -818,6 +845,8 @@ FACTS = {
     "isolation-2n16c-managed-irq-twin": facts_isolation_twin,
     "isolation-io-queue-72": facts_io_queue,
     "isolation-bed-node1-isolated": facts_bed_node1_isolated,
+    "nvme-72-fewer-groups": facts_fewer_groups,
+    "nvme-72-groups-twin": facts_groups_twin,
 }
 
 
@@ -940,6 +969,10 @@ PINNED = {
                                             ("midlayer-alloc-stock", "sda", I), ("midlayer-alloc-stock", "sdb", I)}),
     "isolation-2n16c-managed-irq-twin": (0, {("midlayer-alloc-stock", "sda", I)}),
     "isolation-io-queue-72": (0, {("queues-sized-to-housekeeping", "nvme0n1", I)}),
+    # one queue for every CPU of both nodes, its vector on CPU 3 (node 0), its memory on node 0
+    "nvme-72-fewer-groups": (1, {("vector-serves-all-nodes", "nvme0n1", W), ("irq-fires-remote", "nvme0n1", W),
+                                 ("alloc-remote", "nvme0n1", W)}),
+    "nvme-72-groups-twin": (0, set()),
     "isolation-bed-node1-isolated": (2, {("isolated-movable-irq", "sda", C), ("vector-serves-all-nodes", "sda", W),
                                          ("alloc-remote", "sda", W), ("midlayer-alloc-stock", "sda", I),
                                          # every CPU of node 1 isolated: the stock host went elsewhere
@@ -974,6 +1007,7 @@ CORRECT = {
     "xen-2n8c-hotplug-headroom": ["nvme1n1"],
     "isolation-2n16c-managed-irq-twin": ["nvme0n1", "sda"],
     "isolation-io-queue-72": ["nvme0n1"],
+    "nvme-72-groups-twin": ["nvme0n1"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {
