@@ -739,6 +739,24 @@ def facts_groups_twin(doc, code):
     assert not [n for n in doc["notes"] if n["field"] == "hw_queues.irq"], doc["notes"]
 
 
+def facts_scsi_irq_order(doc, code, twin):
+    """virtio-scsi's request vectors share one name: by place (IRQ number) they would pair queue 0 with
+    irq 120; the CPU lists pair each queue with the vector bound to its CPUs (gen-fixtures.py)."""
+    d = device(doc, "sda")
+    want = {0: 143, 1: 144, 2: 145, 3: 146} if twin else {0: 143, 1: 144, 2: 120, 3: 121}
+    got = {q["index"]: q["irq"] for q in d["hw_queues"]}
+    assert got == want, got
+    irqs = {i["irq"]: i for i in d["paths"][0]["pci"]["irqs"]}
+    for q in d["hw_queues"]:
+        assert q["irq_pairing"] == ("virtio-name" if twin else "cpu-list"), q
+        assert irqs[q["irq"]]["affinity"] == q["cpus"] and irqs[q["irq"]]["hw_queue"] == q["index"], (q, irqs[q["irq"]])
+    assert {i["hw_queue"] for i in irqs.values()} == {None, 0, 1, 2, 3}
+    notes = [n for n in doc["notes"] if n["field"] == "hw_queues.irq"]
+    assert len(notes) == (0 if twin else 2), notes
+    assert all("paired by the CPU lists" in n["message"] and "place among vectors of one name" in n["message"]
+               for n in notes), notes
+
+
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
@@ -847,6 +865,8 @@ FACTS = {
     "isolation-bed-node1-isolated": facts_bed_node1_isolated,
     "nvme-72-fewer-groups": facts_fewer_groups,
     "nvme-72-groups-twin": facts_groups_twin,
+    "virtio-scsi-72-irq-order": lambda doc, code: facts_scsi_irq_order(doc, code, False),
+    "virtio-scsi-72-irq-order-twin": lambda doc, code: facts_scsi_irq_order(doc, code, True),
 }
 
 
@@ -973,6 +993,9 @@ PINNED = {
     "nvme-72-fewer-groups": (1, {("vector-serves-all-nodes", "nvme0n1", W), ("irq-fires-remote", "nvme0n1", W),
                                  ("alloc-remote", "nvme0n1", W)}),
     "nvme-72-groups-twin": (0, set()),
+    # the queues paired by their CPU lists: each vector on its queue's CPUs, nothing to fault
+    "virtio-scsi-72-irq-order": (0, {("midlayer-alloc-stock", "sda", I)}),
+    "virtio-scsi-72-irq-order-twin": (0, {("midlayer-alloc-stock", "sda", I)}),
     "isolation-bed-node1-isolated": (2, {("isolated-movable-irq", "sda", C), ("vector-serves-all-nodes", "sda", W),
                                          ("alloc-remote", "sda", W), ("midlayer-alloc-stock", "sda", I),
                                          # every CPU of node 1 isolated: the stock host went elsewhere
@@ -1008,6 +1031,8 @@ CORRECT = {
     "isolation-2n16c-managed-irq-twin": ["nvme0n1", "sda"],
     "isolation-io-queue-72": ["nvme0n1"],
     "nvme-72-groups-twin": ["nvme0n1"],
+    "virtio-scsi-72-irq-order": ["sda"],
+    "virtio-scsi-72-irq-order-twin": ["sda"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {

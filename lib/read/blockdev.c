@@ -614,8 +614,10 @@ static void pair_by_cpus(struct ns_disk_env *env, const struct ns_disk *d, struc
 		"hardware queue %d serves CPUs %s, not all within the affinity %s of irq %d (%s), its vector by %s; "
 		"irq %d (%s)'s affinity holds them: paired by %s",
 		h->index, cpus, aff, named->irq, named->name ? named->name : "?",
-		h->pairing == NS_PAIRING_SINGLE_VECTOR ? "the count (one queue, one vector)" : "name", by->irq,
-		by->name ? by->name : "?",
+		h->pairing == NS_PAIRING_SINGLE_VECTOR ? "the count (one queue, one vector)"
+		: ns_irq_queue_by_order(named)	       ? "its place among vectors of one name"
+						       : "name",
+		by->irq, by->name ? by->name : "?",
 		yields					 ? "the CPU lists"
 		: h->pairing == NS_PAIRING_SINGLE_VECTOR ? "the count"
 							 : "name");
