@@ -712,6 +712,51 @@ def facts_io_queue(doc, code):
     assert doc["machine"]["isolation"]["isolcpus_flags"] == ["domain", "managed_irq", "io_queue"]
 
 
+def facts_fewer_groups(doc, code):
+    """Issue 33 item 4, read from the tree's own shape (gen-fixtures.py nvme_72_fewer_groups): the one
+    queue blk-mq registered (19, every CPU) is paired with nvme0q20, the vector of its name whose
+    affinity holds its CPUs; the 19 vectors named for queues the disk does not have serve none."""
+    d = device(doc, "nvme0n1")
+    qs = [(q["index"], q["cpus"], q["irq_pairing"]) for q in d["hw_queues"]]
+    assert qs == [(19, "0-15", "nvme-name")], qs
+    irqs = {i["name"]: i for i in d["paths"][0]["pci"]["irqs"]}
+    assert d["hw_queues"][0]["irq"] == irqs["nvme0q20"]["irq"], (d["hw_queues"][0]["irq"], irqs["nvme0q20"]["irq"])
+    paired = {n: i["hw_queue"] for n, i in irqs.items() if i["hw_queue"] is not None}
+    assert paired == {"nvme0q20": 19}, paired
+    notes = [n for n in doc["notes"] if n["subject"] == "nvme0n1" and n["field"] == "hw_queues.irq"]
+    assert len(notes) == 1 and "queues 0-18" in notes[0]["message"] and "irqs 121-139" in notes[0]["message"], notes
+
+
+def facts_groups_twin(doc, code):
+    """The twin in today's shape: 16 queues, each paired by name with the vector bound to its CPU."""
+    d = device(doc, "nvme0n1")
+    irqs = {i["irq"]: i for i in d["paths"][0]["pci"]["irqs"]}
+    assert len(d["hw_queues"]) == 16, len(d["hw_queues"])
+    for q in d["hw_queues"]:
+        v = irqs[q["irq"]]
+        assert q["irq_pairing"] == "nvme-name" and v["name"] == "nvme0q%d" % (q["index"] + 1), (q, v["name"])
+        assert v["hw_queue"] == q["index"] and v["affinity"] == q["cpus"] == str(q["index"]), (q, v)
+    assert not [n for n in doc["notes"] if n["field"] == "hw_queues.irq"], doc["notes"]
+
+
+def facts_scsi_irq_order(doc, code, twin):
+    """virtio-scsi's request vectors share one name: by place (IRQ number) they would pair queue 0 with
+    irq 120; the CPU lists pair each queue with the vector bound to its CPUs (gen-fixtures.py)."""
+    d = device(doc, "sda")
+    want = {0: 143, 1: 144, 2: 145, 3: 146} if twin else {0: 143, 1: 144, 2: 120, 3: 121}
+    got = {q["index"]: q["irq"] for q in d["hw_queues"]}
+    assert got == want, got
+    irqs = {i["irq"]: i for i in d["paths"][0]["pci"]["irqs"]}
+    for q in d["hw_queues"]:
+        assert q["irq_pairing"] == ("virtio-name" if twin else "cpu-list"), q
+        assert irqs[q["irq"]]["affinity"] == q["cpus"] and irqs[q["irq"]]["hw_queue"] == q["index"], (q, irqs[q["irq"]])
+    assert {i["hw_queue"] for i in irqs.values()} == {None, 0, 1, 2, 3}
+    notes = [n for n in doc["notes"] if n["field"] == "hw_queues.irq"]
+    assert len(notes) == (0 if twin else 2), notes
+    assert all("paired by the CPU lists" in n["message"] and "place among vectors of one name" in n["message"]
+               for n in notes), notes
+
+
 PLAN_FACTS = {
     "twin-612-2n-managed-mismatch": plan_twin_managed,
     "managed-2n-nvme-confined": plan_all_skipped,
@@ -818,6 +863,10 @@ FACTS = {
     "isolation-2n16c-managed-irq-twin": facts_isolation_twin,
     "isolation-io-queue-72": facts_io_queue,
     "isolation-bed-node1-isolated": facts_bed_node1_isolated,
+    "nvme-72-fewer-groups": facts_fewer_groups,
+    "nvme-72-groups-twin": facts_groups_twin,
+    "virtio-scsi-72-irq-order": lambda doc, code: facts_scsi_irq_order(doc, code, False),
+    "virtio-scsi-72-irq-order-twin": lambda doc, code: facts_scsi_irq_order(doc, code, True),
 }
 
 
@@ -940,6 +989,13 @@ PINNED = {
                                             ("midlayer-alloc-stock", "sda", I), ("midlayer-alloc-stock", "sdb", I)}),
     "isolation-2n16c-managed-irq-twin": (0, {("midlayer-alloc-stock", "sda", I)}),
     "isolation-io-queue-72": (0, {("queues-sized-to-housekeeping", "nvme0n1", I)}),
+    # one queue for every CPU of both nodes, its vector on CPU 3 (node 0), its memory on node 0
+    "nvme-72-fewer-groups": (1, {("vector-serves-all-nodes", "nvme0n1", W), ("irq-fires-remote", "nvme0n1", W),
+                                 ("alloc-remote", "nvme0n1", W)}),
+    "nvme-72-groups-twin": (0, set()),
+    # the queues paired by their CPU lists: each vector on its queue's CPUs, nothing to fault
+    "virtio-scsi-72-irq-order": (0, {("midlayer-alloc-stock", "sda", I)}),
+    "virtio-scsi-72-irq-order-twin": (0, {("midlayer-alloc-stock", "sda", I)}),
     "isolation-bed-node1-isolated": (2, {("isolated-movable-irq", "sda", C), ("vector-serves-all-nodes", "sda", W),
                                          ("alloc-remote", "sda", W), ("midlayer-alloc-stock", "sda", I),
                                          # every CPU of node 1 isolated: the stock host went elsewhere
@@ -974,6 +1030,9 @@ CORRECT = {
     "xen-2n8c-hotplug-headroom": ["nvme1n1"],
     "isolation-2n16c-managed-irq-twin": ["nvme0n1", "sda"],
     "isolation-io-queue-72": ["nvme0n1"],
+    "nvme-72-groups-twin": ["nvme0n1"],
+    "virtio-scsi-72-irq-order": ["sda"],
+    "virtio-scsi-72-irq-order-twin": ["sda"],
 }
 # Devices whose every finding must be the given one severity at most (correct but for one fact)
 NOT_CRITICAL = {

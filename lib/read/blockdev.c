@@ -47,7 +47,8 @@ const char *ns_pairing_name(enum ns_pairing p)
 	static const char *const names[] = {[NS_PAIRING_UNKNOWN] = "unknown",
 					    [NS_PAIRING_NVME_NAME] = "nvme-name",
 					    [NS_PAIRING_VIRTIO_NAME] = "virtio-name",
-					    [NS_PAIRING_SINGLE_VECTOR] = "single-vector"};
+					    [NS_PAIRING_SINGLE_VECTOR] = "single-vector",
+					    [NS_PAIRING_CPU_LIST] = "cpu-list"};
 	return names[p];
 }
 
@@ -535,7 +536,8 @@ static int isolated_left_out(const struct ns_machine *m, struct ns_hctx *h)
 	ns_cpuset_clear(&h->isolated);
 	h->isolated.known = true;
 	if (!aff || !aff->known || !h->cpus.known || !m->isolated.known || !ns_cpuset_count(&m->isolated) ||
-	    (h->pairing != NS_PAIRING_NVME_NAME && h->pairing != NS_PAIRING_VIRTIO_NAME) ||
+	    (h->pairing != NS_PAIRING_NVME_NAME && h->pairing != NS_PAIRING_VIRTIO_NAME &&
+	     h->pairing != NS_PAIRING_CPU_LIST) ||
 	    !ns_cpuset_subset(&h->cpus, aff) || ns_cpuset_intersects(&h->cpus, &m->isolated) ||
 	    ns_cpuset_equal(&h->cpus, aff))
 		return 0;
@@ -582,6 +584,53 @@ static void isolated_from_entries(struct ns_disk_env *env, const struct ns_path 
 		h->isolated.known = true;
 	}
 	ns_strv_free(names, n);
+}
+
+/*
+ * The CPU lists cross-check a queue's pairing by name or count: blk_mq_map_hw_queues() gives a
+ * queue CPUs of its managed vector's affinity only (lib/read/pci.h). When they disagree, a note
+ * says so and which pairing stands: the name of an nvme or virtio-blk vector is the driver's own
+ * binding of the queue's completions (nvme_create_queue: vector = qid; virtio-blk: vq req.K is
+ * queue K) and stands; a place among vectors of one name (virtio-scsi's "request") or a count
+ * yields to the vector whose affinity holds the queue's CPUs, when one alone does.
+ */
+static void pair_by_cpus(struct ns_disk_env *env, const struct ns_disk *d, struct ns_pci *pci, struct ns_hctx *h)
+{
+	const struct ns_irq *named = h->irq, *by;
+	char *cpus = NULL, *aff = NULL;
+	bool yields;
+
+	if (ns_irq_holds_cpus(named, &h->cpus))
+		return;
+	by = ns_pci_irq_by_cpus(pci, &h->cpus, NULL);
+	if (!by || by == named)
+		return; /* the lists name no other vector: a placement to judge (queue-affinity-mismatch) */
+	yields = (h->pairing == NS_PAIRING_SINGLE_VECTOR || ns_irq_queue_by_order(named));
+	if (ns_cpuset_format(&h->cpus, &cpus) < 0 || ns_cpuset_format(&named->affinity, &aff) < 0) {
+		free(cpus);
+		return;
+	}
+	ns_note(env->notes, d->name, "hw_queues.irq",
+		"hardware queue %d serves CPUs %s, not all within the affinity %s of irq %d (%s), its vector by %s; "
+		"irq %d (%s)'s affinity holds them: paired by %s",
+		h->index, cpus, aff, named->irq, named->name ? named->name : "?",
+		h->pairing == NS_PAIRING_SINGLE_VECTOR ? "the count (one queue, one vector)"
+		: ns_irq_queue_by_order(named)	       ? "its place among vectors of one name"
+						       : "name",
+		by->irq, by->name ? by->name : "?",
+		yields					 ? "the CPU lists"
+		: h->pairing == NS_PAIRING_SINGLE_VECTOR ? "the count"
+							 : "name");
+	free(cpus);
+	free(aff);
+	if (!yields)
+		return;
+	struct ns_irq *w = &pci->irqs[by - pci->irqs];
+	if (named->hw_queue == h->index)
+		pci->irqs[named - pci->irqs].hw_queue = -1; /* the pairing goes both ways */
+	w->hw_queue = h->index;
+	h->irq = w;
+	h->pairing = NS_PAIRING_CPU_LIST;
 }
 
 /* One hardware queue per slot, read on the root's threads (ns_root_parallel). */
@@ -685,20 +734,38 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 	free(b.notes);
 	free(b.valid);
 	ns_strv_free(names, n);
+	/* the vectors named for queues this disk does not have serve none (7.x: fewer groups than vectors) */
+	if (path->pci && !path->fabric) {
+		int *listed = calloc(d->nhctx - first + 1, sizeof(*listed));
+		for (size_t i = first; listed && i < d->nhctx; i++)
+			listed[i - first] = d->hctx[i].index;
+		if (listed)
+			ns_pci_unpair_absent(path->pci, d->name, listed, d->nhctx - first, env->notes);
+		free(listed);
+	}
 	/* pair each queue with its vector */
 	for (size_t i = first; i < d->nhctx; i++) {
 		struct ns_hctx *h = &d->hctx[i];
 		struct ns_pci *pci = path->pci;
+		const struct ns_irq *by;
 		/* a fabric path's function is a NIC or HBA: its vectors are not the queues' */
 		if (pci && !path->fabric) {
 			h->irq = ns_pci_irq_for_queue(pci, h->index);
 			if (h->irq) {
 				h->pairing = path->transport == NS_TRANSPORT_NVME ? NS_PAIRING_NVME_NAME
 										  : NS_PAIRING_VIRTIO_NAME;
+				pair_by_cpus(env, d, pci, h);
+			} else if ((by = ns_pci_irq_by_cpus(pci, &h->cpus, NULL)) && by->hw_queue < 0 &&
+				   ns_irq_queue_by_order(by)) {
+				/* its vector by place went to the queue whose CPUs it holds: this one's holds these */
+				pci->irqs[by - pci->irqs].hw_queue = h->index;
+				h->irq = by;
+				h->pairing = NS_PAIRING_CPU_LIST;
 			} else if (d->nhctx - first == 1 && pci->nirqs == 1) {
 				pci->irqs[0].hw_queue = h->index; /* the pairing goes both ways */
 				h->irq = &pci->irqs[0];
 				h->pairing = NS_PAIRING_SINGLE_VECTOR;
+				pair_by_cpus(env, d, pci, h);
 			}
 			if (isolated_left_out(env->machine, h) < 0)
 				return;

@@ -33,7 +33,16 @@ enum ns_transport {
 	NS_TRANSPORT_ATA
 };
 
-enum ns_pairing { NS_PAIRING_UNKNOWN = 0, NS_PAIRING_NVME_NAME, NS_PAIRING_VIRTIO_NAME, NS_PAIRING_SINGLE_VECTOR };
+/* how a queue found its vector: by the vector's name, by the count (one queue, one vector), or by the
+ * CPU lists (a managed vector's affinity holding the queue's CPUs) where a name's place or the count
+ * disagreed with them */
+enum ns_pairing {
+	NS_PAIRING_UNKNOWN = 0,
+	NS_PAIRING_NVME_NAME,
+	NS_PAIRING_VIRTIO_NAME,
+	NS_PAIRING_SINGLE_VECTOR,
+	NS_PAIRING_CPU_LIST
+};
 
 enum ns_node_source {
 	NS_NODE_SRC_NONE = 0,

@@ -475,6 +475,92 @@ static void pair_virtio(struct ns_pci *pci)
 	}
 }
 
+bool ns_irq_queue_by_order(const struct ns_irq *irq)
+{
+	const char *vq = irq && irq->name && strncmp(irq->name, "virtio", 6) == 0 ? strchr(irq->name, '-') : NULL;
+
+	return vq && (strcmp(vq + 1, "request") == 0 || strncmp(vq + 1, "request.", 8) == 0);
+}
+
+bool ns_irq_holds_cpus(const struct ns_irq *irq, const struct ns_cpuset *cpus)
+{
+	if (!irq || irq->managed != 1 || !irq->affinity.known || !cpus || !cpus->known || !ns_cpuset_count(cpus))
+		return true; /* nothing to tell by */
+	return ns_cpuset_subset(cpus, &irq->affinity);
+}
+
+const struct ns_irq *ns_pci_irq_by_cpus(const struct ns_pci *pci, const struct ns_cpuset *cpus, bool *ambiguous)
+{
+	const struct ns_irq *best = NULL;
+	unsigned best_n = 0;
+	bool tie = false;
+
+	if (ambiguous)
+		*ambiguous = false;
+	if (!cpus || !cpus->known || !ns_cpuset_count(cpus))
+		return NULL;
+	for (size_t i = 0; i < pci->nirqs; i++) {
+		const struct ns_irq *irq = &pci->irqs[i];
+		unsigned n;
+		if (irq->managed != 1 || !irq->affinity.known || !ns_cpuset_subset(cpus, &irq->affinity))
+			continue;
+		n = ns_cpuset_count(&irq->affinity);
+		if (!best || n < best_n) {
+			best = irq;
+			best_n = n;
+			tie = false;
+		} else if (n == best_n) {
+			tie = true;
+		}
+	}
+	if (tie) {
+		if (ambiguous)
+			*ambiguous = true;
+		return NULL;
+	}
+	return best;
+}
+
+size_t ns_pci_unpair_absent(struct ns_pci *pci, const char *disk, const int *listed, size_t n, struct ns_notes *notes)
+{
+	struct ns_cpuset queues = {0};
+	int *nums = calloc(pci->nirqs ? pci->nirqs : 1, sizeof(*nums));
+	char *q = NULL, *v = NULL;
+	size_t gone = 0, vlen = 0;
+	FILE *f;
+
+	for (size_t i = 0; i < pci->nirqs; i++) {
+		struct ns_irq *irq = &pci->irqs[i];
+		bool there = false;
+		if (irq->hw_queue < 0)
+			continue;
+		for (size_t k = 0; k < n && !there; k++)
+			there = listed[k] == irq->hw_queue;
+		if (there)
+			continue;
+		if (ns_cpuset_set(&queues, (unsigned)irq->hw_queue) == 0) /* the indices as a list, "0-18" */
+			queues.known = true;
+		if (nums)
+			nums[gone] = irq->irq; /* in order: the slots are sorted by number */
+		irq->hw_queue = -1;
+		gone++;
+	}
+	if (gone && nums && ns_cpuset_format(&queues, &q) == 0 && (f = open_memstream(&v, &vlen))) {
+		ns_irq_list_write(f, nums, gone);
+		if (fclose(f) == 0)
+			ns_note(notes, disk, "hw_queues.irq",
+				"%s of %s name%s hardware queue%s %s, which %s does not have (blk-mq registers no "
+				"queue "
+				"that no CPU maps to): paired with none",
+				v, pci->address, gone == 1 ? "s" : "", gone == 1 ? "" : "s", q, disk);
+	}
+	free(q);
+	free(v);
+	free(nums);
+	ns_cpuset_clear(&queues);
+	return gone;
+}
+
 /* One IRQ per slot, read on the root's threads (ns_root_parallel); slots are assembled in order. */
 struct irq_batch {
 	struct ns_root *root;

@@ -84,4 +84,25 @@ bool ns_pci_is_function(struct ns_root *root, const char *path);
 /* The IRQ of this function serving hctx q, or NULL. */
 const struct ns_irq *ns_pci_irq_for_queue(const struct ns_pci *pci, int q);
 
+/*
+ * Queues and vectors by their CPU lists. blk_mq_map_hw_queues() gives hardware queue q the CPUs of
+ * its vector's spread mask (pci_irq_get_affinity: the managed vector's affinity) that no later
+ * queue's mask took, so a queue's CPUs lie within its vector's affinity. From 7.x (group_cpus_evenly
+ * returning fewer groups than vectors, nr_masks) the vectors past the groups keep the default
+ * affinity and their queues may take every CPU of the earlier ones: the count of managed vectors
+ * need not be the count of queues, and a queue no CPU maps to is not registered (no mq/N).
+ */
+/* May irq serve a queue of CPUs cpus? True unless irq is managed, both sets are known and cpus (not
+ * empty) has a CPU outside irq's affinity: an unmanaged vector's affinity is anyone's to set. */
+bool ns_irq_holds_cpus(const struct ns_irq *irq, const struct ns_cpuset *cpus);
+/* The managed vector whose affinity holds cpus most tightly, or NULL when none does or several do
+ * alike (then *ambiguous is set, when ambiguous is not NULL). */
+const struct ns_irq *ns_pci_irq_by_cpus(const struct ns_pci *pci, const struct ns_cpuset *cpus, bool *ambiguous);
+/* Was irq given its queue by its place among vectors of one name (virtio-scsi's "request"), not by a
+ * number in its name? Such a pairing yields to the CPU lists. */
+bool ns_irq_queue_by_order(const struct ns_irq *irq);
+/* The vectors named for a queue (nvmeXqN, virtioN-req.K) that disk does not have (listed: the mq/
+ * indices read, n of them) serve no queue: unpaired, and one note says which. Returns how many. */
+size_t ns_pci_unpair_absent(struct ns_pci *pci, const char *disk, const int *listed, size_t n, struct ns_notes *notes);
+
 #endif
