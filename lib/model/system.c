@@ -543,14 +543,19 @@ void ns_kernel_fixes_by_module(struct ns_kernel_fix fixes[2], const struct ns_mo
 	for (size_t i = 0; i < ns_modules_count(mods); i++) {
 		const struct ns_module *mod = ns_modules_get(mods, i);
 		char *basis;
-		if (!mod || strcmp(mod->name, "nvme") != 0 || mod->patched == 1 || mod->code == NS_CODE_UNJUDGED)
+		if (!mod || strcmp(mod->name, "nvme") != 0 || mod->patched == 1 || !mod->code_basis)
 			continue;
-		basis = strdup(mod->code_basis ? mod->code_basis : "its module file");
+		if (mod->code == NS_CODE_UNJUDGED) /* the manifest or the version, and why not the module */
+			basis = ns_fmt("%s (not judged by its module: %s)", fixes[0].basis ? fixes[0].basis : "?",
+				       mod->code_basis);
+		else
+			basis = strdup(mod->code_basis);
 		if (!basis)
 			return;
 		free(fixes[0].basis);
 		fixes[0].basis = basis;
-		fixes[0].in_kernel = mod->code == NS_CODE_FIXED;
+		if (mod->code != NS_CODE_UNJUDGED)
+			fixes[0].in_kernel = mod->code == NS_CODE_FIXED;
 	}
 }
 
