@@ -281,7 +281,7 @@ static const char *elf_str(const unsigned char *img, const Elf64_Shdr *strtab, s
 {
 	const char *s = (const char *)img + strtab->sh_offset;
 
-	if (off >= strtab->sh_size || !memchr(s + off, '\0', strtab->sh_size - off))
+	if (strtab->sh_type == SHT_NOBITS || off >= strtab->sh_size || !memchr(s + off, '\0', strtab->sh_size - off))
 		return NULL;
 	return s + off;
 }
