@@ -811,8 +811,72 @@ def facts_azure_forcing(doc, code):
     assert "pci-hyperv" in d["node_reason"] and "cannot tell" in d["node_reason"], d["node_reason"]
 
 
+# issue 33 items 5 and 6 (h/drv): the nvme judged by its module file; per-node descriptor pools
+def nvme_fix_entry(doc):
+    fix = [f for f in doc["machine"]["kernel_fixes"] if f["series"] == "nvme-no-forced-node"]
+    assert len(fix) == 1, doc["machine"]["kernel_fixes"]
+    return fix[0]
+
+
+def facts_module_forcing(doc, code):
+    """A 6.12 (whose version says fixed) with a loaded nvme whose file imports node_states: the
+    module decides, and nvme0 reading 0 on the node-less bus was forced."""
+    fix = nvme_fix_entry(doc)
+    assert fix["in_kernel"] is False and "imports node_states" in fix["basis"], fix
+    d, pci = device(doc, "nvme0n1"), pci_of(doc, "nvme0n1")
+    assert d["node_source"] == "forced" and pci["node_forced"] is True, (d["node_source"], pci["node_forced"])
+    assert "module file /lib/modules/6.12.43+deb13-amd64/kernel/drivers/nvme/host/nvme.ko.xz" in \
+        pci["forced_evidence"], pci["forced_evidence"]
+    assert "node-set" not in finding_ids(doc), finding_ids(doc)
+
+
+def facts_module_fixed(doc, code):
+    """The twin: the file imports no node_states: not forcing, judged by the module (not the version)."""
+    fix = nvme_fix_entry(doc)
+    assert fix["in_kernel"] is True and "does not import node_states" in fix["basis"], fix
+    d, pci = device(doc, "nvme0n1"), pci_of(doc, "nvme0n1")
+    assert d["node_source"] == "set" and pci["node_forced"] is False, (d["node_source"], pci["node_forced"])
+    assert "does not import node_states" in pci["node_set_evidence"], pci["node_set_evidence"]
+    assert "upstream since v6.6" not in pci["node_set_evidence"], pci["node_set_evidence"]
+    assert "node-forced" not in finding_ids(doc), finding_ids(doc)
+
+
+def facts_module_replaced(doc, code):
+    """A forcing file that is not the loaded module (another srcversion): the version judges, and
+    the basis says why the file did not."""
+    fix = nvme_fix_entry(doc)
+    assert fix["in_kernel"] is True and fix["basis"].startswith("upstream since v6.6"), fix
+    assert "is not the loaded module" in fix["basis"], fix
+    d, pci = device(doc, "nvme0n1"), pci_of(doc, "nvme0n1")
+    assert d["node_source"] == "set" and pci["node_forced"] is False, (d["node_source"], pci["node_forced"])
+    assert "not judged by its module" in pci["node_set_evidence"], pci["node_set_evidence"]
+    assert "node-forced" not in finding_ids(doc), finding_ids(doc)
+
+
+def facts_descriptor_pools(doc, code, per_node):
+    """7.2 (v6.16 on): nvme's descriptors on each queue's node, said in the allocations and the
+    alloc-remote finding; 6.15: no descriptor fields, the old wording."""
+    a0, a1 = device(doc, "nvme0n1")["allocations"], device(doc, "nvme1n1")["allocations"]
+    alloc = [f for f in doc["findings"] if f["id"] == "alloc-remote" and f["device"] == "nvme0n1"]
+    assert len(alloc) == 1, finding_ids(doc)
+    if per_node:
+        assert a0["descriptor_nodes"] == [0] and a0["device_node"] == 1, a0
+        assert a1["descriptor_nodes"] == [0, 1], a1
+        assert "PRP/SGL descriptors live on node 0" in alloc[0]["message"], alloc[0]["message"]
+    else:
+        assert "descriptor_nodes" not in a0 and "descriptor_basis" not in a1, a0
+        assert "descriptor" not in alloc[0]["message"], alloc[0]["message"]
+    assert "alloc-remote" not in finding_ids(doc, "nvme1n1"), finding_ids(doc, "nvme1n1")
+
+
 FACTS = {
     "cloud-2n64c-8nvme-forced-node0": facts_cloud,
+    # issue 33 items 5 and 6 (h/drv)
+    "nvme-612-module-forcing": facts_module_forcing,
+    "nvme-612-module-fixed": facts_module_fixed,
+    "nvme-612-module-replaced": facts_module_replaced,
+    "nvme-72-descriptor-pools": lambda doc, code: facts_descriptor_pools(doc, code, True),
+    "nvme-615-descriptor-pools": lambda doc, code: facts_descriptor_pools(doc, code, False),
     "managed-2n-nvme-confined": facts_managed,
     "baremetal-2s-4nvme-healthy": facts_healthy,
     "hba-megaraid-node1-irq-cpu0": facts_hba_all,
@@ -882,6 +946,14 @@ CLOUD = {(rule, "nvme%dn1" % i, sev) for i in range(8)
                            ("irqbalance-confines", C))}
 PINNED = {
     "cloud-2n64c-8nvme-forced-node0": (2, CLOUD),
+    # issue 33 items 5 and 6 (h/drv)
+    "nvme-612-module-forcing": (2, {("node-forced", "nvme0n1", C), ("node-unknown", "nvme1n1", I)}),
+    "nvme-612-module-fixed": (1, {("node-set", "nvme0n1", W), ("node-unknown", "nvme1n1", I)}),
+    "nvme-612-module-replaced": (1, {("node-set", "nvme0n1", W), ("node-unknown", "nvme1n1", I)}),
+    "nvme-72-descriptor-pools": (2, {("irq-confined", "nvme0n1", C), ("alloc-remote", "nvme0n1", W),
+                                     ("irq-fires-remote", "nvme0n1", W)}),
+    "nvme-615-descriptor-pools": (2, {("irq-confined", "nvme0n1", C), ("alloc-remote", "nvme0n1", W),
+                                      ("irq-fires-remote", "nvme0n1", W)}),
     "managed-2n-nvme-confined": (2, {("irq-confined", "nvme0n1", C), ("irq-fires-remote", "nvme0n1", W),
                                      ("queue-affinity-mismatch", "nvme0n1", W)}),
     "baremetal-2s-4nvme-healthy": (0, set()),

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "read/blockdev.h"
 #include "read/machine.h"
 #include "read/module.h"
@@ -284,6 +285,36 @@ static int host_derive(const struct ns_machine *m, const struct ns_module *host_
 	return r < 0 ? -ENOMEM : 0;
 }
 
+bool ns_alloc_nvme_node_pools(const struct ns_machine *m)
+{
+	return ns_machine_kernel_at_least(m, NS_NVME_NODE_POOLS_MAJOR, NS_NVME_NODE_POOLS_MINOR);
+}
+
+/*
+ * nvme-pci's PRP/SGL descriptors (the lists an I/O's pages are described by): from v6.16 each
+ * hardware queue takes them from its hctx's node's pools (hctx->numa_node, the node of the
+ * first CPU it serves, as blk-mq places the queue itself). Before, one pair of pools per device
+ * on the device's node: device_basis already says so, and nothing is added.
+ */
+static int descriptors_derive(const struct ns_machine *m, struct ns_disk *d, const struct ns_pci *pci)
+{
+	struct ns_alloc *a = &d->alloc;
+
+	if (d->kind != NS_DISK_NVME || !pci || !pci->driver || strcmp(pci->driver, "nvme") != 0 ||
+	    !ns_alloc_nvme_node_pools(m))
+		return 0;
+	ns_cpuset_clear(&a->descriptor_nodes);
+	if (a->hw_queue_nodes.known && ns_cpuset_copy(&a->descriptor_nodes, &a->hw_queue_nodes) < 0)
+		return -ENOMEM;
+	a->descriptor_basis =
+		ns_fmt(a->hw_queue_nodes.known
+			       ? "per-node PRP/SGL descriptor pools (v6.16, d977506f8863): each hardware queue's on "
+				 "its queue's node (the node of the first CPU it serves), not the device's"
+			       : "per-node PRP/SGL descriptor pools (v6.16, d977506f8863): each hardware queue's on "
+				 "its queue's node, which is unknown here");
+	return a->descriptor_basis ? 0 : -ENOMEM;
+}
+
 int ns_alloc_derive(const struct ns_machine *m, const struct ns_module *scsi_mod, const struct ns_module *host_mod,
 		    struct ns_disk *d)
 {
@@ -368,5 +399,7 @@ int ns_alloc_derive(const struct ns_machine *m, const struct ns_module *scsi_mod
 			ns_cpuset_clear(&a->hw_queue_nodes);
 			break;
 		}
+	if ((r = descriptors_derive(m, d, pci)) < 0)
+		return r;
 	return tags_derive(d, pci);
 }

@@ -733,7 +733,12 @@ static int rule_alloc(struct ns_findings *f, struct disk_ctx *c, bool scsi_patch
 		json_object_object_add(ev, "shared_tags",
 				       d->alloc.shared_tags < 0 ? NULL : json_object_new_boolean(d->alloc.shared_tags));
 		r = add(f, "alloc-remote", NS_SEV_WARNING, d->name, ev,
-			d->alloc.shared_tags == 0
+			d->alloc.shared_tags == 0 && d->alloc.descriptor_basis
+				? ns_fmt("Hardware queue %d of %s, its tags, its requests and its PRP/SGL descriptors "
+					 "live on node %d (the node of the first CPU it serves: nvme-pci keeps its "
+					 "descriptor pools per node since v6.16) while the device sits on node %d.",
+					 h->index, d->name, h->memory_node, d->node)
+			: d->alloc.shared_tags == 0
 				? ns_fmt("Hardware queue %d of %s, its tags and its requests live on node %d (the node "
 					 "of the first CPU it serves) while the device sits on node %d.",
 					 h->index, d->name, h->memory_node, d->node)

@@ -533,6 +533,32 @@ void ns_kernel_fixes_read(struct ns_root *root, const struct ns_machine *m, stru
 		ns_manifest_free(&man);
 }
 
+/*
+ * The nvme fix as the running module's own code tells it (lib/read/module: whether its file
+ * imports what the removed code did), over what the manifest or the version said: a
+ * distribution may revert the fix (RHEL 9 did, RHEL-46616) without changing the version.
+ */
+void ns_kernel_fixes_by_module(struct ns_kernel_fix fixes[2], const struct ns_modules *mods)
+{
+	for (size_t i = 0; i < ns_modules_count(mods); i++) {
+		const struct ns_module *mod = ns_modules_get(mods, i);
+		char *basis;
+		if (!mod || strcmp(mod->name, "nvme") != 0 || mod->patched == 1 || !mod->code_basis)
+			continue;
+		if (mod->code == NS_CODE_UNJUDGED) /* the manifest or the version, and why not the module */
+			basis = ns_fmt("%s (not judged by its module: %s)", fixes[0].basis ? fixes[0].basis : "?",
+				       mod->code_basis);
+		else
+			basis = strdup(mod->code_basis);
+		if (!basis)
+			return;
+		free(fixes[0].basis);
+		fixes[0].basis = basis;
+		if (mod->code != NS_CODE_UNJUDGED)
+			fixes[0].in_kernel = mod->code == NS_CODE_FIXED;
+	}
+}
+
 static void read_kernel_fixes(struct ns_system *sys)
 {
 	ns_kernel_fixes_read(sys->root, &sys->machine, sys->fixes);
@@ -854,6 +880,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 			goto out;
 	}
 	mark_placed(sys);
+	ns_kernel_fixes_by_module(sys->fixes, sys->modules);
 	r = 0;
 out:
 	free(bd);

@@ -67,6 +67,8 @@ struct ns_system {
 /* Whether the running kernel contains each of numastor's series (fixes[0] nvme-no-forced-node,
  * fixes[1] scsi-numa-local-alloc): the module build's manifest, else the version. Free each basis. */
 void ns_kernel_fixes_read(struct ns_root *root, const struct ns_machine *m, struct ns_kernel_fix fixes[2]);
+/* fixes[0] (the nvme fix) from the loaded nvme's module file when it was judged by its code. */
+void ns_kernel_fixes_by_module(struct ns_kernel_fix fixes[2], const struct ns_modules *mods);
 
 int ns_system_discover(struct ns_root *root, const char *const *only, size_t nonly, struct ns_system *sys);
 void ns_system_free(struct ns_system *sys);

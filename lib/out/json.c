@@ -546,6 +546,10 @@ static void w_disk(struct ns_jsonw *w, const struct ns_vecmove_view *view, const
 	w_str(w, "shared_tags_source", d->alloc.shared_tags_source ? d->alloc.shared_tags_source : "unknown");
 	w_nodes_known(w, "tags_nodes", &d->alloc.tags_nodes);
 	w_str(w, "tags_basis", d->alloc.tags_basis ? d->alloc.tags_basis : "");
+	if (d->alloc.descriptor_basis) { /* nvme-pci's per-node descriptor pools (v6.16 on) only */
+		w_nodes_known(w, "descriptor_nodes", &d->alloc.descriptor_nodes);
+		w_str(w, "descriptor_basis", d->alloc.descriptor_basis);
+	}
 	ns_jsonw_end_object(w);
 	ns_jsonw_end_object(w);
 }

@@ -1120,6 +1120,8 @@ void ns_disk_free(struct ns_disk *d)
 	free(d->alloc.host_alloc_basis);
 	free(d->alloc.host_alloc_module);
 	free(d->alloc.tags_basis);
+	free(d->alloc.descriptor_basis);
+	ns_cpuset_clear(&d->alloc.descriptor_nodes);
 	free(d->scsi_scan);
 	ns_cpuset_clear(&d->alloc.hw_queue_nodes);
 	ns_cpuset_clear(&d->alloc.tags_nodes);

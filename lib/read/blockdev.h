@@ -129,6 +129,10 @@ struct ns_alloc {
 	const char *shared_tags_source; /* "debugfs", "driver", "unknown" (static strings) */
 	struct ns_cpuset tags_nodes;	/* where tags and requests live; known false when unknown */
 	char *tags_basis;
+	/* nvme-pci on a kernel with per-node PRP/SGL descriptor pools (v6.16 on): their nodes, each
+	 * queue's; descriptor_basis NULL elsewhere (one pool pair per device, on its node) */
+	struct ns_cpuset descriptor_nodes;
+	char *descriptor_basis;
 };
 
 struct ns_disk {

@@ -3,9 +3,12 @@
 #include "read/module.h"
 #include "base/util.h"
 
+#include <elf.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <libkmod.h>
+#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +47,7 @@ static void module_free(struct ns_module *m)
 	free(m->srcversion);
 	free(m->file_srcversion);
 	free(m->modinfo_error);
+	free(m->code_basis);
 }
 
 void ns_modules_free(struct ns_modules *mods)
@@ -205,6 +209,277 @@ static void modinfo_captured(struct ns_modules *mods, struct ns_module *m, char 
 	free(txt);
 }
 
+/* xz (liblzma's stream decoder), into a buffer grown up to NS_MODULE_IMAGE_MAX. */
+static int unxz(const char *data, size_t len, unsigned char **out, size_t *outlen)
+{
+	lzma_stream st = LZMA_STREAM_INIT;
+	size_t cap = len * 4 + 4096;
+	unsigned char *buf = NULL;
+	lzma_ret lr;
+	int r = 0;
+
+	if (lzma_stream_decoder(&st, UINT64_MAX, 0) != LZMA_OK)
+		return -ENOMEM;
+	st.next_in = (const uint8_t *)data;
+	st.avail_in = len;
+	for (;;) {
+		if (!buf || st.avail_out == 0) {
+			size_t used = buf ? cap : 0;
+			unsigned char *nb;
+			if (buf)
+				cap *= 2;
+			if (cap > NS_MODULE_IMAGE_MAX + 1)
+				cap = NS_MODULE_IMAGE_MAX + 1;
+			if (used >= cap) {
+				r = -EFBIG;
+				break;
+			}
+			nb = realloc(buf, cap);
+			if (!nb) {
+				r = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			st.next_out = buf + used;
+			st.avail_out = cap - used;
+		}
+		lr = lzma_code(&st, LZMA_FINISH);
+		if (lr == LZMA_STREAM_END)
+			break;
+		if (lr != LZMA_OK) {
+			r = lr == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
+			break;
+		}
+	}
+	if (r == 0 && st.total_out > NS_MODULE_IMAGE_MAX)
+		r = -EFBIG;
+	*outlen = (size_t)st.total_out;
+	lzma_end(&st);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* A section header of the image, bounds-checked: its data lies inside the image. */
+static const Elf64_Shdr *elf_section(const unsigned char *img, size_t len, const Elf64_Ehdr *eh, size_t i)
+{
+	const Elf64_Shdr *sh;
+
+	if (i >= eh->e_shnum)
+		return NULL;
+	sh = (const Elf64_Shdr *)(img + eh->e_shoff + i * sizeof(Elf64_Shdr));
+	if (sh->sh_type != SHT_NOBITS && (sh->sh_offset > len || sh->sh_size > len - sh->sh_offset))
+		return NULL;
+	return sh;
+}
+
+/* The NUL-terminated string at off of a string table section, or NULL. */
+static const char *elf_str(const unsigned char *img, const Elf64_Shdr *strtab, size_t off)
+{
+	const char *s = (const char *)img + strtab->sh_offset;
+
+	if (strtab->sh_type == SHT_NOBITS || off >= strtab->sh_size || !memchr(s + off, '\0', strtab->sh_size - off))
+		return NULL;
+	return s + off;
+}
+
+/* .modinfo's srcversion= (strings separated by NULs, padding NULs between). */
+static char *elf_srcversion(const unsigned char *img, const Elf64_Shdr *sh)
+{
+	const char *p = (const char *)img + sh->sh_offset, *end = p + sh->sh_size;
+
+	while (p < end) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		size_t n = nul ? (size_t)(nul - p) : (size_t)(end - p);
+		if (n > 11 && memcmp(p, "srcversion=", 11) == 0)
+			return strndup(p + 11, n - 11);
+		p += n + 1;
+	}
+	return NULL;
+}
+
+/* The ELF itself: a 64-bit relocatable of this machine's byte order (a module of this kernel). */
+static int elf_imports(const unsigned char *img, size_t len, const char *sym, char **srcversion)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	const Elf64_Shdr *shstr;
+	int found = 0, symtabs = 0;
+
+	if (len < sizeof(*eh) || memcmp(img, ELFMAG, SELFMAG) != 0 || img[EI_CLASS] != ELFCLASS64 ||
+	    img[EI_DATA] != (__BYTE_ORDER == __LITTLE_ENDIAN ? ELFDATA2LSB : ELFDATA2MSB) || eh->e_type != ET_REL ||
+	    eh->e_shentsize != sizeof(Elf64_Shdr) || eh->e_shoff > len ||
+	    (size_t)eh->e_shnum > (len - eh->e_shoff) / sizeof(Elf64_Shdr) || (uintptr_t)img % 8 || eh->e_shoff % 8)
+		return -EINVAL;
+	shstr = elf_section(img, len, eh, eh->e_shstrndx);
+	for (size_t i = 1; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *sh = elf_section(img, len, eh, i), *strtab;
+		const char *name;
+		if (!sh)
+			return -EINVAL;
+		name = shstr ? elf_str(img, shstr, sh->sh_name) : NULL;
+		if (srcversion && !*srcversion && name && strcmp(name, ".modinfo") == 0 && sh->sh_type == SHT_PROGBITS)
+			*srcversion = elf_srcversion(img, sh);
+		if (sh->sh_type != SHT_SYMTAB)
+			continue;
+		strtab = elf_section(img, len, eh, sh->sh_link);
+		if (!strtab || strtab->sh_type != SHT_STRTAB || sh->sh_entsize != sizeof(Elf64_Sym) ||
+		    sh->sh_offset % 8)
+			return -EINVAL;
+		symtabs++;
+		for (size_t k = 1; k < sh->sh_size / sizeof(Elf64_Sym); k++) {
+			const Elf64_Sym *s = (const Elf64_Sym *)(img + sh->sh_offset) + k;
+			const char *sn;
+			if (s->st_shndx != SHN_UNDEF || ELF64_ST_BIND(s->st_info) == STB_LOCAL)
+				continue;
+			sn = elf_str(img, strtab, s->st_name);
+			found |= sn && strcmp(sn, sym) == 0;
+		}
+	}
+	return symtabs ? found : -EINVAL; /* a module without a symbol table tells nothing */
+}
+
+int ns_module_image_imports(const char *data, size_t len, const char *sym, char **srcversion, const char **form)
+{
+	static const unsigned char xz[] = {0xfd, '7', 'z', 'X', 'Z', 0}, zst[] = {0x28, 0xb5, 0x2f, 0xfd},
+				   gz[] = {0x1f, 0x8b};
+	unsigned char *img = NULL;
+	size_t n = 0;
+	int r;
+
+	if (srcversion)
+		*srcversion = NULL;
+	*form = "ELF";
+	if (len >= sizeof(xz) && memcmp(data, xz, sizeof(xz)) == 0) {
+		*form = "xz";
+		r = unxz(data, len, &img, &n);
+		if (r < 0)
+			return r;
+	} else if ((len >= sizeof(zst) && memcmp(data, zst, sizeof(zst)) == 0) ||
+		   (len >= sizeof(gz) && memcmp(data, gz, sizeof(gz)) == 0)) {
+		*form = data[0] == 0x1f ? "gzip" : "zstd";
+		return -ENOTSUP;
+	} else {
+		/* a copy: the reader's buffer has no alignment the ELF structures can rely on */
+		img = malloc(len ? len : 1);
+		if (!img)
+			return -ENOMEM;
+		memcpy(img, data, len);
+		n = len;
+	}
+	r = elf_imports(img, n, sym, srcversion);
+	if (r < 0 && srcversion) {
+		free(*srcversion);
+		*srcversion = NULL;
+	}
+	free(img);
+	return r;
+}
+
+/* lib/modules/RELEASE/modules.dep's path of module name (relative to that directory), or NULL. */
+static char *moddep_path(const char *dep, const char *name)
+{
+	const char *line = dep;
+
+	while (line && *line) {
+		const char *colon = strchr(line, ':'), *eol = strchr(line, '\n');
+		if (colon && (!eol || colon < eol)) {
+			const char *base = line;
+			size_t n;
+			for (const char *p = line; p < colon; p++)
+				if (*p == '/')
+					base = p + 1;
+			n = strcspn(base, ".:");
+			if (n == strlen(name) && strncmp(base + n, ".ko", 3) == 0) {
+				bool same = true;
+				for (size_t i = 0; i < n && same; i++)
+					same = (base[i] == '-' ? '_' : base[i]) == (name[i] == '-' ? '_' : name[i]);
+				if (same)
+					return strndup(line, (size_t)(colon - line));
+			}
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * nvme: is the pre-fix node code in the module the running kernel loaded? Its file is the one
+ * the root's lib/modules/RELEASE/modules.dep names (what libkmod's lookup reads, as text through
+ * the root, so that a snapshot records it and replays the same), judged only when its
+ * srcversion is the loaded module's (sys/module/nvme/srcversion): a file replaced on disk since
+ * is not what runs.
+ */
+static void judge_code(struct ns_modules *mods, struct ns_module *m, const char *loaded_srcversion)
+{
+	char dir[300], path[1024], *dep = NULL, *rel = NULL, *img = NULL, *src = NULL;
+	const char *form = "ELF";
+	size_t len = 0;
+	int r;
+
+	m->code = NS_CODE_UNJUDGED;
+	if (strcmp(m->name, "nvme") != 0)
+		return;
+	if (m->state == NS_MODULE_BUILTIN) {
+		m->code_basis = ns_fmt("nvme is built into the kernel, whose image numastor does not read");
+		return;
+	}
+	if (!mods->release)
+		return;
+	snprintf(dir, sizeof(dir), "lib/modules/%s", mods->release);
+	snprintf(path, sizeof(path), "%s/modules.dep", dir);
+	r = ns_read_str(mods->root, path, &dep);
+	if (r == -ENOENT || r == -ENOTDIR)
+		return; /* no module directory for this kernel under the root: nothing to say */
+	if (r < 0) {
+		m->code_basis = ns_fmt("/%s could not be read: %s", path, strerror(-r));
+		return;
+	}
+	rel = moddep_path(dep, m->name);
+	free(dep);
+	if (!rel) {
+		m->code_basis = ns_fmt("/%s names no %s module", path, m->name);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	free(rel);
+	r = ns_read_bytes(mods->root, path, &img, &len);
+	if (r == 0)
+		r = ns_module_image_imports(img, len, NS_NVME_FORCING_IMPORT, &src, &form);
+	free(img);
+	if (r == -ENOTSUP)
+		m->code_basis =
+			ns_fmt("its module file /%s is %s-compressed, which numastor does not read", path, form);
+	else if (r < 0)
+		m->code_basis = ns_fmt("its module file /%s could not be read as %s: %s", path, form, strerror(-r));
+	else if (!src || !loaded_srcversion)
+		m->code_basis =
+			ns_fmt("its module file /%s cannot be told to be the loaded module (srcversion %s, "
+			       "loaded %s)",
+			       path, src ? src : "absent", loaded_srcversion ? loaded_srcversion : "unreadable");
+	else if (strcmp(src, loaded_srcversion) != 0)
+		m->code_basis = ns_fmt("its module file /%s (srcversion %s) is not the loaded module (srcversion %s): "
+				       "replaced on disk since it was loaded",
+				       path, src, loaded_srcversion);
+	else if (r == 1) {
+		m->code = NS_CODE_PREFIX;
+		m->code_basis =
+			ns_fmt("the loaded nvme's module file /%s (srcversion %s) imports " NS_NVME_FORCING_IMPORT
+			       ": it holds the node code dad651b2a44e took out (set_dev_node to the first "
+			       "memory node)",
+			       path, src);
+	} else {
+		m->code = NS_CODE_FIXED;
+		m->code_basis = ns_fmt(
+			"the loaded nvme's module file /%s (srcversion %s) does not import " NS_NVME_FORCING_IMPORT
+			": the node code dad651b2a44e took out is not in it",
+			path, src);
+	}
+	free(src);
+}
+
 static int module_read(struct ns_modules *mods, const char *driver, struct ns_module *m, struct ns_notes *notes)
 {
 	char path[256], *taint = NULL, *file_srcversion = NULL;
@@ -257,6 +532,7 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 		m->npatches = 0;
 	}
 	m->file_srcversion = file_srcversion;
+	judge_code(mods, m, m->srcversion);
 	if (!m->srcversion && file_srcversion)
 		m->srcversion = strdup(file_srcversion);
 	return 0;

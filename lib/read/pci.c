@@ -203,6 +203,10 @@ int ns_pci_driver_forces(const char *driver, const struct ns_module *mod, int fi
 	} else if (mod && mod->patched == 1) {
 		r = 0;
 		*basis = ns_fmt("the running nvme carries numastor's fix (modinfo numastor=)");
+	} else if (mod && mod->code != NS_CODE_UNJUDGED) {
+		/* the module's own code, whatever its version says (a distribution may revert the fix) */
+		r = mod->code == NS_CODE_PREFIX;
+		*basis = ns_fmt("%s", mod->code_basis ? mod->code_basis : "?");
 	} else if (mod && mod->out_of_tree == 1) {
 		r = 1;
 		*basis = ns_fmt("the running nvme is out of tree (taint O) without numastor's fix marker: it may be a "
@@ -217,6 +221,15 @@ int ns_pci_driver_forces(const char *driver, const struct ns_module *mod, int fi
 		r = -1;
 		*basis = ns_fmt("whether this kernel's nvme has the fix is not known (%s): it may force",
 				fix_basis ? fix_basis : "?");
+	}
+	/* judged by the manifest or the version: why not by the module, when something says */
+	if (driver && strcmp(driver, "nvme") == 0 && mod && mod->patched != 1 && mod->code == NS_CODE_UNJUDGED &&
+	    mod->code_basis && *basis) {
+		char *b = ns_fmt("%s (not judged by its module: %s)", *basis, mod->code_basis);
+		if (b) {
+			free(*basis);
+			*basis = b;
+		}
 	}
 	return r;
 }
