@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "model/mpath.h"
 
+#include "read/fabric.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -11,6 +13,12 @@
 
 int ns_mpath_path_node(const struct ns_path *p)
 {
+	/* nvme-tcp never sets ctrl->numa_node (NUMA_NO_NODE from nvme_init_ctrl): every TCP path is
+	 * at local distance to the kernel; rdma takes the IB device's node, fc the local port's,
+	 * pci the function's: the carrier's node numastor reads */
+	if (p->fabric && (!p->fabric->transport || strcmp(p->fabric->transport, "tcp") == 0 ||
+			  strcmp(p->fabric->transport, "loop") == 0))
+		return -1;
 	if (p->pci)
 		return p->pci->numa_node >= 0 ? p->pci->numa_node : -1;
 	return p->device_node >= 0 ? p->device_node : -1;
