@@ -111,6 +111,18 @@ def main():
                 assert not [n for n in doc["notes"] if n["field"].startswith("paths.")], doc["notes"]
             case(name + ": as the tree says", as_read)
 
+        # the verbose device says the same, per path (text wrapped: compared without line breaks)
+        def verbose():
+            root = os.path.join(tmp, "nvme-multipath-72-qdepth")
+            p = subprocess.run([numastor, "check", "--sysroot", root, "--verbose"], capture_output=True, text=True)
+            flat = " ".join(p.stdout.split())
+            assert "iopolicy: queue-depth" in flat, flat[:2000]
+            for ctrl, pd in path_disks(root).items():
+                want = "path %s (%s): ANA %s, serves nodes 0-1 (iopolicy), queue depth %d" % (
+                    ctrl, os.path.basename(pd), tree_file(pd, "ana_state").strip(), int(tree_file(pd, "queue_depth")))
+                assert want in flat, (want, flat[:3000])
+        case("nvme-multipath-72-qdepth: --verbose", verbose)
+
         root = os.path.join(tmp, "nvme-multipath-72-numa")
         pds = path_disks(root)
 
