@@ -79,7 +79,8 @@ def main():
     failed = 0
     with tempfile.TemporaryDirectory(prefix="numastor-multipath.") as tmp:
         names = ["nvme-multipath-72-numa", "nvme-multipath-72-remote", "nvme-multipath-72-qdepth"]
-        subprocess.run([sys.executable, GEN, tmp, *names], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, GEN, tmp, *names, "nvme-multipath-72-qdepth-nodeless"], check=True,
+                       stdout=subprocess.DEVNULL)
 
         def case(label, fn):
             nonlocal failed
@@ -122,6 +123,24 @@ def main():
                     ctrl, os.path.basename(pd), tree_file(pd, "ana_state").strip(), int(tree_file(pd, "queue_depth")))
                 assert want in flat, (want, flat[:3000])
         case("nvme-multipath-72-qdepth: --verbose", verbose)
+
+        # the VM bed's shape on a kernel without numa_nodes: one controller on no node (-1), one on
+        # node 1, iopolicy numa. The kernel counts a node-less controller as local to every node
+        # (__nvme_find_path: LOCAL_DISTANCE), so node 0 takes it and node 1 ties between both
+        def bed_shape():
+            root = os.path.join(tmp, "nvme-multipath-72-qdepth-nodeless")
+            with open(os.path.join(root, SUBSYS, "iopolicy"), "w") as f:
+                f.write("numa\n")
+            for pd in path_disks(root).values():
+                for attr in ("numa_nodes", "queue_depth"):
+                    os.unlink(os.path.join(pd, attr))
+            doc = check(numastor, root)
+            got = {c: (p["pci"]["numa_node"], p["serves_nodes"], p["serves_nodes_source"])
+                   for c, p in paths_of(doc).items()}
+            assert got == {"nvme0": (-1, [0, 1], "inferred"), "nvme1": (1, [1], "inferred")}, got
+            ids = {f["id"] for f in doc["findings"]}
+            assert not ids & {"path-remote-while-local", "paths-on-different-nodes"}, ids
+        case("the bed's shape (-1 and 1), iopolicy numa, no numa_nodes", bed_shape)
 
         root = os.path.join(tmp, "nvme-multipath-72-numa")
         pds = path_disks(root)

@@ -48,6 +48,14 @@ static int distance(const struct ns_machine *m, int from, int to)
 	return from == to ? LOCAL_DISTANCE : REMOTE_DISTANCE;
 }
 
+/* How far a path is from node as __nvme_find_path weighs it: a controller without a node
+ * (NUMA_NO_NODE) is at LOCAL_DISTANCE from every node. */
+static int path_distance(const struct ns_machine *m, int node, const struct ns_path *p)
+{
+	int pn = ns_mpath_path_node(p);
+	return pn < 0 ? LOCAL_DISTANCE : distance(m, node, pn);
+}
+
 /* The best ANA rank among the paths (the kernel falls back to non-optimized ones only when no
  * path is optimized); 2 when none is usable. */
 static int best_rank(const struct ns_disk *d)
@@ -99,13 +107,13 @@ static int serve_nearest(const struct ns_machine *m, struct ns_disk *d, int best
 			continue; /* a node without CPUs submits no I/O */
 		for (size_t i = 0; i < d->npaths; i++) {
 			const struct ns_path *p = &d->paths[i];
-			int pn = ns_mpath_path_node(p), dist = pn < 0 ? LOCAL_DISTANCE : distance(m, node, pn);
+			int dist = path_distance(m, node, p);
 			if (ns_mpath_ana_rank(p) == best && dist < least)
 				least = dist;
 		}
 		for (size_t i = 0; i < d->npaths; i++) {
 			struct ns_path *p = &d->paths[i];
-			int pn = ns_mpath_path_node(p), dist = pn < 0 ? LOCAL_DISTANCE : distance(m, node, pn);
+			int dist = path_distance(m, node, p);
 			if (strcmp(p->serves_source, "inferred") == 0 && ns_mpath_ana_rank(p) == best &&
 			    dist == least && ns_cpuset_set(&p->serves_nodes, (unsigned)node) < 0)
 				return -ENOMEM;
