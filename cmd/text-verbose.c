@@ -69,6 +69,28 @@ static void print_pci(const struct pen *p, const struct ns_path *path)
 	free(lc);
 }
 
+/* A multipath head: its iopolicy, and per path its ANA state, the nodes it serves and how that is
+ * known (lib/model/mpath), and its queue depth when the kernel gives it. */
+static void print_mpath(const struct pen *p, const struct ns_disk *d)
+{
+	say(p, 2, NULL, "iopolicy: %s", d->iopolicy ? t(p, d->iopolicy) : "unknown");
+	for (size_t i = 0; i < d->npaths; i++) {
+		const struct ns_path *path = &d->paths[i];
+		const char *disk = path->disk_syspath ? strrchr(path->disk_syspath, '/') : NULL;
+		char *ctl = strdup(path->controller ? t(p, path->controller) : "?");
+		char *ana = strdup(path->ana_state_state == NS_ATTR_READ ? t(p, path->ana_state) : "unknown");
+		char *nodes = path->serves_source ? ns_text_cpus(&path->serves_nodes) : NULL, qd[48] = "";
+		if (path->queue_depth_state == NS_ATTR_READ)
+			snprintf(qd, sizeof(qd), ", queue depth %ld", path->queue_depth);
+		say(p, 2, NULL, "path %s (%s): ANA %s, serves nodes %s (%s)%s", ctl ? ctl : "?",
+		    disk ? t(p, disk + 1) : "?", ana ? ana : "?", nodes ? (*nodes ? nodes : "none") : "unknown",
+		    path->serves_source ? path->serves_source : "iopolicy unknown", qd);
+		free(ctl);
+		free(ana);
+		free(nodes);
+	}
+}
+
 static void print_list(const struct pen *p, const char *what, char **v, size_t n)
 {
 	char *s = NULL;
@@ -123,6 +145,8 @@ void text_disk(const struct pen *p, const struct ns_system *sys, const struct ns
 	}
 	for (size_t i = 0; i < d->npaths; i++)
 		print_pci(p, &d->paths[i]);
+	if (d->kind == NS_DISK_NVME_MULTIPATH)
+		print_mpath(p, d);
 	if (d->node >= 0)
 		say(p, 2, NULL, "node: %s %d", ns_node_source_name(d->node_source), d->node);
 	else if (d->node_reason)

@@ -177,6 +177,84 @@ def facts_multipath(doc, code):
         assert len(p["pci"]["irqs"]) == 9, (p["controller"], len(p["pci"]["irqs"]))
     assert sorted({q["controller"] for q in d["hw_queues"]}) == ["nvme0", "nvme1"], d["hw_queues"][:2]
     assert all(q["irq"] is not None and q["irq_pairing"] == "nvme-name" for q in d["hw_queues"])
+    # no numa_nodes before 6.15: each path serves its own controller's node, inferred
+    served = [(p["controller"], p["disk"], p["serves_nodes"], p["serves_nodes_source"], p["queue_depth"],
+               p["ana_state"]) for p in d["paths"]]
+    assert sorted(served) == [("nvme0", "nvme0c0n1", [0], "inferred", None, "optimized"),
+                              ("nvme1", "nvme0c1n1", [1], "inferred", None, "optimized")], served
+    assert "path-remote-while-local" not in finding_ids(doc)
+
+
+def mp_paths(doc):
+    """The multipath head's paths as (controller, node of its function, serves_nodes, source,
+    queue_depth, ana_state), by controller."""
+    mp = [d for d in doc["devices"] if d["kind"] == "nvme-multipath"]
+    assert len(mp) == 1, [d["name"] for d in doc["devices"]]
+    for d in doc["devices"]:
+        for p in d["paths"]:
+            # the multipath fields are a head's paths' alone (report 9)
+            assert ("serves_nodes" in p) == (d["kind"] == "nvme-multipath"), (d["name"], sorted(p))
+    return mp[0], sorted((p["controller"], p["pci"]["numa_node"], p["serves_nodes"], p["serves_nodes_source"],
+                          p["queue_depth"], p["ana_state"]) for p in mp[0]["paths"])
+
+
+def facts_mp72_numa(doc, code):
+    """7.2, iopolicy numa, the kernel's numa_nodes as the controllers sit: no finding (the twin)."""
+    d, paths = mp_paths(doc)
+    assert d["iopolicy"] == "numa" and doc["machine"]["kernel_release"].startswith("7.2."), d["iopolicy"]
+    # queue_depth is there and empty (not iopolicy queue-depth): null, and no note for it
+    assert paths == [("nvme0", 0, [0], "kernel", None, "optimized"),
+                     ("nvme1", 1, [1], "kernel", None, "optimized")], paths
+    assert not finding_ids(doc, d["name"]) & {"path-remote-while-local", "paths-on-different-nodes"}
+    assert not [n for n in doc["notes"] if n["field"].startswith("paths.")], doc["notes"]
+
+
+def facts_mp72_remote(doc, code):
+    """7.2: the kernel's numa_nodes give node 1 to the node-0 path while the node-1 path
+    (non-optimized) exists: path-remote-while-local, a warning, from the kernel."""
+    d, paths = mp_paths(doc)
+    # "\n" alone is the kernel's empty node list: known and empty, not unknown
+    assert paths == [("nvme0", 0, [0, 1], "kernel", None, "optimized"),
+                     ("nvme1", 1, [], "kernel", None, "non-optimized")], paths
+    f = [x for x in doc["findings"] if x["id"] == "path-remote-while-local"]
+    assert len(f) == 1 and f[0]["severity"] == "warning" and f[0]["device"] == d["name"], f
+    assert f[0]["evidence"]["served"] == [{"node": 1, "path": "nvme0", "path_node": 0, "basis": "kernel",
+                                           "local_path": "nvme1", "local_ana_state": "non-optimized"}], f
+    assert "inferred" not in f[0]["message"] and "numa_nodes" in f[0]["message"], f[0]["message"]
+    assert "paths-on-different-nodes" not in finding_ids(doc)
+
+
+def facts_mp72_qdepth(doc, code):
+    """7.2, iopolicy queue-depth: queue_depth read, every path serves every node by the policy;
+    paths-on-different-nodes, and path-remote-while-local folded into it (one cause, one alarm)."""
+    d, paths = mp_paths(doc)
+    assert d["iopolicy"] == "queue-depth", d["iopolicy"]
+    assert paths == [("nvme0", 0, [0, 1], "iopolicy", 3, "optimized"),
+                     ("nvme1", 1, [0, 1], "iopolicy", 0, "optimized")], paths
+    ids = finding_ids(doc, d["name"])
+    assert "paths-on-different-nodes" in ids and "path-remote-while-local" not in ids, ids
+
+
+def facts_mp72_qdepth_nodeless(doc, code):
+    """The same with one controller's function on no node (-1): the paths are not known to sit
+    on different nodes, so no paths-on-different-nodes (its twin)."""
+    d, paths = mp_paths(doc)
+    assert d["node_source"] == "paths-disagree", d["node_source"]
+    assert paths == [("nvme0", -1, [0, 1], "iopolicy", 3, "optimized"),
+                     ("nvme1", 1, [0, 1], "iopolicy", 0, "optimized")], paths
+    ids = finding_ids(doc, d["name"])
+    assert not ids & {"paths-on-different-nodes", "path-remote-while-local"}, ids
+
+
+def facts_mp612_nonopt(doc, code):
+    """6.12 (no numa_nodes), the node-1 path non-optimized: the kernel's choice redone gives node 1
+    to the node-0 path; path-remote-while-local, info, and it says inferred."""
+    d, paths = mp_paths(doc)
+    assert paths == [("nvme0", 0, [0, 1], "inferred", None, "optimized"),
+                     ("nvme1", 1, [], "inferred", None, "non-optimized")], paths
+    f = [x for x in doc["findings"] if x["id"] == "path-remote-while-local"]
+    assert len(f) == 1 and f[0]["severity"] == "info", f
+    assert f[0]["evidence"]["served"][0]["basis"] == "inferred" and "inferred" in f[0]["message"], f
 
 
 def facts_broken(doc, code):
@@ -885,6 +963,11 @@ FACTS = {
     "vm-1n-virtio-blk": facts_vm,
     "nvme-multipath-2ctrl-2nodes": facts_multipath,
     "nvme-multipath-2ctrl-2nodes-612": facts_multipath,
+    "nvme-multipath-72-numa": facts_mp72_numa,
+    "nvme-multipath-72-remote": facts_mp72_remote,
+    "nvme-multipath-72-qdepth": facts_mp72_qdepth,
+    "nvme-multipath-72-qdepth-nodeless": facts_mp72_qdepth_nodeless,
+    "nvme-multipath-612-nonopt": facts_mp612_nonopt,
     "broken-inputs": facts_broken,
     "twin-xen-2n-5nvme-confined": facts_twin,
     "xen-2n-irqbalance-chain": facts_twin,
@@ -967,6 +1050,11 @@ PINNED = {
     "nvme-multipath-2ctrl-2nodes-612": (0, set()),
     "vm-1n-virtio-blk": (0, {("single-node", None, I)}),
     "nvme-multipath-2ctrl-2nodes": (0, set()),
+    "nvme-multipath-72-numa": (0, set()),
+    "nvme-multipath-72-remote": (1, {("path-remote-while-local", "nvme0n1", W)}),
+    "nvme-multipath-72-qdepth": (0, {("paths-on-different-nodes", "nvme0n1", I)}),
+    "nvme-multipath-72-qdepth-nodeless": (0, set()),
+    "nvme-multipath-612-nonopt": (0, {("path-remote-while-local", "nvme0n1", I)}),
     # nvme1 (reads 1) and nvme2 (reads 0) on the node-less bus of a 6.12, whose nvme cannot force
     "broken-inputs": (1, {("node-set", "nvme1n1", W), ("node-set", "nvme2n1", W)}),
     # evidence's fixtures (issue 10 item 2 and 3), from their descriptions

@@ -10,6 +10,7 @@
 
 #include "read/rates.h"
 #include "base/util.h"
+#include "model/mpath.h"
 #include "model/vecmove.h"
 
 const char *ns_severity_name(enum ns_severity s)
@@ -39,6 +40,7 @@ const struct ns_finding_kind ns_finding_kinds[] = {
 	{"host-alloc-remote", NS_ROLE_CAUSE, {NULL}},
 	{"rq-affinity-remote", NS_ROLE_CAUSE, {NULL}},
 	{"paths-on-different-nodes", NS_ROLE_CAUSE, {NULL}},
+	{"path-remote-while-local", NS_ROLE_CAUSE, {NULL}},
 	{"stacked-cross-node", NS_ROLE_CAUSE, {NULL}},
 	{"isolated-queue", NS_ROLE_CAUSE, {NULL}},
 	{"isolated-managed-irq", NS_ROLE_CAUSE, {NULL}},
@@ -904,12 +906,27 @@ static int rule_irqbalance(struct ns_findings *f, struct disk_ctx *c)
 	return r;
 }
 
+/* Two of the head's paths have controllers on known, different nodes (a path whose node is
+ * unknown sits on no node: it is no evidence that the paths differ). */
+static bool paths_on_two_nodes(const struct ns_disk *d)
+{
+	for (size_t i = 0; i < d->npaths; i++)
+		for (size_t j = i + 1; j < d->npaths; j++) {
+			int a = ns_mpath_path_node(&d->paths[i]), b = ns_mpath_path_node(&d->paths[j]);
+			if (a >= 0 && b >= 0 && a != b)
+				return true;
+		}
+	return false;
+}
+
 static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
 {
 	struct json_object *ev, *paths;
 
 	if (c->d->node_source != NS_NODE_SRC_PATHS_DISAGREE || (c->d->iopolicy && strcmp(c->d->iopolicy, "numa") == 0))
 		return 0; /* with iopolicy numa each node already uses its nearest path */
+	if (!paths_on_two_nodes(c->d))
+		return 0; /* one node and an unknown one: the paths need not sit apart */
 	ev = json_object_new_object();
 	paths = json_object_new_array();
 	for (size_t i = 0; i < c->d->npaths; i++) {
@@ -929,6 +946,86 @@ static int rule_paths(struct ns_findings *f, struct disk_ctx *c)
 		       c->d->name, c->d->iopolicy ? c->d->iopolicy : "unknown"),
 		ns_fmt("Set the subsystem's iopolicy to numa (/sys/class/nvme-subsystem/*/iopolicy) so each node "
 		       "uses its local path."));
+}
+
+/* A path serving a node off its controller's node, while another path's controller is on it. */
+struct remote_serve {
+	int node;
+	const struct ns_path *path, *local;
+};
+
+/*
+ * path-remote-while-local: a node is served by a path whose controller is on another node while
+ * a path whose controller is on that node exists. Which path serves which node is the model's
+ * (lib/model/mpath): the kernel's numa_nodes (a warning: the kernel says I/O from that node
+ * crosses the interconnect) or, without them, the kernel's choice redone from the controllers'
+ * nodes and ANA states (info, "inferred": a local path that is not optimized while a remote one
+ * is). One cause, one alarm: a path serving every node because the iopolicy is round-robin or
+ * queue-depth (basis "iopolicy") is paths-on-different-nodes' cause, which that rule reports;
+ * those paths are not judged here.
+ */
+static int rule_remote_path(struct ns_findings *f, struct disk_ctx *c)
+{
+	const struct ns_disk *d = c->d;
+	struct remote_serve hit[64];
+	size_t nhit = 0;
+	bool kernel = false;
+	struct json_object *ev, *arr;
+
+	if (d->kind != NS_DISK_NVME_MULTIPATH || d->npaths < 2)
+		return 0;
+	for (size_t i = 0; i < d->npaths && nhit < 64; i++) {
+		const struct ns_path *p = &d->paths[i];
+		int pn = ns_mpath_path_node(p);
+		if (!p->serves_source || pn < 0)
+			continue;
+		if (strcmp(p->serves_source, "iopolicy") == 0)
+			continue; /* folded into paths-on-different-nodes: the same cause */
+		ns_cpuset_foreach (node, &p->serves_nodes) {
+			const struct ns_path *local = NULL;
+			if (node == pn)
+				continue;
+			for (size_t j = 0; j < d->npaths && !local; j++)
+				if (j != i && ns_mpath_path_node(&d->paths[j]) == node)
+					local = &d->paths[j];
+			if (!local || nhit == 64)
+				continue;
+			hit[nhit++] = (struct remote_serve){.node = node, .path = p, .local = local};
+			kernel = kernel || strcmp(p->serves_source, "kernel") == 0;
+		}
+	}
+	if (!nhit)
+		return 0;
+	ev = json_object_new_object();
+	arr = json_object_new_array();
+	for (size_t k = 0; k < nhit; k++) {
+		struct json_object *e = json_object_new_object();
+		const struct ns_path *p = hit[k].path, *l = hit[k].local;
+		json_object_object_add(e, "node", json_object_new_int(hit[k].node));
+		json_object_object_add(e, "path", p->controller ? json_object_new_string(p->controller) : NULL);
+		json_object_object_add(e, "path_node", json_object_new_int(ns_mpath_path_node(p)));
+		json_object_object_add(e, "basis", json_object_new_string(p->serves_source));
+		json_object_object_add(e, "local_path", l->controller ? json_object_new_string(l->controller) : NULL);
+		json_object_object_add(e, "local_ana_state",
+				       l->ana_state_state == NS_ATTR_READ ? json_object_new_string(l->ana_state)
+									  : NULL);
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(ev, "served", arr);
+	json_object_object_add(ev, "iopolicy", d->iopolicy ? json_object_new_string(d->iopolicy) : NULL);
+	const struct remote_serve *h = &hit[0];
+	const char *state = h->local->ana_state_state == NS_ATTR_READ ? h->local->ana_state : NULL;
+	return add(f, "path-remote-while-local", kernel ? NS_SEV_WARNING : NS_SEV_INFO, d->name, ev,
+		   ns_fmt("%s: node %d is served by path %s (controller on node %d) while path %s's controller is on "
+			  "node %d%s%s: %s.",
+			  d->name, h->node, h->path->controller ? h->path->controller : "?",
+			  ns_mpath_path_node(h->path), h->local->controller ? h->local->controller : "?", h->node,
+			  state ? ", its ANA state " : "", state ? state : "",
+			  strcmp(h->path->serves_source, "kernel") == 0
+				  ? "the kernel's numa_nodes say so"
+				  : "inferred from the paths' nodes and ANA states (this kernel has no numa_nodes)"),
+		   ns_fmt("Find out why the local path is not used: its ANA state and its controller's state "
+			  "(/sys/block/*/ana_state, /sys/class/nvme/*/state); the array decides ANA states."));
 }
 
 /*
@@ -1375,7 +1472,7 @@ static int evaluate_rules(const struct ns_system *sys, struct ns_findings *out)
 		    (r = rule_mismatch(out, &c)) < 0 || (r = rule_all_nodes(out, &c)) < 0 ||
 		    (r = rule_alloc(out, &c, scsi_patched)) < 0 || (r = rule_host_alloc(out, &c)) < 0 ||
 		    (r = rule_rq_affinity(out, &c)) < 0 || (r = rule_irqbalance(out, &c)) < 0 ||
-		    (r = rule_paths(out, &c)) < 0) {
+		    (r = rule_paths(out, &c)) < 0 || (r = rule_remote_path(out, &c)) < 0) {
 			vec_counts_free(&c.vc);
 			return r;
 		}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "model/alloc.h"
+#include "model/mpath.h"
 #include "read/devarg.h"
 #include "read/identity.h"
 #include "state/journal.h"
@@ -855,6 +856,10 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 		if (ns_root_needs(root, NS_NEED_IDENTITY))
 			ns_identity_read(root, sys->udev, d);
 		resolve_node(d);
+		if ((r = ns_mpath_serves(&sys->machine, d)) < 0) {
+			ns_disk_free(d);
+			goto out;
+		}
 		if (!sys->scsi_mod && (d->kind == NS_DISK_SCSI || d->kind == NS_DISK_ATA))
 			ns_modules_lookup(sys->modules, "scsi_mod", &sys->notes, &sys->scsi_mod);
 		host_mod = NULL;

@@ -462,6 +462,23 @@ static void w_vmbus(struct ns_jsonw *w, const struct ns_vmbus *vb)
 	ns_jsonw_end_object(w);
 }
 
+/* A multipath head's path: its disk, what the kernel says of it, and the nodes it serves
+ * (lib/model/mpath). */
+static void w_mpath(struct ns_jsonw *w, const struct ns_path *p)
+{
+	const char *disk = p->disk_syspath ? strrchr(p->disk_syspath, '/') : NULL;
+
+	w_str(w, "disk", disk ? disk + 1 : p->disk_syspath);
+	w_str(w, "ana_state", p->ana_state_state == NS_ATTR_READ ? p->ana_state : NULL);
+	w_int_min(w, "queue_depth", p->queue_depth_state == NS_ATTR_READ ? p->queue_depth : -1, 0);
+	K("serves_nodes");
+	if (p->serves_source && p->serves_nodes.known)
+		w_nodes(w, &p->serves_nodes);
+	else
+		ns_jsonw_null(w);
+	w_str(w, "serves_nodes_source", p->serves_source);
+}
+
 static void w_disk(struct ns_jsonw *w, const struct ns_vecmove_view *view, const struct ns_disk *d)
 {
 	ns_jsonw_begin_object(w);
@@ -502,6 +519,8 @@ static void w_disk(struct ns_jsonw *w, const struct ns_vecmove_view *view, const
 		w_pci(w, view, d->paths[i].pci);
 		w_fabric(w, d->paths[i].fabric);
 		w_vmbus(w, d->paths[i].vmbus);
+		if (d->kind == NS_DISK_NVME_MULTIPATH)
+			w_mpath(w, &d->paths[i]);
 		ns_jsonw_end_object(w);
 	}
 	ns_jsonw_end_array(w);

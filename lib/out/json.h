@@ -16,7 +16,7 @@
 #define NS_APP_ID "02ba7b0cb4dc41f38f834e081248e6c9"
 /* A capture's stand-in for etc/machine-id: the app-specific id, already derived */
 #define NS_MACHINE_APP_ID_PATH ".numastor/machine-app-id"
-#define NS_SCHEMA_VERSION 8
+#define NS_SCHEMA_VERSION 9
 /* check --list --json's document (schema/numastor-list.schema.json) */
 #define NS_LIST_SCHEMA_VERSION 3
 /* the error document of every command */

@@ -947,6 +947,91 @@ static size_t unique_paths(struct ns_disk_env *env, const char *head, char **nam
 }
 
 /*
+ * One attribute of a path disk as the kernel printed it: *out the text without its trailing
+ * blanks when READ. ENOENT is ABSENT; 0 bytes EMPTY (the kernel's show returned 0: the
+ * attribute does not apply under the subsystem's iopolicy); another error, or a NUL inside, is
+ * UNREADABLE with a note. Only -ENOMEM is returned as an error.
+ */
+static int read_path_attr(struct ns_disk_env *env, const char *head, const char *dir, const char *attr,
+			  enum ns_attr_state *state, char **out)
+{
+	char p[4096], field[64], *raw = NULL;
+	size_t len;
+	int r;
+
+	*out = NULL;
+	snprintf(p, sizeof(p), "%s/%s", dir, attr);
+	snprintf(field, sizeof(field), "paths.%s", attr);
+	r = ns_read_bytes(env->root, p, &raw, &len);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -ENOENT) {
+		*state = NS_ATTR_ABSENT;
+		return 0;
+	}
+	if (r == 0 && len == 0) {
+		free(raw);
+		*state = NS_ATTR_EMPTY;
+		return 0;
+	}
+	if (r == 0 && strlen(raw) != len)
+		r = -EINVAL; /* a NUL inside: not the kernel's text */
+	if (r < 0) {
+		ns_note_read(env->notes, head, field, p, r, NULL);
+		free(raw);
+		*state = NS_ATTR_UNREADABLE;
+		return 0;
+	}
+	while (len && (raw[len - 1] == '\n' || raw[len - 1] == ' '))
+		raw[--len] = '\0';
+	*state = NS_ATTR_READ;
+	*out = raw;
+	return 0;
+}
+
+/*
+ * A multipath path's own attributes (6.15 on: numa_nodes, queue_depth; ANA: ana_state). A text
+ * that does not parse is noted with what it said and left unknown (UNREADABLE).
+ */
+static int read_mpath_attrs(struct ns_disk_env *env, const char *head, struct ns_path *path)
+{
+	char *txt, p[4096];
+	long long v;
+	int r;
+
+	path->queue_depth = -1;
+	if ((r = read_path_attr(env, head, path->disk_syspath, "numa_nodes", &path->numa_nodes_state, &txt)) < 0)
+		return r;
+	if (path->numa_nodes_state == NS_ATTR_READ &&
+	    (r = ns_cpuset_parse_list_max(&path->numa_nodes, txt, NS_NODE_MAX)) < 0) {
+		if (r == -ENOMEM) {
+			free(txt);
+			return r;
+		}
+		snprintf(p, sizeof(p), "%s/numa_nodes", path->disk_syspath);
+		ns_note_read(env->notes, head, "paths.numa_nodes", p, r, txt);
+		path->numa_nodes_state = NS_ATTR_UNREADABLE;
+	}
+	free(txt);
+	if ((r = read_path_attr(env, head, path->disk_syspath, "queue_depth", &path->queue_depth_state, &txt)) < 0)
+		return r;
+	if (path->queue_depth_state == NS_ATTR_READ) {
+		if ((r = ns_parse_dec(txt, 0, INT_MAX, &v)) == 0) {
+			path->queue_depth = (long)v;
+		} else {
+			snprintf(p, sizeof(p), "%s/queue_depth", path->disk_syspath);
+			ns_note_read(env->notes, head, "paths.queue_depth", p, r, txt);
+			path->queue_depth_state = NS_ATTR_UNREADABLE;
+		}
+	}
+	free(txt);
+	if ((r = read_path_attr(env, head, path->disk_syspath, "ana_state", &path->ana_state_state, &txt)) < 0)
+		return r;
+	path->ana_state = txt;
+	return 0;
+}
+
+/*
  * What the allocation model needs beyond the queues: blk-mq's hctx flags in debugfs (whether
  * one tag set is shared by all hardware queues: TAG_HCTX_SHARED) and, for SCSI, the midlayer's
  * scan mode (sys/module/scsi_mod/parameters/scan). Absent files leave them unknown.
@@ -1049,7 +1134,8 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 			if (r < 0)
 				break;
 			d->paths[d->npaths].transport = NS_TRANSPORT_NVME;
-			d->npaths++;
+			if ((r = read_mpath_attrs(env, name, &d->paths[d->npaths++])) < 0)
+				break;
 		}
 		ns_strv_free(names, n);
 	} else if (!ns_disk_is_virtual(d)) {
@@ -1098,6 +1184,9 @@ void ns_disk_free(struct ns_disk *d)
 		}
 		free(p->node_device);
 		free(p->no_node_reason);
+		ns_cpuset_clear(&p->numa_nodes);
+		free(p->ana_state);
+		ns_cpuset_clear(&p->serves_nodes);
 	}
 	free(d->paths);
 	free(d->node_device);

@@ -59,6 +59,20 @@ enum ns_node_source {
 	NS_NODE_SRC_MEMBERS_DISAGREE, /* md/dm: members on different nodes */
 };
 
+/*
+ * A per-path attribute of NVMe multipath (the path disk nvmeXcYnZ's numa_nodes, queue_depth,
+ * ana_state): absent, empty and unreadable are three answers, never one silent default.
+ * numa_nodes and queue_depth came about v6.15 (6546cc4a5661, 7cbafa3ff018); the kernel prints
+ * nothing (0 bytes) in numa_nodes unless the subsystem's iopolicy is numa and in queue_depth
+ * unless it is queue-depth; ana_state is shown only for a controller that uses ANA.
+ */
+enum ns_attr_state {
+	NS_ATTR_ABSENT = 0, /* no such file */
+	NS_ATTR_EMPTY,	    /* the file is there and the kernel printed nothing */
+	NS_ATTR_READ,	    /* read and parsed */
+	NS_ATTR_UNREADABLE, /* a read error other than ENOENT, or garbled: noted, the fact unknown */
+};
+
 /* A VMBus channel: its relid (channels/N) and the CPU the host signals it on (channels/N/cpu). */
 struct ns_vmbus_channel {
 	int id;
@@ -86,6 +100,14 @@ struct ns_path {
 	char *node_device;		/* root-relative path of that device; NULL none */
 	enum ns_node_source node_basis; /* ND_REGION, VMBUS, DEVICE; NONE when no device has a node */
 	char *no_node_reason;		/* why the path has no node, NULL when it has one */
+	/* a multipath head's path: its disk's own attributes (ns_attr_state says which were read) */
+	enum ns_attr_state numa_nodes_state, queue_depth_state, ana_state_state;
+	struct ns_cpuset numa_nodes; /* the nodes whose current path this is (%*pbl); known when READ, may be empty */
+	long queue_depth;	     /* the controller's active requests (iopolicy queue-depth); -1 unless READ */
+	char *ana_state;	     /* "optimized", "non-optimized", "inaccessible", ...: when READ */
+	/* the model's (lib/model/mpath): the nodes this path serves, and on what basis */
+	struct ns_cpuset serves_nodes; /* known when serves_source is set */
+	const char *serves_source;     /* "kernel", "inferred", "iopolicy" (static strings); NULL unknown */
 };
 
 /* A leaf member of an md/dm device (through stacking, a partition counted as its disk). */
