@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURES = os.path.join(HERE, "fixtures", "captures")
 COMPARE = os.path.join(HERE, "vm", "compare.py")
 SCENARIOS = os.path.join(HERE, "vm", "scenarios")
-KEPT = ("truth.txt", "truth-before.txt", "pairing.txt", "scenario.rc", "notes.txt", "topology.txt")
+KEPT = ("truth.txt", "truth-before.txt", "pairing.txt", "scenario.rc", "notes.txt", "topology.txt", "paths.txt")
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 
 failures = 0

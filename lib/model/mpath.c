@@ -20,7 +20,7 @@ int ns_mpath_path_node(const struct ns_path *p)
 			  strcmp(p->fabric->transport, "loop") == 0))
 		return -1;
 	if (p->pci)
-		return p->pci->numa_node >= 0 ? p->pci->numa_node : -1;
+		return p->pci->numa_node >= 0 || p->pci->numa_node == NS_NODE_UNREAD ? p->pci->numa_node : -1;
 	return p->device_node >= 0 ? p->device_node : -1;
 }
 
@@ -101,6 +101,17 @@ static int serve_nearest(const struct ns_machine *m, struct ns_disk *d, int best
 	}
 	if (best > 1)
 		return 0; /* no usable path: none serves a node */
+	/* a usable path whose controller's node could not be read (noted by the reader) is not one
+	 * the kernel has no node for: the choice cannot be redone, so nothing is inferred */
+	for (size_t i = 0; i < d->npaths; i++)
+		if (ns_mpath_ana_rank(&d->paths[i]) == best && ns_mpath_path_node(&d->paths[i]) == NS_NODE_UNREAD) {
+			for (size_t j = 0; j < d->npaths; j++)
+				if (strcmp(d->paths[j].serves_source, "inferred") == 0) {
+					d->paths[j].serves_nodes.known = false;
+					d->paths[j].serves_source = NULL;
+				}
+			return 0;
+		}
 	for (size_t n = 0; n < m->nnodes; n++) {
 		int node = m->nodes[n].id, least = INT_MAX;
 		if (!ns_cpuset_count(&m->nodes[n].cpus))
@@ -114,8 +125,9 @@ static int serve_nearest(const struct ns_machine *m, struct ns_disk *d, int best
 		for (size_t i = 0; i < d->npaths; i++) {
 			struct ns_path *p = &d->paths[i];
 			int dist = path_distance(m, node, p);
-			if (strcmp(p->serves_source, "inferred") == 0 && ns_mpath_ana_rank(p) == best &&
-			    dist == least && ns_cpuset_set(&p->serves_nodes, (unsigned)node) < 0)
+			if (p->serves_source && strcmp(p->serves_source, "inferred") == 0 &&
+			    ns_mpath_ana_rank(p) == best && dist == least &&
+			    ns_cpuset_set(&p->serves_nodes, (unsigned)node) < 0)
 				return -ENOMEM;
 		}
 	}

@@ -25,7 +25,8 @@ int ns_mpath_serves(const struct ns_machine *m, struct ns_disk *d);
 
 /* The node of a path's controller as the kernel's path choice uses it (ctrl->numa_node: its PCI
  * function's numa_node; over fabrics the carrier's for rdma and fc, none for tcp and loop, which
- * never set one; else the device's that has one), -1 none. */
+ * never set one; else the device's that has one), -1 none, NS_NODE_UNREAD when the function's
+ * numa_node could not be read (noted by the reader; the choice cannot be redone then). */
 int ns_mpath_path_node(const struct ns_path *p);
 
 /* A path's ANA rank: 0 optimized (also without ANA: the kernel then treats it as optimized, and

@@ -93,3 +93,102 @@ def check_head(ctx):
     if t["iopolicy"] == "numa":
         ctx.expect(not ctx.findings("paths-on-different-nodes", head),
                    f"{head}: paths-on-different-nodes raised with iopolicy numa")
+    check_paths(ctx, head, dev, tpaths, rel)
+
+
+def parse_paths(text, head):
+    """paths.txt / qd.txt (vm_measure_paths, vm_queue_depth_round): the CPUs whose reads each
+    path counted, and each path's files as the kernel printed them ("absent": no such file)."""
+    served, attrs = {}, {}
+    for line in (text or "").splitlines():
+        f = line.split("\t")
+        if f[0] == "path_serves" and len(f) == 4 and f[1] == head:
+            served.setdefault(f[3], set()).add(int(f[2]))
+        elif f[0] == "path_attr" and len(f) >= 3:
+            attrs.setdefault(f[1], {})[f[2]] = f[3] if len(f) > 3 else ""
+    return served, attrs
+
+
+def nodes_of(text):
+    """A node list as the kernel prints it (%*pbl: "0-1", "1", "" for none)."""
+    out = set()
+    for part in filter(None, text.strip().split(",")):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return sorted(out)
+
+
+def check_paths(ctx, head, dev, tpaths, rel):
+    """Which path serves each node: measured in the guest (reads pinned to each CPU, counted on
+    the path disks), the kernel's own numa_nodes where it has them (about 6.15 on), and
+    numastor's serves_nodes: from the kernel ("kernel") or redone from the controllers' nodes
+    ("inferred", every path tied for nearest included); its queue_depth under iopolicy
+    queue-depth against the files read right after."""
+    text = ctx.read("paths.txt")
+    if text is None:  # captures kept before issue 33 measured no paths
+        ctx.expect(ctx.read("replayed") is not None, f"test bed: {head}: the guest measured no paths (paths.txt)")
+        return
+    served, attrs = parse_paths(text, head)
+    measured = {p: sorted({ctx.truth.node_of_cpu(c) for c in cpus}) for p, cpus in served.items()}
+    cpus = sorted(c for cs in served.values() for c in cs)
+    ctx.expect(cpus and len(cpus) == len(set(cpus)),
+               f"test bed: {head}: each CPU's reads should go down one path, measured {served}")
+    paths = {p.get("disk"): p for p in dev.get("paths") or []}
+    ctx.equal(head, "paths' disks", sorted(paths, key=str), sorted(tpaths))
+    kernel_says = all(attrs.get(p, {}).get("numa_nodes", "absent") != "absent" for p in tpaths)
+    for p in tpaths:
+        a, mine = attrs.get(p, {}), paths.get(p) or {}
+        ana = a.get("ana_state", "absent")
+        ctx.equal(p, "ana_state", mine.get("ana_state"), None if ana == "absent" else ana)
+        # under iopolicy numa the kernel prints no queue depth (0 bytes, or no file before 6.15)
+        ctx.equal(p, "queue_depth", mine.get("queue_depth"), None)
+        if kernel_says:
+            kernel = nodes_of(a["numa_nodes"])
+            ctx.expect(kernel == measured.get(p, []),
+                       f"test bed: {p}: the kernel's numa_nodes {kernel} are not the nodes measured through it "
+                       f"{measured.get(p, [])}")
+            ctx.equal(p, "serves_nodes_source", mine.get("serves_nodes_source"), "kernel")
+            ctx.equal(p, "serves_nodes", mine.get("serves_nodes"), kernel)
+        else:
+            ctx.equal(p, "serves_nodes_source", mine.get("serves_nodes_source"), "inferred")
+            # the inference names every path tied for nearest: the measured one among them
+            missing = [n for n in measured.get(p, []) if n not in (mine.get("serves_nodes") or [])]
+            ctx.expect(not missing, f"{p}: serves nodes {missing} (measured), numastor's inferred "
+                                    f"serves_nodes {mine.get('serves_nodes')} leave them out")
+    # the root-bus controller has no node: the kernel takes its path as local to every node
+    # (__nvme_find_path: NUMA_NO_NODE -> LOCAL_DISTANCE), so no path is remote, and two paths
+    # on known, different nodes there are not
+    ctx.expect(not ctx.findings("path-remote-while-local", head),
+               f"{head}: path-remote-while-local raised, yet no path's controller is on a known remote node")
+    ctx.expect(not ctx.findings("paths-on-different-nodes", head),
+               f"{head}: paths-on-different-nodes raised for a head with one node-less path")
+    check_queue_depth(ctx, head, tpaths)
+
+
+def check_queue_depth(ctx, head, tpaths):
+    text = ctx.read("qd.txt")
+    if text is None:  # no path has the queue_depth file (before about 6.15), or a replay
+        return
+    _, attrs = parse_paths(text, head)
+    doc = None
+    try:
+        import json
+        doc = json.loads(ctx.read("check-qd.out") or "")
+    except ValueError:
+        pass
+    if not ctx.expect(doc is not None, f"{head}: check --json under iopolicy queue-depth printed no JSON"):
+        return
+    dev = next((d for d in doc.get("devices", []) if d.get("name") == head), None)
+    if not ctx.expect(dev is not None, f"{head}: not reported under iopolicy queue-depth"):
+        return
+    ctx.equal(head, "iopolicy (queue-depth round)", dev.get("iopolicy"), "queue-depth")
+    paths = {p.get("disk"): p for p in dev.get("paths") or []}
+    for p in tpaths:
+        a, mine = attrs.get(p, {}), paths.get(p) or {}
+        ctx.expect(a.get("queue_depth", "").isdigit(),
+                   f"test bed: {p}: queue_depth under iopolicy queue-depth reads {a.get('queue_depth')!r}")
+        if a.get("queue_depth", "").isdigit():
+            ctx.equal(p, "queue_depth (queue-depth round)", mine.get("queue_depth"), int(a["queue_depth"]))
+        ctx.equal(p, "serves_nodes_source (queue-depth round)", mine.get("serves_nodes_source"), "iopolicy")
+    ctx.expect(not [f for f in doc.get("findings", []) if f.get("id") == "paths-on-different-nodes"],
+               f"{head}: paths-on-different-nodes raised under queue-depth for a head with one node-less path")
