@@ -516,19 +516,27 @@ vm_measure_paths() {
 # after it (qd.txt: path_attr records, as vm_measure_paths'); the iopolicy is put back. Nothing
 # where no path has the file.
 vm_queue_depth_round() {
-	local _sd _p _old _f _any=''
-	for _sd in /sys/class/nvme-subsystem/nvme-subsys*; do
-		for _p in /sys/block/nvme*c*n*; do
-			[ -e "$_p/queue_depth" ] && _any=1
+	local _d _sd _p _old _f _paths
+	for _d in $(vm_disks); do
+		_resolve "/sys/block/$_d"
+		case $_v in
+		*/nvme-subsystem/*) _sd=${_v%/*} ;;
+		*) continue ;;
+		esac
+		_paths=''
+		for _p in /sys/block/*; do
+			case ${_p##*/} in
+			"${_d%n*}"c*n"${_d##*n}") [ -e "$_p/queue_depth" ] && _paths="$_paths ${_p##*/}" ;;
+			esac
 		done
-		[ -n "$_any" ] || return 0
+		[ -n "$_paths" ] || continue
 		_rd "$_sd/iopolicy"
 		_old=$_v
-		echo queue-depth > "$_sd/iopolicy" || return 0
+		echo queue-depth > "$_sd/iopolicy" || continue
 		vm_numastor check-qd check --json
-		for _p in /sys/block/nvme*c*n*; do
+		for _p in $_paths; do
 			for _f in queue_depth numa_nodes; do
-				_tf "$_p/$_f" path_attr "${_p##*/}" "$_f"
+				_tf "/sys/block/$_p/$_f" path_attr "$_p" "$_f"
 			done
 		done > "$VM_OUT/qd.txt"
 		_t iopolicy "${_sd##*/}" queue-depth >> "$VM_OUT/qd.txt"
