@@ -67,6 +67,7 @@ if ((jobs > 1 && ${#mutants[@]} > 1)); then
 		( NUMASTOR_MUTATION_JOBS=1 "$here/run.sh" $( ((fast)) && echo --fast) "${part[@]}" |
 			while IFS= read -r line; do
 				if [[ $line == "mutation: "*" killed"* ]]; then echo "$line" > "$shards/$j.summary"
+				elif [[ $line == "mutation: time: "* ]]; then echo "$line" > "$shards/$j.time"
 				else echo "$line"; fi
 			done; exit "${PIPESTATUS[0]}" ) &
 		pids+=($!)
@@ -83,6 +84,9 @@ if ((jobs > 1 && ${#mutants[@]} > 1)); then
 		[[ $line =~ survived\ or\ erred:\ ([^,]*) ]] && names="$names${names:+ }${BASH_REMATCH[1]}"
 	done
 	n=$(ls "$shards"/*.summary 2>/dev/null | wc -l)
+	# the shards' times summed: mutant-seconds, whatever ran beside them
+	cat "$shards"/*.time 2>/dev/null | awk '{ w += $3; b += $6; k += $9 }
+		END { printf "mutation: time: %ds wall, cpu %.2fs building + %.2fs killing (summed over the runs)\n", w, b, k }'
 	rm -rf "$shards"
 	left=
 	((skipped)) && left=", $skipped left out (--fast: those the VM bed or a module build kills)"
@@ -110,6 +114,19 @@ if ! (cd "$work/tree" && meson setup build "${opts[@]}" && ninja -C build) > "$w
 fi
 keep=0
 
+# CPU seconds (user+system) of every child this shell has waited for, to the hundredth: a
+# mutant's time on a shared, loaded machine is its CPU time, not its wall time. `times` is a
+# builtin, so its redirection forks nothing.
+# cpu_now sets cpu; it runs in this shell (never in $(...), whose subshell has no children yet).
+cpu_now() {
+	times > "$work/.times"
+	cpu=$(awk 'function sec(t) { split(t, a, /[ms]/); return a[1] * 60 + a[2] }
+		NR == 2 { printf "%.2f\n", sec($1) + sec($2) }' "$work/.times") # the children's: 0m1.234s 0m0.567s
+}
+# NUMASTOR_MUTATION_TIMES=FILE: one line per mutant appended, NAME STATUS WALL BUILD_CPU KILL_CPU
+times_file=${NUMASTOR_MUTATION_TIMES:-}
+sum_wall=0 sum_build=0 sum_kill=0
+
 killed=0 survived=0 errors=0 skipped=0
 survivors=()
 for patch in "${mutants[@]}"; do
@@ -132,6 +149,9 @@ for patch in "${mutants[@]}"; do
 	fi
 	log="$work/$name.log"
 	status=
+	build_cpu=0 kill_cpu=0
+	cpu_now
+	c0=$cpu
 	if ! (cd "$work/tree" && patch -p1 --quiet --no-backup-if-mismatch < "$patch") > "$log" 2>&1; then
 		status="ERROR $name: the patch does not apply (see $log)"
 	else
@@ -147,10 +167,17 @@ for patch in "${mutants[@]}"; do
 		fi
 		if ! ninja -C "$work/tree/build" "${targets[@]}" >> "$log" 2>&1; then
 			status="ERROR $name: the mutated tree does not build (see $log)"
-		elif (cd "$work/tree" && NUMASTOR_FAIL_FAST=1 bash -c "$kill_cmd") >> "$log" 2>&1; then
-			status="SURVIVED $name"
 		else
-			status="KILLED $name"
+			cpu_now
+			c1=$cpu
+			build_cpu=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }')
+			if (cd "$work/tree" && NUMASTOR_FAIL_FAST=1 bash -c "$kill_cmd") >> "$log" 2>&1; then
+				status="SURVIVED $name"
+			else
+				status="KILLED $name"
+			fi
+			cpu_now
+			kill_cpu=$(awk -v a="$c1" -v b="$cpu" 'BEGIN { printf "%.2f", b - a }')
 		fi
 		if ! (cd "$work/tree" && patch -R -p1 --quiet --no-backup-if-mismatch < "$patch") >> "$log" 2>&1; then
 			echo "mutation: $name could not be taken out again (see $log); stopping" >&2
@@ -158,10 +185,15 @@ for patch in "${mutants[@]}"; do
 		fi
 	fi
 	secs=$(($(date +%s) - start))
+	took="${secs}s, cpu ${build_cpu}s build + ${kill_cpu}s kill"
+	sum_wall=$((sum_wall + secs))
+	read -r sum_build sum_kill < <(awk -v a="$sum_build" -v b="$build_cpu" -v c="$sum_kill" -v d="$kill_cpu" \
+		'BEGIN { printf "%.2f %.2f\n", a + b, c + d }')
+	[[ -z $times_file ]] || echo "$name ${status%% *} $secs $build_cpu $kill_cpu" >> "$times_file"
 	case $status in
-	KILLED*) killed=$((killed + 1)); echo "$status (${secs}s)" ;;
-	SURVIVED*) survived=$((survived + 1)); survivors+=("$name"); keep=1; echo "$status (${secs}s): $kill_cmd passed (see $log)" ;;
-	*) errors=$((errors + 1)); survivors+=("$name"); keep=1; echo "$status" ;;
+	KILLED*) killed=$((killed + 1)); echo "$status ($took)" ;;
+	SURVIVED*) survived=$((survived + 1)); survivors+=("$name"); keep=1; echo "$status ($took): $kill_cmd passed (see $log)" ;;
+	*) errors=$((errors + 1)); survivors+=("$name"); keep=1; echo "$status ($took)" ;;
 	esac
 done
 ninja -C "$work/tree/build" > /dev/null 2>&1 || :
@@ -174,5 +206,6 @@ left=
 ((skipped)) && left=", $skipped left out (--fast: those the VM bed or a module build kills)"
 run=$((killed + survived + errors))
 names=$(printf '%s\n' "${survivors[@]}" | paste -sd' ')
+echo "mutation: time: ${sum_wall}s wall, cpu ${sum_build}s building + ${sum_kill}s killing"
 echo "mutation: $killed of $run killed${names:+; survived or erred: $names}$left"
 ((survived == 0 && errors == 0))
