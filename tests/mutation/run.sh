@@ -48,9 +48,23 @@ else
 fi
 ((${#mutants[@]})) || { echo "mutation: no mutants in $here" >&2; exit 1; }
 
+# Mutants of the same source files run one after another: taking a mutant out changes its files
+# again, and the next build compiles them back unless the next mutant changes them too. Sorted
+# by the files they patch (the name within), a run compiles about once per file, not twice per
+# mutant. A mutant that is not there keeps its place, for its ERROR line.
+sort_by_files() {
+	local m
+	for m in "$@"; do
+		printf '%s\t%s\n' "$( [[ -f $m ]] && sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$m" | sort -u | paste -sd, -)" "$m"
+	done | sort -t $'\t' -k1,1 -k2,2 | cut -f2
+}
+mapfile -t mutants < <(sort_by_files "${mutants[@]}")
+
 # Shards: with NUMASTOR_MUTATION_JOBS > 1 (default: 2 when the machine has two CPUs or more) and
-# more than one mutant, the mutants are dealt round-robin to that many runs of this script, each
-# with its own copy of the tree, at once; their lines interleave, and one summary counts them all.
+# more than one mutant, the mutants are dealt to that many runs of this script, each with its own
+# copy of the tree, at once; their lines interleave, and one summary counts them all. They are
+# dealt by the files they patch, each file's mutants to one run (the largest groups first, each to
+# the run with the fewest mutants yet), so that a run still compiles about once per file.
 jobs=${NUMASTOR_MUTATION_JOBS:-$(($(nproc 2>/dev/null || echo 1) >= 2 ? 2 : 1))}
 if [[ ! $jobs =~ ^[1-9][0-9]*$ ]]; then
 	echo "mutation: NUMASTOR_MUTATION_JOBS takes a number of runs at once, not '$jobs'" >&2
@@ -59,9 +73,26 @@ fi
 if ((jobs > 1 && ${#mutants[@]} > 1)); then
 	shards=$(mktemp -d "${TMPDIR:-/tmp}/numastor-mutant-shards.XXXXXX")
 	pids=()
+	# shard of each mutant, by its files' group (the order within a shard stays the sorted one)
+	mapfile -t shard_of < <(for m in "${mutants[@]}"; do
+		[[ -f $m ]] && sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$m" | sort -u | paste -sd, - || echo "$m"
+	done | awk -v jobs="$jobs" '{ key[NR] = $0; size[$0]++ }
+		END {
+			n = 0
+			for (k in size) order[++n] = k
+			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)  # largest first, then by name
+				if (size[order[j]] > size[order[i]] || (size[order[j]] == size[order[i]] && order[j] < order[i])) {
+					t = order[i]; order[i] = order[j]; order[j] = t }
+			for (i = 1; i <= n; i++) {
+				best = 0
+				for (j = 1; j < jobs; j++) if (count[j] < count[best]) best = j
+				shard[order[i]] = best; count[best] += size[order[i]]
+			}
+			for (r = 1; r <= NR; r++) print shard[key[r]]
+		}')
 	for ((j = 0; j < jobs; j++)); do
 		part=()
-		for ((i = j; i < ${#mutants[@]}; i += jobs)); do part+=("${mutants[i]}"); done
+		for ((i = 0; i < ${#mutants[@]}; i++)); do ((shard_of[i] == j)) && part+=("${mutants[i]}"); done
 		((${#part[@]})) || continue
 		# each shard's summary goes to its own file; every other line straight through
 		( NUMASTOR_MUTATION_JOBS=1 "$here/run.sh" $( ((fast)) && echo --fast) "${part[@]}" |
