@@ -17,9 +17,9 @@
 # is applied (patch -p1), what the kill command runs rebuilt (ninja: numastor and the build/
 # paths it names, or everything when it runs meson; only what the patch touched), the kill
 # command run (with NUMASTOR_FAIL_FAST=1: the test scripts that run many cases stop at the first
-# failed one, since one is all a kill needs), and the patch taken out again (patch -R, checked). Prints `KILLED NAME (Ns)`, `SURVIVED NAME (Ns)` or
+# failed one, since one is all a kill needs), and the patch taken out again (patch -R, checked). Prints `KILLED NAME (Ns, cpu Bs build + Ks kill)`, `SURVIVED NAME (...)` or
 # `ERROR NAME: why` (the patch does not apply, the tree does not build, no kill command) per
-# mutant and a summary; exits 1 when any survived or erred. NUMASTOR_MUTATION_KEEP=1 keeps
+# mutant and a summary (with the mutants' summed wall and CPU seconds); exits 1 when any survived or erred. NUMASTOR_MUTATION_KEEP=1 keeps
 # the work directories; each mutant's build and kill output is in its directory's log.
 # NUMASTOR_MUTATION_JOBS=N runs N shards at once (default 2 on two CPUs or more; see below).
 set -euo pipefail
