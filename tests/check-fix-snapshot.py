@@ -46,6 +46,8 @@ def fail(msg):
     global failures
     failures += 1
     print(f"FAIL {msg}")
+    if os.environ.get("NUMASTOR_FAIL_FAST") == "1":  # tests/mutation/run.sh: the first one ends it
+        sys.exit(1)
 
 
 def run(numastor, *args, env=None):

@@ -18,7 +18,13 @@ NUMASTOR_TEST_NOW in a test build, else the time of the run), and every per-node
 any document (counts_by_node, counts_since_fix_by_node, rates_by_node) has one shape: an array
 of {"node", "count"} objects.
 
-    check-json-contract.py NUMASTOR
+    check-json-contract.py NUMASTOR [CASE...]
+
+CASE narrows the run (a mutant's kill command names the cases that kill it; no CASE runs them
+all): `fixtures` (check and fix --dry-run on every fixture), a fixture's name (that part on that
+fixture only), `check` (check's forms and errors), `host` (the envelope's host, a bundle and its
+replays), `fix` (fix's results, revert and journal errors), `modules` (fix --modules's plans and
+manifests), `errors` (fix's usage errors, the commands without a --json).
 """
 import datetime
 import hmac
@@ -226,6 +232,10 @@ def replays(numastor, tmp, bundle, host):
             check=captured({"captured_at": "absent", "captured_host": "absent"}))
 
 
+PARTS = ("fixtures", "check", "host", "fix", "modules", "errors")
+CLOUD = "cloud-2n64c-8nvme-forced-node0"
+
+
 def main():
     numastor = os.path.abspath(sys.argv[1])
     probe = subprocess.run(["grep", "-q", "-a", "NUMASTOR_TEST_NOW", numastor])
@@ -233,11 +243,27 @@ def main():
         print(f"FAIL: {numastor} was built without the test-only switches (-Dtest_hooks=true): "
               "generated_at cannot be fixed and fix --revert cannot run on a fixture")
         return 1
+    # the fixtures gen-fixtures.py makes when given no names: every one but the large machine
+    every = [n for n in subprocess.run([sys.executable, GEN, "--list"], capture_output=True, text=True,
+                                       check=True).stdout.split() if not n.startswith("large-")]
+    cases = sys.argv[2:]
+    unknown = [c for c in cases if c not in PARTS and c not in every]
+    if unknown:
+        print(f"check-json-contract.py: no such case {unknown}: a part {list(PARTS)} or a fixture's name")
+        return 2
+    parts = set(PARTS) if not cases else {c for c in cases if c in PARTS}
+    names = sorted(n for n in every if n in cases)
+    if names or "fixtures" in parts:
+        parts.add("fixtures")
+        names = names or sorted(every)
+    # the trees the parts asked for read, and nothing else generated
+    need = set(names)
+    need |= {CLOUD} if parts & {"check", "host", "fix", "modules", "errors"} else set()
+    need |= {"node-set-manifest-upstream", "baremetal-2s-4nvme-healthy"} if "modules" in parts else set()
     with tempfile.TemporaryDirectory(prefix="numastor-json.", dir=SCRATCH) as tmp:
         fx = os.path.join(tmp, "fx")
-        subprocess.run([sys.executable, GEN, fx], check=True, stdout=subprocess.DEVNULL)
-        names = sorted(os.listdir(fx))
-        cloud = os.path.join(fx, "cloud-2n64c-8nvme-forced-node0")
+        subprocess.run([sys.executable, GEN, fx, *sorted(need)], check=True, stdout=subprocess.DEVNULL)
+        cloud = os.path.join(fx, CLOUD)
 
         # --- check on every fixture, and its errors ------------------------------------------
         for n in names:
@@ -252,171 +278,176 @@ def main():
             # an excluded-CPU input that does not parse: fix refuses, as the error document
             run(numastor, n, ["fix", "--sysroot", root, "--dry-run", "--json"],
                 "error" if n in FIX_REFUSES else "fix", code=3 if n in FIX_REFUSES else 0)
-        run(numastor, "check -f json", ["check", "-R", cloud, "-f", "json"], "check", code=2)
-        run(numastor, "check --format=json", ["check", "-R", cloud, "--format=json"], "check", code=2)
-        run(numastor, "the time of the run", ["check", "-R", cloud, "--json"], "check", now=None, code=2)
-        for args in (["--list"], ["--list", "-o", "NAME,NODE"], ["-l", "-n"]):
-            run(numastor, "check " + " ".join(args), ["check", "-R", cloud, "--json", *args], "check-or-list",
-                code=(0, 1, 2))
-        run(numastor, "check --list, no such device", ["check", "-R", cloud, "--json", "--list", "nosuchdisk0"],
-            "error", code=3)
-        run(numastor, "bad option", ["check", "--json", "--no-such-option"], "error", code=3)
-        run(numastor, "bad short option", ["check", "-j", "-Z"], "error", code=3)
-        run(numastor, "missing argument", ["check", "--json", "--sysroot"], "error", code=3)
-        run(numastor, "bad format", ["check", "--json", "--format", "xml"], "error", code=3)
-        run(numastor, "missing sysroot", ["check", "--json", "--sysroot", os.path.join(tmp, "nowhere")], "error", code=3)
-        run(numastor, "missing snapshot", ["check", "--json", "--snapshot", os.path.join(tmp, "nowhere.tar.gz")],
-            "error", code=3)
-        run(numastor, "no such device", ["check", "--json", "-R", cloud, "nosuchdisk0"], "error", code=3,
-            host={"hostname": None, "boot_id": None, "machine_id": None})
+        if "check" in parts:
+            run(numastor, "check -f json", ["check", "-R", cloud, "-f", "json"], "check", code=2)
+            run(numastor, "check --format=json", ["check", "-R", cloud, "--format=json"], "check", code=2)
+            run(numastor, "the time of the run", ["check", "-R", cloud, "--json"], "check", now=None, code=2)
+            for args in (["--list"], ["--list", "-o", "NAME,NODE"], ["-l", "-n"]):
+                run(numastor, "check " + " ".join(args), ["check", "-R", cloud, "--json", *args], "check-or-list",
+                    code=(0, 1, 2))
+            run(numastor, "check --list, no such device", ["check", "-R", cloud, "--json", "--list", "nosuchdisk0"],
+                "error", code=3)
+            run(numastor, "bad option", ["check", "--json", "--no-such-option"], "error", code=3)
+            run(numastor, "bad short option", ["check", "-j", "-Z"], "error", code=3)
+            run(numastor, "missing argument", ["check", "--json", "--sysroot"], "error", code=3)
+            run(numastor, "bad format", ["check", "--json", "--format", "xml"], "error", code=3)
+            run(numastor, "missing sysroot", ["check", "--json", "--sysroot", os.path.join(tmp, "nowhere")], "error", code=3)
+            run(numastor, "missing snapshot", ["check", "--json", "--snapshot", os.path.join(tmp, "nowhere.tar.gz")],
+                "error", code=3)
+            run(numastor, "no such device", ["check", "--json", "-R", cloud, "nosuchdisk0"], "error", code=3,
+                host={"hostname": None, "boot_id": None, "machine_id": None})
 
         # --- host: read through the root, each field on its own --------------------------------
-        named = os.path.join(tmp, "named")
-        shutil.copytree(cloud, named, symlinks=True)
-        os.makedirs(os.path.join(named, "proc/sys/kernel/random"), exist_ok=True)
-        os.makedirs(os.path.join(named, "etc"), exist_ok=True)
-        with open(os.path.join(named, "proc/sys/kernel/hostname"), "w") as f:
-            f.write("db-17.example\n")
-        with open(os.path.join(named, "proc/sys/kernel/random/boot_id"), "w") as f:
-            f.write("0f5c2b7e-1111-4222-8333-944445555666\n")
-        host = {"hostname": "db-17.example", "boot_id": "0f5c2b7e-1111-4222-8333-944445555666", "machine_id": None}
-        run(numastor, "host, machine-id unreadable", ["check", "-R", named, "--json"], "check", code=2, host=host)
-        with open(os.path.join(named, "etc/machine-id"), "w") as f:
-            f.write("5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b\n")
-        # never the id itself (confidential, machine-id(5)): numastor's app-specific id for it
-        host["machine_id"] = app_specific("5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b", NUMASTOR_APP_ID)
-        assert host["machine_id"] != "5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b"
-        run(numastor, "host", ["check", "-R", named, "--json"], "check", code=2, host=host)
-        run(numastor, "host in fix", ["fix", "-R", named, "--dry-run", "--json"], "fix", code=0, host=host)
-        run(numastor, "host in an error", ["check", "-R", named, "--json", "nosuchdisk0"], "error", code=3, host=host)
-        run(numastor, "host in fix --modules", ["fix", "-R", named, "--modules", "--dry-run", "--json"], "error",
-            code=3, host=host)
-        # a bundle is made to be sent: it carries numastor's id for the machine, never
-        # etc/machine-id, and its replay says the same host
-        bundle = os.path.join(tmp, "host.tar.gz")
-        p = subprocess.run([numastor, "snapshot", "-O", bundle, "-R", named], capture_output=True, text=True)
-        if p.returncode != 0:
-            fail(f"snapshot of the named tree: exit {p.returncode}: {p.stderr[:300]}")
-        else:
-            import tarfile
-            with tarfile.open(bundle) as tf:
-                members = {m.name.lstrip("./") for m in tf.getmembers()}
-                raw = [m for m in tf.getmembers() if m.isfile() and
-                       b"5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b" in tf.extractfile(m).read()]
-            if "etc/machine-id" in members or raw:
-                fail(f"the bundle carries the machine id itself: {sorted(m for m in members if 'machine' in m)}"
-                     f" {[m.name for m in raw]}")
+        if "host" in parts:
+            named = os.path.join(tmp, "named")
+            shutil.copytree(cloud, named, symlinks=True)
+            os.makedirs(os.path.join(named, "proc/sys/kernel/random"), exist_ok=True)
+            os.makedirs(os.path.join(named, "etc"), exist_ok=True)
+            with open(os.path.join(named, "proc/sys/kernel/hostname"), "w") as f:
+                f.write("db-17.example\n")
+            with open(os.path.join(named, "proc/sys/kernel/random/boot_id"), "w") as f:
+                f.write("0f5c2b7e-1111-4222-8333-944445555666\n")
+            host = {"hostname": "db-17.example", "boot_id": "0f5c2b7e-1111-4222-8333-944445555666", "machine_id": None}
+            run(numastor, "host, machine-id unreadable", ["check", "-R", named, "--json"], "check", code=2, host=host)
+            with open(os.path.join(named, "etc/machine-id"), "w") as f:
+                f.write("5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b\n")
+            # never the id itself (confidential, machine-id(5)): numastor's app-specific id for it
+            host["machine_id"] = app_specific("5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b", NUMASTOR_APP_ID)
+            assert host["machine_id"] != "5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b"
+            run(numastor, "host", ["check", "-R", named, "--json"], "check", code=2, host=host)
+            run(numastor, "host in fix", ["fix", "-R", named, "--dry-run", "--json"], "fix", code=0, host=host)
+            run(numastor, "host in an error", ["check", "-R", named, "--json", "nosuchdisk0"], "error", code=3, host=host)
+            run(numastor, "host in fix --modules", ["fix", "-R", named, "--modules", "--dry-run", "--json"], "error",
+                code=3, host=host)
+            # a bundle is made to be sent: it carries numastor's id for the machine, never
+            # etc/machine-id, and its replay says the same host
+            bundle = os.path.join(tmp, "host.tar.gz")
+            p = subprocess.run([numastor, "snapshot", "-O", bundle, "-R", named], capture_output=True, text=True)
+            if p.returncode != 0:
+                fail(f"snapshot of the named tree: exit {p.returncode}: {p.stderr[:300]}")
             else:
-                print("PASS the bundle carries no etc/machine-id")
-            run(numastor, "host of a replay", ["check", "--snapshot", bundle, "--json"], "check", code=2, host=host)
-            replays(numastor, tmp, bundle, host)
+                import tarfile
+                with tarfile.open(bundle) as tf:
+                    members = {m.name.lstrip("./") for m in tf.getmembers()}
+                    raw = [m for m in tf.getmembers() if m.isfile() and
+                           b"5d1e7b0c9a8f4e3d2c1b0a9f8e7d6c5b" in tf.extractfile(m).read()]
+                if "etc/machine-id" in members or raw:
+                    fail(f"the bundle carries the machine id itself: {sorted(m for m in members if 'machine' in m)}"
+                         f" {[m.name for m in raw]}")
+                else:
+                    print("PASS the bundle carries no etc/machine-id")
+                run(numastor, "host of a replay", ["check", "--snapshot", bundle, "--json"], "check", code=2, host=host)
+                replays(numastor, tmp, bundle, host)
 
         # --- fix: plan, results, revert, modules, and its errors ----------------------------
         w = {"NUMASTOR_TEST_SYSROOT_WRITES": "1"}
-        t = os.path.join(tmp, "t")
-        shutil.copytree(cloud, t, symlinks=True)
+        if "fix" in parts:
+            t = os.path.join(tmp, "t")
+            shutil.copytree(cloud, t, symlinks=True)
 
-        def nothing(want):
-            def check(d, p):
-                assert d["nothing_to_revert"] is want, f"nothing_to_revert is {d['nothing_to_revert']}, not {want}"
-                if want:
-                    assert d["reverted"] == [] and d["modules"] is None, d
-                assert not p.stderr.strip() or not want, f"stderr: {p.stderr[:200]}"
-            return check
-        run(numastor, "revert, no journal", ["fix", "-R", t, "--revert", "--json"], "fix", code=0, env=w,
-            check=nothing(True))
-        run(numastor, "fix writing", ["fix", "-R", t, "--json"], "fix", code=(0, 1), env=w,
-            check=lambda d, p: d["dry_run"] is False and all(e["result"] for e in d["irqs"]) or fail("fix: results"))
-        run(numastor, "fix again: a journal there", ["fix", "-R", t, "--json"], "fix", code=(0, 1), env=w)
-        run(numastor, "revert", ["fix", "-R", t, "--revert", "--json"], "fix", code=(0, 1), env=w,
-            check=nothing(False))
-        run(numastor, "revert, journal gone", ["fix", "-R", t, "--revert", "--json"], "fix", code=0, env=w,
-            check=nothing(True))
-        os.makedirs(os.path.join(t, "run/numastor"), exist_ok=True)
-        with open(os.path.join(t, "run/numastor/journal.json"), "w") as f:
-            f.write("{not json\n")
-        run(numastor, "malformed journal", ["fix", "-R", t, "--revert", "--json"], "error", code=3, env=w)
-        run(numastor, "malformed journal, fix", ["fix", "-R", t, "--json"], "error", code=3, env=w)
-        os.unlink(os.path.join(t, "run/numastor/journal.json"))
-        # a module directory with a manifest: the swap plan, refused (a check fails on a tree)
-        run(numastor, "modules plan", ["fix", "-R", os.path.join(fx, "node-set-manifest-upstream"), "--modules",
-                                       "--dry-run", "--json"], "fix", code=1,
-            check=lambda d, p: (d["modules"]["safe"] is False and d["result"] is None and d["dry_run"] is True)
-            or fail("modules plan: not the refused dry-run plan"))
-        run(numastor, "modules, nothing to swap", ["fix", "-R", cloud, "--modules", "--dry-run", "--json"], "error",
-            code=3, check=lambda d, p: d["command"] == "fix --modules" or fail("modules: command"))
-        # a manifest of this kernel's whose one fix is upstream, on a machine whose nvme runs stock
-        # and forces nothing: nothing to do (exit 0, an empty plan, no journal, the text says
-        # so); the same manifest for another kernel applies to nothing: refused (exit 3)
-        healthy = os.path.join(tmp, "healthy")
-        shutil.copytree(os.path.join(fx, "baremetal-2s-4nvme-healthy"), healthy, symlinks=True)
-        with open(os.path.join(healthy, "proc/sys/kernel/osrelease")) as f:
-            rel = f.read().strip()
-        for name, release in (("up", rel), ("other", "6.1.0-99-amd64")):
-            os.makedirs(os.path.join(healthy, "var/lib/numastor/modules", name))
-            with open(os.path.join(healthy, "var/lib/numastor/modules", name, "manifest.json"), "w") as f:
-                json.dump({"kernel_release": release, "built": "2026-11-30T10:00:00Z", "modules": [],
-                           "already_upstream": [{"series": "nvme-no-forced-node", "patch": "0001-x.patch"}]}, f)
+            def nothing(want):
+                def check(d, p):
+                    assert d["nothing_to_revert"] is want, f"nothing_to_revert is {d['nothing_to_revert']}, not {want}"
+                    if want:
+                        assert d["reverted"] == [] and d["modules"] is None, d
+                    assert not p.stderr.strip() or not want, f"stderr: {p.stderr[:200]}"
+                return check
+            run(numastor, "revert, no journal", ["fix", "-R", t, "--revert", "--json"], "fix", code=0, env=w,
+                check=nothing(True))
+            run(numastor, "fix writing", ["fix", "-R", t, "--json"], "fix", code=(0, 1), env=w,
+                check=lambda d, p: d["dry_run"] is False and all(e["result"] for e in d["irqs"]) or fail("fix: results"))
+            run(numastor, "fix again: a journal there", ["fix", "-R", t, "--json"], "fix", code=(0, 1), env=w)
+            run(numastor, "revert", ["fix", "-R", t, "--revert", "--json"], "fix", code=(0, 1), env=w,
+                check=nothing(False))
+            run(numastor, "revert, journal gone", ["fix", "-R", t, "--revert", "--json"], "fix", code=0, env=w,
+                check=nothing(True))
+            os.makedirs(os.path.join(t, "run/numastor"), exist_ok=True)
+            with open(os.path.join(t, "run/numastor/journal.json"), "w") as f:
+                f.write("{not json\n")
+            run(numastor, "malformed journal", ["fix", "-R", t, "--revert", "--json"], "error", code=3, env=w)
+            run(numastor, "malformed journal, fix", ["fix", "-R", t, "--json"], "error", code=3, env=w)
+            os.unlink(os.path.join(t, "run/numastor/journal.json"))
+        if "modules" in parts:
+            # a module directory with a manifest: the swap plan, refused (a check fails on a tree)
+            run(numastor, "modules plan", ["fix", "-R", os.path.join(fx, "node-set-manifest-upstream"), "--modules",
+                                           "--dry-run", "--json"], "fix", code=1,
+                check=lambda d, p: (d["modules"]["safe"] is False and d["result"] is None and d["dry_run"] is True)
+                or fail("modules plan: not the refused dry-run plan"))
+            run(numastor, "modules, nothing to swap", ["fix", "-R", cloud, "--modules", "--dry-run", "--json"], "error",
+                code=3, check=lambda d, p: d["command"] == "fix --modules" or fail("modules: command"))
+            # a manifest of this kernel's whose one fix is upstream, on a machine whose nvme runs stock
+            # and forces nothing: nothing to do (exit 0, an empty plan, no journal, the text says
+            # so); the same manifest for another kernel applies to nothing: refused (exit 3)
+            healthy = os.path.join(tmp, "healthy")
+            shutil.copytree(os.path.join(fx, "baremetal-2s-4nvme-healthy"), healthy, symlinks=True)
+            with open(os.path.join(healthy, "proc/sys/kernel/osrelease")) as f:
+                rel = f.read().strip()
+            for name, release in (("up", rel), ("other", "6.1.0-99-amd64")):
+                os.makedirs(os.path.join(healthy, "var/lib/numastor/modules", name))
+                with open(os.path.join(healthy, "var/lib/numastor/modules", name, "manifest.json"), "w") as f:
+                    json.dump({"kernel_release": release, "built": "2026-11-30T10:00:00Z", "modules": [],
+                               "already_upstream": [{"series": "nvme-no-forced-node", "patch": "0001-x.patch"}]}, f)
 
-        def empty_plan(d, p):
-            m = d["modules"]
-            assert (m["groups"], m["steps"], m["detaches"], m["rescan"], m["safe"]) == ([], [], [], [], True), m
-            assert d["result"] is None, d["result"]
-            for j in ("run/numastor/journal.json", "var/lib/numastor/swap.json"):
-                assert not os.path.exists(os.path.join(healthy, j)), f"{j} written for nothing to do"
-        for label, extra in (("dry-run", ["--dry-run"]), ("applying", [])):
-            run(numastor, f"modules, every fix upstream ({label})",
-                ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/up", "--json", *extra],
-                "fix", code=0, env=w, check=empty_plan)
-        p = subprocess.run([numastor, "fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/up"],
-                           capture_output=True, text=True, env=dict(os.environ, **w))
-        if p.returncode != 0 or "nothing to swap: every fix in" not in p.stdout:
-            fail(f"modules, every fix upstream (text): exit {p.returncode}, stdout {p.stdout[:300]!r}")
-        run(numastor, "modules, another kernel's manifest",
-            ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/other", "--dry-run",
-             "--json"], "error", code=3)
-        # a manifest that names a key twice (json-c keeps the last: "modules" read as the second
-        # list) or holds a key build-modules.sh never writes is not the build's: refused, kept
-        good_up = open(os.path.join(healthy, "var/lib/numastor/modules/up/manifest.json")).read()
-        for name, text in (("twice", good_up.rstrip()[:-1] + ', "modules": [{"name": "nvme", "file": "nvme.ko", '
-                                                     '"sha256": "00"}]}'),
-                           ("unknown", good_up.rstrip()[:-1] + ', "signed": true}')):
-            mdir = os.path.join(healthy, "var/lib/numastor/modules", name)
-            os.makedirs(mdir)
-            with open(os.path.join(mdir, "manifest.json"), "w") as f:
-                f.write(text)
-            doc = run(numastor, f"modules, a manifest with a key {name}",
-                      ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/" + name, "--json"],
-                      "error", code=3, env=w)
-            if doc and "is not one numastor's module build wrote" not in doc["error"]["message"]:
-                fail(f"modules, a manifest with a key {name}: the error does not say why: {doc['error']['message']}")
-            if open(os.path.join(mdir, "manifest.json")).read() != text:
-                fail(f"modules, a manifest with a key {name}: the manifest was changed")
-        for label, args in (
-                ("bad option", ["--bogus"]),
-                ("bad --rq-affinity", ["-R", cloud, "--rq-affinity=3"]),
-                ("bad --lock-timeout", ["-R", cloud, "--lock-timeout", "x"]),
-                ("bad --timeout", ["-R", cloud, "--modules", "--timeout", "0"]),
-                ("--timeout without --modules or --revert", ["-R", cloud, "--timeout", "30"]),
-                ("bad --color", ["-R", cloud, "--color", "pink"]),
-                ("bad --probe", ["--probe=0"]),
-                ("--probe with --dry-run", ["--probe", "--dry-run"]),
-                ("--probe on a sysroot", ["-R", cloud, "--probe=1"]),
-                ("--install without --modules", ["-R", cloud, "--install"]),
-                ("--revert with a device", ["-R", cloud, "--revert", "nvme0n1"]),
-                ("--revert on a sysroot", ["-R", cloud, "--revert"]),
-                ("--hotplug with --json", ["--hotplug"]),
-                ("missing sysroot", ["-R", os.path.join(tmp, "nowhere")]),
-                ("no such device", ["-R", cloud, "nosuchdisk0"])):
-            run(numastor, "fix " + label, ["fix", "--json", *args], "error", code=3)
+            def empty_plan(d, p):
+                m = d["modules"]
+                assert (m["groups"], m["steps"], m["detaches"], m["rescan"], m["safe"]) == ([], [], [], [], True), m
+                assert d["result"] is None, d["result"]
+                for j in ("run/numastor/journal.json", "var/lib/numastor/swap.json"):
+                    assert not os.path.exists(os.path.join(healthy, j)), f"{j} written for nothing to do"
+            for label, extra in (("dry-run", ["--dry-run"]), ("applying", [])):
+                run(numastor, f"modules, every fix upstream ({label})",
+                    ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/up", "--json", *extra],
+                    "fix", code=0, env=w, check=empty_plan)
+            p = subprocess.run([numastor, "fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/up"],
+                               capture_output=True, text=True, env=dict(os.environ, **w))
+            if p.returncode != 0 or "nothing to swap: every fix in" not in p.stdout:
+                fail(f"modules, every fix upstream (text): exit {p.returncode}, stdout {p.stdout[:300]!r}")
+            run(numastor, "modules, another kernel's manifest",
+                ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/other", "--dry-run",
+                 "--json"], "error", code=3)
+            # a manifest that names a key twice (json-c keeps the last: "modules" read as the second
+            # list) or holds a key build-modules.sh never writes is not the build's: refused, kept
+            good_up = open(os.path.join(healthy, "var/lib/numastor/modules/up/manifest.json")).read()
+            for name, text in (("twice", good_up.rstrip()[:-1] + ', "modules": [{"name": "nvme", "file": "nvme.ko", '
+                                                         '"sha256": "00"}]}'),
+                               ("unknown", good_up.rstrip()[:-1] + ', "signed": true}')):
+                mdir = os.path.join(healthy, "var/lib/numastor/modules", name)
+                os.makedirs(mdir)
+                with open(os.path.join(mdir, "manifest.json"), "w") as f:
+                    f.write(text)
+                doc = run(numastor, f"modules, a manifest with a key {name}",
+                          ["fix", "-R", healthy, "--modules", "--module-dir", "/var/lib/numastor/modules/" + name, "--json"],
+                          "error", code=3, env=w)
+                if doc and "is not one numastor's module build wrote" not in doc["error"]["message"]:
+                    fail(f"modules, a manifest with a key {name}: the error does not say why: {doc['error']['message']}")
+                if open(os.path.join(mdir, "manifest.json")).read() != text:
+                    fail(f"modules, a manifest with a key {name}: the manifest was changed")
+        if "errors" in parts:
+            for label, args in (
+                    ("bad option", ["--bogus"]),
+                    ("bad --rq-affinity", ["-R", cloud, "--rq-affinity=3"]),
+                    ("bad --lock-timeout", ["-R", cloud, "--lock-timeout", "x"]),
+                    ("bad --timeout", ["-R", cloud, "--modules", "--timeout", "0"]),
+                    ("--timeout without --modules or --revert", ["-R", cloud, "--timeout", "30"]),
+                    ("bad --color", ["-R", cloud, "--color", "pink"]),
+                    ("bad --probe", ["--probe=0"]),
+                    ("--probe with --dry-run", ["--probe", "--dry-run"]),
+                    ("--probe on a sysroot", ["-R", cloud, "--probe=1"]),
+                    ("--install without --modules", ["-R", cloud, "--install"]),
+                    ("--revert with a device", ["-R", cloud, "--revert", "nvme0n1"]),
+                    ("--revert on a sysroot", ["-R", cloud, "--revert"]),
+                    ("--hotplug with --json", ["--hotplug"]),
+                    ("missing sysroot", ["-R", os.path.join(tmp, "nowhere")]),
+                    ("no such device", ["-R", cloud, "nosuchdisk0"])):
+                run(numastor, "fix " + label, ["fix", "--json", *args], "error", code=3)
 
-        # --- the commands without a --json of their own: asked for one, an error document --
-        run(numastor, "snapshot --json", ["snapshot", "--json"], "error", code=3)
-        # irqbalance-policy: every error exits 3, as every command's, which its wrapper passes on to irqbalance
-        run(numastor, "irqbalance-policy --json", ["irqbalance-policy", "--json", "/sys/devices/x", "1"], "error", code=3)
-        run(numastor, "irqbalance-policy, bad IRQ", ["irqbalance-policy", "-j", "/sys/devices/x", "banana"], "error",
-            code=3)
-    if not in_evidence:
+            # --- the commands without a --json of their own: asked for one, an error document --
+            run(numastor, "snapshot --json", ["snapshot", "--json"], "error", code=3)
+            # irqbalance-policy: every error exits 3, as every command's, which its wrapper passes on to irqbalance
+            run(numastor, "irqbalance-policy --json", ["irqbalance-policy", "--json", "/sys/devices/x", "1"], "error", code=3)
+            run(numastor, "irqbalance-policy, bad IRQ", ["irqbalance-policy", "-j", "/sys/devices/x", "banana"], "error",
+                code=3)
+    if not in_evidence and len(names) == len(every):
         fail("no finding's evidence held a per-node count: the fixtures no longer show its shape")
     print(f"json contract: {runs} invocations ({in_evidence} per-node counts in evidence), {failures} failed")
     return 1 if failures else 0

@@ -8,7 +8,12 @@ on several fixture machines and its value compared with what the same fixture's 
 by-id links under a sysroot, partitions, duplicates, bad names); and --help, the man page's
 COLUMNS section and the bash/zsh/fish completions list exactly the table's columns.
 
-    check-list.py NUMASTOR
+    check-list.py NUMASTOR [CASE...]
+
+CASE narrows the run (a mutant's kill command names the cases that kill it; no CASE runs them
+all): `docs` (--help, the man page, the schema, the completions), `fixtures` (every column on
+every fixture), a fixture's name (that part on that fixture only), `options` (-o's forms and
+errors, escaping), `devices` (device arguments). NUMASTOR_FAIL_FAST=1 stops at the first failure.
 """
 import json
 import os
@@ -44,6 +49,8 @@ fails = []
 def fail(msg):
     fails.append(msg)
     print("FAIL: " + msg)
+    if os.environ.get("NUMASTOR_FAIL_FAST") == "1":  # tests/mutation/run.sh: the first one ends it
+        sys.exit(1)
 
 
 def run(numastor, *args):
@@ -429,31 +436,60 @@ def check_docs(numastor, cols, default):
         fail(f"fish completion's columns {m.group(1).split() if m else None} differ from the table {names}")
 
 
+PARTS = ("docs", "fixtures", "options", "devices")
+
+
 def main():
     numastor = os.path.abspath(sys.argv[1])
+    cases = sys.argv[2:]
+    unknown = [c for c in cases if c not in PARTS and c not in FIXTURES]
+    if unknown:
+        print(f"check-list.py: no such case {unknown}: a part {list(PARTS)} or one of the fixtures {FIXTURES}")
+        sys.exit(2)
+    parts = set(PARTS) if not cases else {c for c in cases if c in PARTS}
+    names = [n for n in FIXTURES if n in cases]
+    if names or "fixtures" in parts:
+        parts.add("fixtures")
+        names = names or FIXTURES
     cols, default = help_columns(numastor)
-    check_docs(numastor, cols, default)
+    if "docs" in parts:
+        check_docs(numastor, cols, default)
+    if not parts & {"fixtures", "options", "devices"}:
+        return finish(cols, parts)
+    hba_name, vm_name = "hba-megaraid-node1-irq-cpu0", "vm-1n-virtio-blk"
+    need = set(names)
+    need |= {hba_name} if "options" in parts else set()
+    need |= {hba_name, vm_name} if "devices" in parts else set()
     with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
         fx = os.path.join(tmp, "fx")
-        subprocess.run([sys.executable, GEN, fx, *FIXTURES], check=True)
-        for name in FIXTURES:
+        subprocess.run([sys.executable, GEN, fx, *[n for n in FIXTURES if n in need]], check=True)
+        for name in names:
             check_fixture(numastor, os.path.join(fx, name), name, cols, default)
-        hba = os.path.join(fx, "hba-megaraid-node1-irq-cpu0")
-        vm = os.path.join(fx, "vm-1n-virtio-blk")
-        # a link the tree holds itself, and a partition's link only the udev database knows
-        os.makedirs(os.path.join(vm, "dev", "disk", "by-id"))
-        os.symlink("../../zram0", os.path.join(vm, "dev", "disk", "by-id", "test-link"))
-        os.symlink("vda", os.path.join(vm, "dev", "vdisk"))
-        with open(os.path.join(vm, "run", "udev", "data", "b254:0"), "a") as f:
-            f.write("S:vol-alias\n")
-        with open(os.path.join(vm, "run", "udev", "data", "b254:1"), "w") as f:
-            f.write("S:disk/by-id/virtio-vol-root-part1\nE:ID_PART_ENTRY_NUMBER=1\n")
-        check_options(numastor, hba, cols, default)
-        check_devices(numastor, vm, hba)
+        hba = os.path.join(fx, hba_name)
+        vm = os.path.join(fx, vm_name)
+        if "options" in parts:
+            check_options(numastor, hba, cols, default)
+        if "devices" in parts:
+            # a link the tree holds itself, and a partition's link only the udev database knows
+            os.makedirs(os.path.join(vm, "dev", "disk", "by-id"))
+            os.symlink("../../zram0", os.path.join(vm, "dev", "disk", "by-id", "test-link"))
+            os.symlink("vda", os.path.join(vm, "dev", "vdisk"))
+            with open(os.path.join(vm, "run", "udev", "data", "b254:0"), "a") as f:
+                f.write("S:vol-alias\n")
+            with open(os.path.join(vm, "run", "udev", "data", "b254:1"), "w") as f:
+                f.write("S:disk/by-id/virtio-vol-root-part1\nE:ID_PART_ENTRY_NUMBER=1\n")
+            check_devices(numastor, vm, hba)
+    finish(cols, parts, names)
+
+
+def finish(cols, parts, names=()):
     if fails:
         print(f"list: {len(fails)} failed")
         sys.exit(1)
-    print(f"list: {len(cols)} columns on {len(FIXTURES)} fixtures, forms, device arguments, docs: ok")
+    if parts == set(PARTS) and len(names) == len(FIXTURES):
+        print(f"list: {len(cols)} columns on {len(FIXTURES)} fixtures, forms, device arguments, docs: ok")
+    else:
+        print(f"list: {', '.join(sorted(parts))}{' on ' + ', '.join(names) if names else ''}: ok")
 
 
 if __name__ == "__main__":

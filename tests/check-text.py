@@ -18,7 +18,11 @@
 - empty devices (size 0) are left out of the text, JSON and Prometheus reports unless -a/--all
   or named on the command line, and the text says how many it left out.
 
-    check-text.py NUMASTOR
+    check-text.py NUMASTOR [CASE...]
+
+CASE narrows the run (a mutant's kill command names the cases that kill it; no CASE runs them
+all): `fixtures` (every fixture's default and --verbose reports), a fixture's name (that part on
+that fixture only), `width` (the terminal's width), `colour`, `empty` (empty devices).
 """
 import fcntl
 import json
@@ -289,17 +293,42 @@ def add_empty_loop(root, name="loop7", devnum="7:7"):
     os.symlink("../devices/virtual/block/" + name, os.path.join(root, "sys/block", name))
 
 
+PARTS = ("fixtures", "width", "colour", "empty")
+WIDTH_FIXTURES = (CLOUD, "twin-2n-hba-managed-unknown", "garbage-numbers")
+
+
 def main():
     numastor = os.path.abspath(sys.argv[1])
+    every = subprocess.run([sys.executable, GEN, "--list"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    cases = sys.argv[2:]
+    unknown = [c for c in cases if c not in PARTS and c not in every]
+    if unknown:
+        print(f"check-text.py: no such case {unknown}: a part {list(PARTS)} or a fixture's name")
+        return 2
+    parts = set(PARTS) if not cases else {c for c in cases if c in PARTS}
+    names = [n for n in every if n in cases]
+    if names or "fixtures" in parts:
+        parts.add("fixtures")
+        names = names or every
+    # the trees the parts asked for read, and nothing else generated
+    need = set(names)
+    need |= set(WIDTH_FIXTURES) if "width" in parts else set()
+    need |= {CLOUD, "baremetal-2s-4nvme-healthy"} if "colour" in parts else set()
+    need |= {"vm-1n-virtio-blk"} if "empty" in parts else set()
     with tempfile.TemporaryDirectory(prefix="numastor-text.", dir=SCRATCH) as tmp:
-        names = subprocess.run([sys.executable, GEN, "--list"], capture_output=True, text=True,
-                               check=True).stdout.split()
-        subprocess.run([sys.executable, GEN, tmp, *names], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, GEN, tmp, *[n for n in every if n in need]], check=True,
+                       stdout=subprocess.DEVNULL)
         docs = {}
+
+        def doc_of(name):
+            if name not in docs:
+                docs[name] = json.loads(run(numastor, "check", "-R", os.path.join(tmp, name), "--json")[1])
+            return docs[name]
+
         for name in names:
             root = os.path.join(tmp, name)
-            code, out, err = run(numastor, "check", "-R", root, "--json")
-            docs[name] = doc = json.loads(out)
+            doc = doc_of(name)
             code, text, err = run(numastor, "check", "-R", root)
             wide = too_wide(text, 80)
             if wide:
@@ -346,7 +375,7 @@ def main():
             print(f"PASS {name}: {len(text.splitlines())} lines, {len(vtext.splitlines())} with --verbose")
 
         # a terminal's width: the ioctl's, else COLUMNS; the default and --verbose reports
-        for fx in (CLOUD, "twin-2n-hba-managed-unknown", "garbage-numbers"):
+        for fx in WIDTH_FIXTURES if "width" in parts else ():
             root = os.path.join(tmp, fx)
             for args in ((), ("--verbose",)):
                 for cols, env in ((50, {"NO_COLOR": "1"}), (0, {"COLUMNS": "60", "NO_COLOR": "1"})):
@@ -362,60 +391,68 @@ def main():
                         fail(f"{fx} {args} on a {width}-column terminal: nothing near the width (not wrapped to it?)")
             try:
                 check_groups(fx + " (50 columns)", run_pty(numastor, "check", "-R", root, cols=50,
-                                                           env={"NO_COLOR": "1"})[1], docs[fx])
+                                                           env={"NO_COLOR": "1"})[1], doc_of(fx))
             except AssertionError as e:
                 fail(f"{fx} at 50 columns: {e}")
-        print("PASS terminal width (TIOCGWINSZ 50, COLUMNS=60)")
-
-        # colour
-        root = os.path.join(tmp, CLOUD)
-        _, text, _ = run(numastor, "check", "-R", root, "--verbose", "--color", "always")
-        marked = [l for l in text.splitlines() if re.match(r"^ *(\x1b\[[0-9;]*m)?! ", l) and "a finding names" not in l]  # not the legend
-        named = named_rows(docs[CLOUD])
-        want = [sev for sev in named.values()]
-        if len(marked) != len(want) or not want or \
-                sorted(SEV_ESC[s] for s in want) != sorted(l.lstrip()[:len(l.lstrip()) - len(l.lstrip().lstrip("\x1b[0123456789;m"))] for l in marked):
-            fail(f"{CLOUD}: {len(marked)} queue rows marked, the JSON's findings name {len(want)}; "
-                 f"each must be in its worst severity's colour: {marked[:2]!r}")
-        _, text, _ = run(numastor, "check", "-R", os.path.join(tmp, "baremetal-2s-4nvme-healthy"), "--verbose",
-                         "--color", "always")
-        rows = [l for l in text.splitlines() if re.match(r"^ {2}(\x1b\[[0-9;]*m)?\d+ ", l)]
-        if not rows or any("\x1b" in l for l in rows):
-            fail(f"healthy fixture: queue rows coloured although no finding names them: {rows[:2]!r}")
-        for env, want in (({"TERM": "dumb"}, False), ({"TERM": "xterm", "NO_COLOR": "1"}, False),
-                          ({"TERM": "xterm"}, True)):
-            for cmd in (["check", "-R", root], ["fix", "-R", root]):
-                _, text = run_pty(numastor, *cmd, cols=100, env=env)
-                if ("\x1b[" in text) != want:
-                    fail(f"{' '.join(cmd[:1])} --color auto on a terminal with {env}: colour {'expected' if want else 'given'}")
-        for when, want in (("always", True), ("never", False)):
-            _, text, _ = run(numastor, "fix", "-R", root, "--color", when)
-            if ("\x1b[" in text) != want:
-                fail(f"fix --color {when}: colour {'missing' if want else 'given'}")
-        print("PASS colour (offending rows, TERM=dumb, NO_COLOR, fix --color)")
-
-        # empty devices
-        root = os.path.join(tmp, "vm-1n-virtio-blk")
-        add_empty_loop(root)
-        _, text, _ = run(numastor, "check", "-R", root)
-        _, js, _ = run(numastor, "check", "-R", root, "--json")
-        _, prom, _ = run(numastor, "check", "-R", root, "--format", "prometheus")
-        shown = lambda t: re.search(r"^\s*loop7\b", t, re.M) is not None
-        if shown(text) or "loop7" in [d["name"] for d in json.loads(js)["devices"]] or 'device="loop7"' in prom:
-            fail("an empty loop7 is listed without -a (text, JSON or Prometheus)")
-        if not re.search(r"\b1 empty not shown: -a\b", text):
-            fail("the text does not say that one empty device is not shown")
-        for args in (("-a",), ("--all",), ("loop7",)):
-            _, text, _ = run(numastor, "check", "-R", root, *args)
-            _, js, _ = run(numastor, "check", "-R", root, "--json", *args)
-            if not shown(text) or "loop7" not in [d["name"] for d in json.loads(js)["devices"]]:
-                fail(f"check {' '.join(args)}: the empty loop7 is not listed")
-        _, prom, _ = run(numastor, "check", "-R", root, "--format", "prometheus", "-a")
-        if 'device="loop7"' not in prom:
-            fail("check --format prometheus -a: the empty loop7 is not listed")
-        print("PASS empty devices hidden unless -a or named")
+        if "width" in parts:
+            print("PASS terminal width (TIOCGWINSZ 50, COLUMNS=60)")
+        if "colour" in parts:
+            colour(numastor, tmp, doc_of(CLOUD))
+        if "empty" in parts:
+            empty(numastor, tmp)
     print(f"text: {'failed' if failures else 'passed'} ({len(failures)} failures)")
     return 1 if failures else 0
+
+
+def colour(numastor, tmp, cloud_doc):
+    root = os.path.join(tmp, CLOUD)
+    _, text, _ = run(numastor, "check", "-R", root, "--verbose", "--color", "always")
+    marked = [l for l in text.splitlines() if re.match(r"^ *(\x1b\[[0-9;]*m)?! ", l) and "a finding names" not in l]  # not the legend
+    named = named_rows(cloud_doc)
+    want = [sev for sev in named.values()]
+    if len(marked) != len(want) or not want or \
+            sorted(SEV_ESC[s] for s in want) != sorted(l.lstrip()[:len(l.lstrip()) - len(l.lstrip().lstrip("\x1b[0123456789;m"))] for l in marked):
+        fail(f"{CLOUD}: {len(marked)} queue rows marked, the JSON's findings name {len(want)}; "
+             f"each must be in its worst severity's colour: {marked[:2]!r}")
+    _, text, _ = run(numastor, "check", "-R", os.path.join(tmp, "baremetal-2s-4nvme-healthy"), "--verbose",
+                     "--color", "always")
+    rows = [l for l in text.splitlines() if re.match(r"^ {2}(\x1b\[[0-9;]*m)?\d+ ", l)]
+    if not rows or any("\x1b" in l for l in rows):
+        fail(f"healthy fixture: queue rows coloured although no finding names them: {rows[:2]!r}")
+    for env, want in (({"TERM": "dumb"}, False), ({"TERM": "xterm", "NO_COLOR": "1"}, False),
+                      ({"TERM": "xterm"}, True)):
+        for cmd in (["check", "-R", root], ["fix", "-R", root]):
+            _, text = run_pty(numastor, *cmd, cols=100, env=env)
+            if ("\x1b[" in text) != want:
+                fail(f"{' '.join(cmd[:1])} --color auto on a terminal with {env}: colour {'expected' if want else 'given'}")
+    for when, want in (("always", True), ("never", False)):
+        _, text, _ = run(numastor, "fix", "-R", root, "--color", when)
+        if ("\x1b[" in text) != want:
+            fail(f"fix --color {when}: colour {'missing' if want else 'given'}")
+    print("PASS colour (offending rows, TERM=dumb, NO_COLOR, fix --color)")
+
+
+def empty(numastor, tmp):
+    # empty devices
+    root = os.path.join(tmp, "vm-1n-virtio-blk")
+    add_empty_loop(root)
+    _, text, _ = run(numastor, "check", "-R", root)
+    _, js, _ = run(numastor, "check", "-R", root, "--json")
+    _, prom, _ = run(numastor, "check", "-R", root, "--format", "prometheus")
+    shown = lambda t: re.search(r"^\s*loop7\b", t, re.M) is not None
+    if shown(text) or "loop7" in [d["name"] for d in json.loads(js)["devices"]] or 'device="loop7"' in prom:
+        fail("an empty loop7 is listed without -a (text, JSON or Prometheus)")
+    if not re.search(r"\b1 empty not shown: -a\b", text):
+        fail("the text does not say that one empty device is not shown")
+    for args in (("-a",), ("--all",), ("loop7",)):
+        _, text, _ = run(numastor, "check", "-R", root, *args)
+        _, js, _ = run(numastor, "check", "-R", root, "--json", *args)
+        if not shown(text) or "loop7" not in [d["name"] for d in json.loads(js)["devices"]]:
+            fail(f"check {' '.join(args)}: the empty loop7 is not listed")
+    _, prom, _ = run(numastor, "check", "-R", root, "--format", "prometheus", "-a")
+    if 'device="loop7"' not in prom:
+        fail("check --format prometheus -a: the empty loop7 is not listed")
+    print("PASS empty devices hidden unless -a or named")
 
 
 if __name__ == "__main__":

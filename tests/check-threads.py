@@ -9,7 +9,11 @@ for --json, text, text --verbose and --format prometheus, and on three for --jso
 decimal 1..64, else 1; counted as the threads the reader starts (strace, when installed),
 with the online CPUs set through NUMASTOR_TEST_ONLINE_CPUS (test builds).
 
-    check-threads.py NUMASTOR
+    check-threads.py NUMASTOR [CASE...]
+
+CASE narrows the run (a mutant's kill command names the cases that kill it; no CASE runs them
+all): `rule` (the thread count's rule), a fixture's name (the large one's too) or `capture:LINE`
+(that root compared, and no other).
 """
 import concurrent.futures
 import glob
@@ -100,22 +104,34 @@ def main():
     numastor = os.path.abspath(sys.argv[1])
     names = subprocess.run([sys.executable, GEN, "--list"], capture_output=True, text=True,
                            check=True).stdout.split()
+    captures = sorted(glob.glob(os.path.join(CAPTURES, "*", "snapshot.tar.gz")))
+    cases = sys.argv[2:]
+    known = {"rule", LARGE, *names, *("capture:" + os.path.basename(os.path.dirname(s)) for s in captures)}
+    if set(cases) - known:
+        print(f"check-threads.py: no such case {sorted(set(cases) - known)}: rule, a fixture or capture:LINE")
+        sys.exit(2)
+    if cases:
+        names = [n for n in names if n in cases and n != LARGE]
+        captures = [s for s in captures if "capture:" + os.path.basename(os.path.dirname(s)) in cases]
     bad = 0
     with tempfile.TemporaryDirectory(prefix="numastor-threads.", dir=SCRATCH) as tmp:
         # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends the run, so the
         # quick thread-count rule goes first, on the one tree it needs, before the others are made
         fast = os.environ.get("NUMASTOR_FAIL_FAST") == "1"
-        subprocess.run([sys.executable, GEN, tmp, "baremetal-2s-4nvme-healthy"], check=True,
-                       stdout=subprocess.DEVNULL)
-        bad += thread_rule(numastor, os.path.join(tmp, "baremetal-2s-4nvme-healthy"))
-        if bad and fast:
-            sys.exit(1)
-        subprocess.run([sys.executable, GEN, tmp, *names], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([sys.executable, GEN, tmp, LARGE], check=True, stdout=subprocess.DEVNULL)
+        if not cases or "rule" in cases:
+            subprocess.run([sys.executable, GEN, tmp, "baremetal-2s-4nvme-healthy"], check=True,
+                           stdout=subprocess.DEVNULL)
+            bad += thread_rule(numastor, os.path.join(tmp, "baremetal-2s-4nvme-healthy"))
+            if bad and fast:
+                sys.exit(1)
+        if names:
+            subprocess.run([sys.executable, GEN, tmp, *names], check=True, stdout=subprocess.DEVNULL)
+        large = not cases or LARGE in cases
+        if large:
+            subprocess.run([sys.executable, GEN, tmp, LARGE], check=True, stdout=subprocess.DEVNULL)
         # the large tree and the real kernels' captures first: the most work items to reorder
-        roots = [(LARGE, ["--sysroot", os.path.join(tmp, LARGE)])]
-        roots += [("capture " + os.path.basename(os.path.dirname(s)), ["--snapshot", s])
-                  for s in sorted(glob.glob(os.path.join(CAPTURES, "*", "snapshot.tar.gz")))]
+        roots = [(LARGE, ["--sysroot", os.path.join(tmp, LARGE)])] if large else []
+        roots += [("capture " + os.path.basename(os.path.dirname(s)), ["--snapshot", s]) for s in captures]
         roots += [(n, ["--sysroot", os.path.join(tmp, n)]) for n in names]
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as ex:
             futures = [ex.submit(compare, numastor, *r) for r in roots]

@@ -8,11 +8,15 @@ fails=0
 n=0
 for p in "$top"/tests/mutation/*.patch; do
 	n=$((n + 1))
-	name=$(basename "$p" .patch)
-	if [[ "$(sed -n 1p "$p")" != "# mutant: "?* || "$(sed -n 2p "$p")" != "# kills: "?* ]]; then
+	name=${p##*/}
+	name=${name%.patch}
+	# the two header lines read by the shell itself: 548 mutants, three processes fewer each
+	line1= line2=
+	{ IFS= read -r line1; IFS= read -r line2; } < "$p"
+	if [[ $line1 != "# mutant: "?* || $line2 != "# kills: "?* ]]; then
 		echo "FAIL: $name: its first lines are not '# mutant: ...' and '# kills: ...'"
 		fails=$((fails + 1))
-	elif kill=$(sed -n '2s/^# kills: //p' "$p") && first=${kill%% *} && [[ $first == */* && -f "$top/$first" && ! -x "$top/$first" ]]; then
+	elif kill=${line2#"# kills: "} && first=${kill%% *} && [[ $first == */* && -f "$top/$first" && ! -x "$top/$first" ]]; then
 		# a kill command whose script cannot run "kills" every mutant with Permission denied
 		echo "FAIL: $name: its kill command runs $first, which is not executable (chmod +x it, or name its interpreter)"
 		fails=$((fails + 1))
