@@ -41,6 +41,9 @@ done
 # core: every queue of theirs measured, the others' by name
 VM_PAIR_CPUS="0 1 11 12 13" vm_measure_pairing > "$VM_OUT/pairing.txt"
 vm_step pairing
+# which path of the multipath head serves each CPU (stock's expectations hold it)
+vm_measure_paths > "$VM_OUT/paths.txt"
+vm_step paths
 vm_check_round
 vm_step check
 mkdir -p "$VM_OUT/capture"
@@ -48,7 +51,7 @@ mkdir -p "$VM_OUT/capture"
 cp "$VM_OUT/truth.txt" "$VM_OUT/capture/truth-before.txt"
 vm_numastor snapshot snapshot -O "$VM_OUT/capture/snapshot.tar.gz"
 vm_truth > "$VM_OUT/capture/truth.txt"
-cp "$VM_OUT/pairing.txt" "$VM_OUT/capture/pairing.txt"
+cp "$VM_OUT/pairing.txt" "$VM_OUT/paths.txt" "$VM_OUT/capture/"
 vm_step capture
 
 # fix: the node-1 HBA's vectors (one, unmanaged) onto CPU 0 of node 0
