@@ -19,7 +19,11 @@ with modules/sd_mod.ko and prefix-modules/nvme.ko). Writes to OUTDIR:
 
 On a kernel that versions no symbol (CONFIG_MODVERSIONS unset: Debian's 7.2) the modules have no
 __versions table and no CRC can disagree: the two -badcrc copies are not made, and
-no-modversions says why (the scenarios that load them skip those steps there and say so).
+no-modversions says why; in libata-badcrc's place there is
+
+  libata-badsym.ko     the patched libata importing scsi_host_alloc_nodX (its .strtab entry
+                       renamed) in place of scsi_host_alloc_node: a symbol nothing exports, as a
+                       libata built against another scsi_mod would be there
 
 Edits are in place at the same offsets, so the ELF stays valid. Python standard library only.
 """
@@ -62,6 +66,16 @@ def bad_crc(data, provider_syms):
     raise ValueError("no __versions entry for a symbol of the provider")
 
 
+def bad_name(data, old, new):
+    """Rename an undefined symbol in .strtab (same length): the module then imports a symbol
+    nothing exports, as one built against another scsi_mod would on a kernel without CRCs."""
+    off, size = sections(data)[".strtab"]
+    at = bytes(data[off:off + size]).find(b"\0" + old + b"\0")
+    if at < 0 or len(old) != len(new):
+        raise ValueError(f"no {old!r} in .strtab")
+    data[off + at + 1:off + at + 1 + len(new)] = new
+
+
 def exported(data):
     """Names the module exports (__ksymtab_strings)."""
     off, size = sections(data)["__ksymtab_strings"]
@@ -97,6 +111,13 @@ def main(argv):
     if "__versions" not in sections(sd):
         with open(os.path.join(out, "no-modversions"), "w", encoding="utf-8") as f:
             f.write("sd_mod.ko has no __versions: the kernel versions no symbol (CONFIG_MODVERSIONS unset)\n")
+        libata = os.path.join(build, "modules", "libata.ko")
+        if os.path.exists(libata):
+            with open(libata, "rb") as f:
+                lib = bytearray(f.read())
+            bad_name(lib, b"scsi_host_alloc_node", b"scsi_host_alloc_nodX")
+            with open(os.path.join(out, "libata-badsym.ko"), "wb") as f:
+                f.write(lib)
     else:
         write_badcrc(build, out, sd, scsi)
     other = bytearray(sd)

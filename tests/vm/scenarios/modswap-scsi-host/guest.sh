@@ -135,13 +135,18 @@ vm_swap_state nocore "$SWAP_MODULES" "$node1_pcis"
 # libata built against another patched scsi_mod (its scsi_host_alloc_node CRC not the one
 # beside it; the manifest's sha256 made to match): refused, nothing changed.
 # A kernel that versions no symbol (7.2: CONFIG_MODVERSIONS unset) has no CRC to disagree:
-# fault-modules.py makes no such copy there and says why.
+# there the libata imports a symbol nothing exports (scsi_host_alloc_nodX), as one built against
+# another scsi_mod would, and the check goes by names (fault-modules.py; libkmod reads such a
+# module's imports from its undefined symbols, CRC 0).
+mkdir -p /tmp/badcrc
+cp /vm/kmod/modules/* /tmp/badcrc/
 if [ -f /vm/kmod/faults/no-modversions ]; then
-	vm_fact badcrc.skipped "$(cat /vm/kmod/faults/no-modversions)"
+	vm_fact badcrc.form "$(cat /vm/kmod/faults/no-modversions)"
+	cp /vm/kmod/faults/libata-badsym.ko /tmp/badcrc/libata.ko
 else
-	mkdir -p /tmp/badcrc
-	cp /vm/kmod/modules/* /tmp/badcrc/
 	cp /vm/kmod/faults/libata-badcrc.ko /tmp/badcrc/libata.ko
+fi
+{
 	sum=$(sha256sum /tmp/badcrc/libata.ko | cut -d' ' -f1)
 	sed -i "/\"name\": \"libata\"/s/\"sha256\": \"[0-9a-f]*\"/\"sha256\": \"$sum\"/" /tmp/badcrc/manifest.json
 	vm_fact badcrc.sha_set "$(grep -c "$sum" /tmp/badcrc/manifest.json)"
@@ -149,7 +154,7 @@ else
 	vm_swap_state badcrc-before "$SWAP_MODULES" "$node1_pcis"
 	vm_numastor badcrc fix --modules
 	vm_swap_state badcrc "$SWAP_MODULES" "$node1_pcis"
-fi
+}
 
 vm_module_dir /vm/kmod/modules/*
 vm_numastor before check --json
