@@ -24,6 +24,9 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "vm"))
+from compare import cpuset as cpus  # noqa: E402  (the bed's own cpulist reader)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOSTS = os.path.join(HERE, "fixtures", "hosts")
 
@@ -45,17 +48,6 @@ def read_truth(path):
             if len(rec) >= 3:
                 facts[tuple(rec[:-1])] = rec[-1]
     return facts
-
-
-def cpus(text):
-    """A CPU list as the kernel writes it ("0-3", "0, 1", "") -> set."""
-    out = set()
-    for part in re.split(r"[,\s]+", text.strip()):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
 
 
 def active_scheduler(text):
