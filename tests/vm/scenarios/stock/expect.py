@@ -110,12 +110,9 @@ def parse_paths(text, head):
 
 
 def nodes_of(text):
-    """A node list as the kernel prints it (%*pbl: "0-1", "1", "" for none)."""
-    out = set()
-    for part in filter(None, text.strip().split(",")):
-        a, _, b = part.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return sorted(out)
+    """A node list as the kernel prints it (%*pbl: "0-1", "1", "" for none): the bed's cpulist reader."""
+    from compare import cpuset
+    return sorted(cpuset(text.strip()))
 
 
 def check_paths(ctx, head, dev, tpaths, rel):
