@@ -104,18 +104,22 @@ static char *finding_message(const struct ns_trace_device *d, const struct ns_tr
 	int ok;
 
 	if (v->irq_remote_share >= 0)
-		ok = asprintf(&irq, "; its interrupts fired on another node than the submitter's for %.1f%% of the "
-				    "requests whose interrupt CPU is known",
+		ok = asprintf(&irq,
+			      "; its interrupts fired on another node than the submitter's for %.1f%% of the "
+			      "requests whose interrupt CPU is known",
 			      100 * v->irq_remote_share);
 	else
 		ok = asprintf(&irq, "; the interrupt CPU is not known for any request");
 	if (ok < 0)
 		return NULL;
 	if (v->latency_gap >= 0)
-		ok = asprintf(&cost, "; a remote completion's median latency is %.2fx the local one's (%.0f us against %.0f us)",
-			      v->latency_gap, d->remote.p50_us, d->local.p50_us);
+		ok = asprintf(
+			&cost,
+			"; a remote completion's median latency is %.2fx the local one's (%.0f us against %.0f us)",
+			v->latency_gap, d->remote.p50_us, d->local.p50_us);
 	else if (d->remote.known)
-		ok = asprintf(&cost, "; no request completed on its submitter's node to compare with (remote median %.0f us)",
+		ok = asprintf(&cost,
+			      "; no request completed on its submitter's node to compare with (remote median %.0f us)",
 			      d->remote.p50_us);
 	else
 		ok = asprintf(&cost, "%s", "");
@@ -135,8 +139,9 @@ static char *remedy_text(const char *name)
 {
 	char *s = NULL;
 
-	if (asprintf(&s, "`numastor check %s` says why (where the device, its interrupts and queues sit, and the cause); "
-			 "`numastor fix` moves what user space may move",
+	if (asprintf(&s,
+		     "`numastor check %s` says why (where the device, its interrupts and queues sit, and the cause); "
+		     "`numastor fix` moves what user space may move",
 		     name) < 0)
 		return NULL;
 	return s;
@@ -151,14 +156,15 @@ static char *esc_text(const char *s)
 
 static void text_queues(const struct tw_page *pg, const struct ns_trace_device *d)
 {
-	static const char *const head[] = {"QUEUE", "IRQ", "REQUESTS", "SUBMIT-CPUS", "COMPLETE-CPUS", "IRQ-CPUS",
-					   "IRQ-SOURCE"};
+	static const char *const head[] = {"DISK",   "QUEUE",	 "IRQ",	     "REQUESTS",
+					   "SUBMIT", "COMPLETE", "IRQ-CPUS", "SOURCE"};
 	struct tw_table tb;
 
 	tw_table_init(&tb, head, sizeof(head) / sizeof(head[0]));
+	tb.keep = 1u << 0;
 	for (size_t q = 0; q < d->nqueues; q++) {
 		const struct ns_trace_queue *tq = &d->queues[q];
-		char hwq[16], irq[16], reqs[24], *sub = NULL, *com = NULL, *ic = NULL;
+		char hwq[16], irq[16], reqs[24], *sub = NULL, *com = NULL, *ic = NULL, *disk = esc_text(tq->disk);
 		const char *src = irq_source_name(tq->irq_source);
 
 		snprintf(hwq, sizeof(hwq), "%u", tq->hwq);
@@ -170,8 +176,9 @@ static void text_queues(const struct tw_page *pg, const struct ns_trace_device *
 			com = NULL;
 		if (tq->irq_cpus.known && ns_cpuset_format(&tq->irq_cpus, &ic) < 0)
 			ic = NULL;
-		const char *cells[] = {hwq, irq, reqs, sub, com, tq->irq_cpus.known ? ic : "-", src ? src : "-"};
+		const char *cells[] = {disk, hwq, irq, reqs, sub, com, tq->irq_cpus.known ? ic : "-", src ? src : "-"};
 		tw_table_row(&tb, NULL, cells);
+		free(disk);
 		free(sub);
 		free(com);
 		free(ic);
@@ -182,8 +189,7 @@ static void text_queues(const struct tw_page *pg, const struct ns_trace_device *
 
 static void text_pairs(const struct tw_page *pg, const struct ns_trace_device *d)
 {
-	static const char *const head[] = {"SUBMIT", "COMPLETE", "REQUESTS", "IRQ-REMOTE", "IRQ-UNKNOWN", "P50",
-					   "P99"};
+	static const char *const head[] = {"SUBMIT", "COMPLETE", "REQUESTS", "IRQ-REMOTE", "IRQ-UNKNOWN", "P50", "P99"};
 	struct tw_table tb;
 
 	tw_table_init(&tb, head, sizeof(head) / sizeof(head[0]));
@@ -218,16 +224,19 @@ int trace_print_text(FILE *out, const struct trace_report *r)
 	char *line = NULL;
 	bool any = false;
 
-	if (r->stopped)
-		fprintf(out, "numastor trace: %.1f s of %.0f (stopped) on %s (%s), %u node%s\n", r->seconds,
-			r->seconds_asked, r->kernel_release ? r->kernel_release : "?",
-			r->attach && !strcmp(r->attach, "raw_tp") ? "raw tracepoints" : "BTF tracepoints", r->nnodes,
-			r->nnodes == 1 ? "" : "s");
-	else
-		fprintf(out, "numastor trace: %.1f s on %s (%s), %u node%s\n", r->seconds,
-			r->kernel_release ? r->kernel_release : "?",
-			r->attach && !strcmp(r->attach, "raw_tp") ? "raw tracepoints" : "BTF tracepoints", r->nnodes,
-			r->nnodes == 1 ? "" : "s");
+	{
+		/* the heading: a window stopped early and a long release may pass 80 columns */
+		const char *how = r->attach && !strcmp(r->attach, "raw_tp") ? "raw tracepoints" : "BTF tracepoints";
+		char stopped[64] = "";
+		if (r->stopped)
+			snprintf(stopped, sizeof(stopped), " of %.0f (stopped)", r->seconds_asked);
+		if (asprintf(&line, "numastor trace: %.1f s%s on %s (%s), %u node%s", r->seconds, stopped,
+			     r->kernel_release ? r->kernel_release : "?", how, r->nnodes,
+			     r->nnodes == 1 ? "" : "s") >= 0) {
+			tw_wrap(&pg, TRACE_WIDTH, 0, 2, NULL, line);
+			free(line);
+		}
+	}
 	if (!ndev) {
 		fprintf(out, "  no device to trace\n");
 	} else {
@@ -257,7 +266,11 @@ int trace_print_text(FILE *out, const struct trace_report *r)
 			char *name = esc_text(d->target->name);
 			fprintf(out, "\n%s: requests by submitting and completing node\n", name ? name : "?");
 			text_pairs(&pg, d);
-			fprintf(out, "%s: hardware queues\n", name ? name : "?");
+			if (asprintf(&line, "%s: hardware queues (CPUs that submitted, completed, took the IRQ)",
+				     name ? name : "?") >= 0) {
+				tw_wrap(&pg, TRACE_WIDTH, 0, 2, NULL, line);
+				free(line);
+			}
 			text_queues(&pg, d);
 			free(name);
 		}
@@ -316,10 +329,17 @@ int trace_print_text(FILE *out, const struct trace_report *r)
 			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
 			free(line);
 		}
+		if (res && res->unattributed &&
+		    asprintf(&line, "%llu requests of disks not asked for are not shown",
+			     (unsigned long long)res->unattributed) >= 0) {
+			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
+			free(line);
+		}
 		for (size_t i = 0; r->notes && i < r->notes->n; i++) {
 			const struct ns_note *n = &r->notes->v[i];
 			char *subject = esc_text(n->subject), *field = esc_text(n->field), *m = esc_text(n->message);
-			if (asprintf(&line, "%s %s: %s", subject ? subject : "?", field ? field : "?", m ? m : "?") >= 0) {
+			if (asprintf(&line, "%s %s: %s", subject ? subject : "?", field ? field : "?", m ? m : "?") >=
+			    0) {
 				tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
 				free(line);
 			}
@@ -372,8 +392,8 @@ static struct json_object *device_json(const struct ns_trace_device *d)
 
 	json_object_object_add(o, "name", json_object_new_string(t->name ? t->name : "?"));
 	for (size_t k = 0; k < t->ndisks; k++)
-		json_object_array_add(disks, json_object_new_string(t->disk_names && t->disk_names[k] ? t->disk_names[k]
-												       : "?"));
+		json_object_array_add(
+			disks, json_object_new_string(t->disk_names && t->disk_names[k] ? t->disk_names[k] : "?"));
 	json_object_object_add(o, "disks", disks);
 	json_object_object_add(o, "node", node_json(t->node));
 	json_object_object_add(o, "requests", u64_json(d->requests));
@@ -401,6 +421,7 @@ static struct json_object *device_json(const struct ns_trace_device *d)
 		const struct ns_trace_queue *tq = &d->queues[q];
 		struct json_object *qj = json_object_new_object();
 		const char *src = irq_source_name(tq->irq_source);
+		json_object_object_add(qj, "disk", json_object_new_string(tq->disk ? tq->disk : "?"));
 		json_object_object_add(qj, "hw_queue", json_object_new_int64(tq->hwq));
 		json_object_object_add(qj, "irq", tq->irq >= 0 ? json_object_new_int(tq->irq) : NULL);
 		json_object_object_add(qj, "requests", u64_json(tq->requests));
@@ -418,8 +439,8 @@ static struct json_object *finding_json(const struct trace_report *r, size_t i, 
 {
 	const struct ns_trace_device *d = &r->res->devices[i];
 	const char *const *because = because_of(r, i);
-	struct json_object *f = json_object_new_object(), *ev = json_object_new_object(),
-			   *bc = json_object_new_array(), *rem = json_object_new_object();
+	struct json_object *f = json_object_new_object(), *ev = json_object_new_object(), *bc = json_object_new_array(),
+			   *rem = json_object_new_object();
 	const char *name = d->target->name ? d->target->name : "?";
 	char *msg = finding_message(d, v, name), *text = remedy_text(name);
 
@@ -541,20 +562,23 @@ static void prom_pair_family(FILE *out, const struct ns_trace_result *res, char 
 	}
 }
 
-/* the requests of a locality and their summed latency (seconds): the pairs' own */
+/*
+ * The requests of a latency class (lib/trace/traceagg.h: local, completed and interrupted on the
+ * submitter's node or with the interrupt CPU unknown; remote, the rest) and their summed latency in
+ * seconds (the class's exact mean times its requests). A pair of one node (submit == complete)
+ * holds the local ones but for those whose interrupt was remote.
+ */
 static void locality_sum(const struct ns_trace_device *d, bool local, uint64_t *count, double *sum_s)
 {
-	*count = 0;
-	*sum_s = 0;
+	uint64_t n_local = 0;
+
 	for (size_t k = 0; k < d->npairs; k++) {
 		const struct ns_trace_pair *p = &d->pairs[k];
-		bool is_local = p->submit_node >= 0 && p->submit_node == p->complete_node;
-		if (is_local != local)
-			continue;
-		*count += p->requests;
-		if (p->lat.known)
-			*sum_s += p->lat.mean_us * (double)p->requests / 1e6;
+		if (p->submit_node >= 0 && p->submit_node == p->complete_node)
+			n_local += p->requests - p->irq_remote;
 	}
+	*count = local ? n_local : d->requests - n_local;
+	*sum_s = (local ? d->local.mean_us : d->remote.mean_us) * (double)*count / 1e6;
 }
 
 int trace_print_prometheus(FILE *out, const struct trace_report *r)
@@ -615,12 +639,17 @@ int trace_print_prometheus(FILE *out, const struct trace_report *r)
 				if (!l->known)
 					continue;
 				locality_sum(d, loc, &count, &sum);
-				fprintf(out, "numastor_io_latency_seconds{device=\"%s\",locality=\"%s\",quantile=\"0.5\"} %.9g\n",
+				fprintf(out,
+					"numastor_io_latency_seconds{device=\"%s\",locality=\"%s\",quantile=\"0.5\"} "
+					"%.9g\n",
 					names[i], lname, l->p50_us / 1e6);
-				fprintf(out, "numastor_io_latency_seconds{device=\"%s\",locality=\"%s\",quantile=\"0.9\"} %.9g\n",
+				fprintf(out,
+					"numastor_io_latency_seconds{device=\"%s\",locality=\"%s\",quantile=\"0.9\"} "
+					"%.9g\n",
 					names[i], lname, l->p90_us / 1e6);
 				fprintf(out,
-					"numastor_io_latency_seconds{device=\"%s\",locality=\"%s\",quantile=\"0.99\"} %.9g\n",
+					"numastor_io_latency_seconds{device=\"%s\",locality=\"%s\",quantile=\"0.99\"} "
+					"%.9g\n",
 					names[i], lname, l->p99_us / 1e6);
 				fprintf(out, "numastor_io_latency_seconds_sum{device=\"%s\",locality=\"%s\"} %.9g\n",
 					names[i], lname, sum);
