@@ -318,14 +318,18 @@ int trace_print_text(FILE *out, const struct trace_report *r)
 		free(rem);
 		free(name);
 	}
-	bool lost = r->lost_inflight || r->lost_records;
-	if (lost || (r->notes && r->notes->n) || (res && res->unattributed)) {
+	if (r->lost_records || r->untimed || (r->notes && r->notes->n) || (res && res->unattributed)) {
 		fprintf(out, "\nnotes\n");
-		if (lost && asprintf(&line,
-				     "%llu requests not counted: a map was full (%llu issued with no room to keep "
-				     "their start, %llu with no room for their record)",
-				     (unsigned long long)(r->lost_inflight + r->lost_records),
-				     (unsigned long long)r->lost_inflight, (unsigned long long)r->lost_records) >= 0) {
+		if (r->lost_records && asprintf(&line, "%llu requests not counted: a map was full",
+						(unsigned long long)r->lost_records) >= 0) {
+			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
+			free(line);
+		}
+		if (r->untimed &&
+		    asprintf(&line,
+			     "%llu requests counted without a latency: issued before the window opened, so their "
+			     "issue time was not seen",
+			     (unsigned long long)r->untimed) >= 0) {
 			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
 			free(line);
 		}
@@ -489,9 +493,9 @@ int trace_print_json(FILE *out, const struct trace_report *r)
 	o = json_object_new_object();
 	json_object_object_add(o, "seconds", ns_probe_jdouble(r->seconds, 3));
 	json_object_object_add(o, "stopped", json_object_new_boolean(r->stopped));
+	json_object_object_add(o, "untimed", u64_json(r->untimed));
 	json_object_object_add(doc, "window", o);
 	o = json_object_new_object();
-	json_object_object_add(o, "inflight", u64_json(r->lost_inflight));
 	json_object_object_add(o, "records", u64_json(r->lost_records));
 	json_object_object_add(doc, "lost", o);
 	a = json_object_new_array();
