@@ -136,7 +136,7 @@ def expected(fx, tree):
     asked = fx["args"] or sorted({tree.device_of[d] for d in tree.device_of})
     dev = {name: {"disks": set(), "requests": 0, "bytes": 0, "local": 0, "irq_known": 0, "irq_remote": 0,
                   "irq_unknown": 0, "pairs": {}, "queues": {}, "buckets": {"local": {}, "remote": {}},
-                  "class_count": {"local": 0, "remote": 0}}
+                  "class_count": {"local": 0, "remote": 0}, "class_sum": {"local": [0, 0], "remote": [0, 0]}}
            for name in asked}
     for name in dev:
         # the disks that carry its requests: a head's path disks, else the disk itself
@@ -158,7 +158,10 @@ def expected(fx, tree):
         p["requests"] += n
         p["bytes"] += r["bytes"]
         inode = tree.cpu_node(r["irq_cpu"]) if r["irq_cpu"] >= 0 else -1
-        e["class_count"]["remote" if crossed(sn, cn, inode) else "local"] += n
+        cls = "remote" if crossed(sn, cn, inode) else "local"
+        e["class_count"][cls] += n
+        e["class_sum"][cls][0] += r["latency_ns_sum"]
+        e["class_sum"][cls][1] += r.get("timed", n)
         if r["irq_cpu"] < 0 or r["irq_source"] == "unknown":
             e["irq_unknown"] += n
             p["irq_unknown"] += n
@@ -259,8 +262,9 @@ def check_json(name, fx, asked, dev, causes, nodes, p):
         fail("%s: kernel %s" % (name, doc["kernel"]))
     if not near(doc["window"]["seconds"], rp["seconds"], 0.001) or doc["window"]["stopped"] != rp["stopped"]:
         fail("%s: window %s, the replay says %s s stopped %s" % (name, doc["window"], rp["seconds"], rp["stopped"]))
-    if doc["lost"] != rp["lost"]:
-        fail("%s: lost %s, want %s" % (name, doc["lost"], rp["lost"]))
+    if doc["lost"] != {"records": rp["lost"]["records"]} or doc["window"]["untimed"] != rp["lost"]["untimed"]:
+        fail("%s: lost %s, window.untimed %s, the replay says %s" % (name, doc["lost"], doc["window"]["untimed"],
+                                                                     rp["lost"]))
     got = {d["name"]: d for d in doc["devices"]}
     if sorted(got) != sorted(asked):
         fail("%s: devices %s, want %s" % (name, sorted(got), sorted(asked)))
@@ -292,6 +296,10 @@ def check_json(name, fx, asked, dev, causes, nodes, p):
             elif lat and not in_bucket(lat["p50"], b):
                 fail("%s: %s latency_us.%s.p50 %s outside its bucket %d-%d ns" %
                      (name, dname, cls, lat["p50"], bucket_low(b), bucket_high(b)))
+            elif lat and e["class_sum"][cls][1] and not near(
+                    lat["mean"], e["class_sum"][cls][0] / e["class_sum"][cls][1] / 1e3, 0.051):
+                fail("%s: %s latency_us.%s.mean %s, the records' sums say %.1f" %
+                     (name, dname, cls, lat["mean"], e["class_sum"][cls][0] / e["class_sum"][cls][1] / 1e3))
             elif lat and not lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]:
                 fail("%s: %s latency_us.%s not ordered: %s" % (name, dname, cls, lat))
         queues = {(q["disk"], q["hw_queue"]): q for q in d["queues"]}
@@ -403,9 +411,11 @@ def check_text(name, fx, tree, asked, dev, causes, nodes, p, verbose):
             fail("%s: %s says no 'because: %s' for %s" % (name, what, ", ".join(ids), n))
     if not found and re.search(r"^findings$", text, re.M):
         fail("%s: %s has a findings heading and none" % (name, what))
-    lost = rp["lost"]["inflight"] + rp["lost"]["records"]
-    if lost and not re.search(r"^  %d requests not counted" % lost, text, re.M):
-        fail("%s: %s does not note the %d lost requests" % (name, what, lost))
+    lost, untimed = rp["lost"]["records"], rp["lost"]["untimed"]
+    if (lost > 0) != bool(re.search(r"^  %d requests not counted" % lost, text, re.M)):
+        fail("%s: %s notes the %d lost requests wrong" % (name, what, lost))
+    if (untimed > 0) != bool(re.search(r"^  %d requests counted without a latency" % untimed, text, re.M)):
+        fail("%s: %s notes the %d untimed requests wrong" % (name, what, untimed))
     if verbose:
         for dname, e in dev.items():
             m = re.search(r"^%s: hardware queues.*\n    DISK +QUEUE +IRQ +REQUESTS +SUBMIT +COMPLETE +IRQ-CPUS +SOURCE\n((?:    \S+ +\d.*\n)*)" %
