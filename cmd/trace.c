@@ -42,10 +42,11 @@ static void trace_usage(FILE *out)
 		     "\n"
 		     "Watch the live workload for a window and count, for each device, where its\n"
 		     "requests were submitted, completed and interrupted, by NUMA node, with their\n"
-		     "latency (issue to completion) for requests that stayed on the submitter's node\n"
-		     "and for those that crossed. eBPF on the block and IRQ tracepoints (CO-RE), counted\n"
-		     "in the kernel: no event per request reaches user space. Read-only; needs root and\n"
-		     "a kernel with BTF. Without DEVICE, every disk that is not virtual.\n"
+		     "latency (issue to completion) for the requests that stayed on the submitter's\n"
+		     "node and for those that crossed. eBPF on the block and IRQ tracepoints\n"
+		     "(CO-RE), counted in the kernel: no event per request reaches user space.\n"
+		     "Read-only; needs root and a kernel with BTF. Without DEVICE, every disk that\n"
+		     "is not virtual.\n"
 		     "\n");
 	ns_options_usage(out, &ns_options_trace, 80);
 	fprintf(out, "\n"
@@ -54,8 +55,8 @@ static void trace_usage(FILE *out)
 		     "info, or warning from 25%% when the crossing requests are 10%% slower (or none\n"
 		     "stayed local to compare).\n"
 		     "\n"
-		     "Exit status: 0 nothing crosses, 1 a warning, 3 could not trace (no BTF, not root,\n"
-		     "lockdown, the kernel refused the program, a bad option).\n");
+		     "Exit status: 0 nothing crosses, 1 a warning, 3 could not trace (no BTF, not\n"
+		     "root, lockdown, the kernel refused the program, a bad option).\n");
 }
 
 static volatile sig_atomic_t stop_flag;
