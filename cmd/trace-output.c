@@ -567,22 +567,17 @@ static void prom_pair_family(FILE *out, const struct ns_trace_result *res, char 
 }
 
 /*
- * The requests of a latency class (lib/trace/traceagg.h: local, completed and interrupted on the
- * submitter's node or with the interrupt CPU unknown; remote, the rest) and their summed latency in
- * seconds (the class's exact mean times its requests). A pair of one node (submit == complete)
- * holds the local ones but for those whose interrupt was remote.
+ * The timed requests of a latency class (lib/trace/traceagg.h: local, completed and interrupted
+ * on the submitter's node or with the interrupt CPU unknown; remote, the rest) and their summed
+ * latency in seconds, exact (the records' sums). Untimed requests (issued before the window) have
+ * no latency and are in neither.
  */
 static void locality_sum(const struct ns_trace_device *d, bool local, uint64_t *count, double *sum_s)
 {
-	uint64_t n_local = 0;
+	const struct ns_trace_lat *l = local ? &d->local : &d->remote;
 
-	for (size_t k = 0; k < d->npairs; k++) {
-		const struct ns_trace_pair *p = &d->pairs[k];
-		if (p->submit_node >= 0 && p->submit_node == p->complete_node)
-			n_local += p->requests - p->irq_remote;
-	}
-	*count = local ? n_local : d->requests - n_local;
-	*sum_s = (local ? d->local.mean_us : d->remote.mean_us) * (double)*count / 1e6;
+	*count = l->count;
+	*sum_s = l->sum_us / 1e6;
 }
 
 int trace_print_prometheus(FILE *out, const struct trace_report *r)

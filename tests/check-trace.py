@@ -159,7 +159,7 @@ def expected(fx, tree):
         p["bytes"] += r["bytes"]
         inode = tree.cpu_node(r["irq_cpu"]) if r["irq_cpu"] >= 0 else -1
         cls = "remote" if crossed(sn, cn, inode) else "local"
-        e["class_count"][cls] += n
+        e["class_count"][cls] += r.get("timed", n)  # the summary counts timed requests only
         e["class_sum"][cls][0] += r["latency_ns_sum"]
         e["class_sum"][cls][1] += r.get("timed", n)
         if r["irq_cpu"] < 0 or r["irq_source"] == "unknown":

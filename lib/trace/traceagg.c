@@ -75,6 +75,8 @@ static int add_cpu(struct ns_cpuset *s, int64_t cpu)
 static void fill_lat(struct ns_trace_lat *l, const struct ns_hist *h, uint64_t timed, long double sum_ns)
 {
 	memset(l, 0, sizeof(*l));
+	l->count = timed;
+	l->sum_us = (double)(sum_ns / 1000);
 	if (!h || !h->count)
 		return;
 	l->known = true;

@@ -56,6 +56,8 @@ struct ns_trace_target {
 struct ns_trace_lat {
 	bool known; /* false: no request in the class */
 	double p50_us, p90_us, p99_us, mean_us, max_us;
+	uint64_t count; /* the class's timed requests (their issue seen): what sum_us adds up */
+	double sum_us;	/* their latencies' exact sum */
 };
 
 struct ns_trace_pair {
