@@ -609,19 +609,20 @@ int trace_print_prometheus(FILE *out, const struct trace_report *r)
 				 "submitter's",
 				 PV_IRQ_REMOTE);
 		family(out, "numastor_io_complete_remote_ratio", "gauge",
-		       "Share of the window's requests completed on another node than the submitter's");
+		       "Share of the window's requests completed on another node than the submitter's (absent "
+		       "below 100 requests: too few to judge)");
 		for (size_t i = 0; i < ndev; i++) {
 			const struct ns_trace_device *d = &res->devices[i];
-			if (d->requests && d->complete_local_share >= 0)
+			if (d->requests >= NS_TRACE_MIN_REQUESTS && d->complete_local_share >= 0)
 				fprintf(out, "numastor_io_complete_remote_ratio{device=\"%s\"} %.6g\n", names[i],
 					1 - d->complete_local_share);
 		}
 		family(out, "numastor_io_irq_remote_ratio", "gauge",
 		       "Share of the window's requests with a known interrupt CPU whose interrupt fired on "
-		       "another node than the submitter's");
+		       "another node than the submitter's (absent below 100 requests: too few to judge)");
 		for (size_t i = 0; i < ndev; i++) {
 			const struct ns_trace_device *d = &res->devices[i];
-			if (d->irq_remote_share >= 0)
+			if (d->requests >= NS_TRACE_MIN_REQUESTS && d->irq_remote_share >= 0)
 				fprintf(out, "numastor_io_irq_remote_ratio{device=\"%s\"} %.6g\n", names[i],
 					d->irq_remote_share);
 		}

@@ -351,6 +351,8 @@ static int run_window(const struct ns_cli *cli, struct ns_root *root, const stru
 		.pair_hwq = pl->pair_hwq,
 		.pair_irq = pl->pair_irq,
 		.npairs = pl->npairs,
+		.kver_major = sys->machine.kver_major,
+		.kver_minor = sys->machine.kver_minor,
 	};
 	struct ns_trace_bpf *t = NULL;
 	enum ns_trace_why why;

@@ -481,12 +481,13 @@ def check_prom(name, fx, dev, p):
                 got = val(metric, device=dname, submit_node=lab(s), complete_node=lab(c))
                 if got != x[k]:
                     fail("%s: %s %s{%s,%s} %s, want %s" % (name, dname, metric, s, c, got, x[k]))
+        few = e["requests"] < 100  # too few to judge: no finding, and no ratio for the alert either
         crr = val("numastor_io_complete_remote_ratio", device=dname)
-        want = None if e["complete_local_share"] is None else 1 - e["complete_local_share"]
+        want = None if e["complete_local_share"] is None or few else 1 - e["complete_local_share"]
         if (crr is None) != (want is None) or (want is not None and not near(crr, want, 1e-5)):
             fail("%s: %s numastor_io_complete_remote_ratio %s, want %s" % (name, dname, crr, want))
         irr = val("numastor_io_irq_remote_ratio", device=dname)
-        want = e["irq_remote_share"]
+        want = None if few else e["irq_remote_share"]
         if (irr is None) != (want is None) or (want is not None and not near(irr, want, 1e-5)):
             fail("%s: %s numastor_io_irq_remote_ratio %s, want %s" % (name, dname, irr, want))
         for cls in ("local", "remote"):

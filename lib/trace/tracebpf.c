@@ -73,7 +73,8 @@ int ns_trace_bpf_preflight(struct ns_root *root, enum ns_trace_why *why, char *r
 
 struct ns_trace_bpf {
 	struct trace_bpf *skel;
-	bool btf; /* tp_btf programs, else raw_tp */
+	bool btf;	      /* tp_btf programs, else raw_tp */
+	bool issue_has_queue; /* block_rq_issue(q, rq): before 5.11 */
 	bool attached;
 };
 
@@ -176,13 +177,17 @@ static int fill_maps(struct trace_bpf *skel, const struct ns_trace_setup *s)
 	return 0;
 }
 
-static void keep_programs(struct trace_bpf *skel, bool btf)
+/* Keep the programs of one kind (tp_btf or raw_tp), with block_rq_issue's of the kernel's
+ * argument list (the request first from 5.11 on, after the queue before). */
+static void keep_programs(struct trace_bpf *skel, bool btf, bool issue_has_queue)
 {
-	bpf_program__set_autoload(skel->progs.btf_issue, btf);
+	bpf_program__set_autoload(skel->progs.btf_issue, btf && !issue_has_queue);
+	bpf_program__set_autoload(skel->progs.btf_issue_q, btf && issue_has_queue);
 	bpf_program__set_autoload(skel->progs.btf_complete, btf);
 	bpf_program__set_autoload(skel->progs.btf_irq_entry, btf);
 	bpf_program__set_autoload(skel->progs.btf_irq_exit, btf);
-	bpf_program__set_autoload(skel->progs.raw_issue, !btf);
+	bpf_program__set_autoload(skel->progs.raw_issue, !btf && !issue_has_queue);
+	bpf_program__set_autoload(skel->progs.raw_issue_q, !btf && issue_has_queue);
 	bpf_program__set_autoload(skel->progs.raw_complete, !btf);
 	bpf_program__set_autoload(skel->progs.raw_irq_entry, !btf);
 	bpf_program__set_autoload(skel->progs.raw_irq_exit, !btf);
@@ -200,12 +205,14 @@ static int attach_all(struct ns_trace_bpf *t)
 		order[0] = s->progs.btf_irq_entry, links[0] = &s->links.btf_irq_entry;
 		order[1] = s->progs.btf_irq_exit, links[1] = &s->links.btf_irq_exit;
 		order[2] = s->progs.btf_complete, links[2] = &s->links.btf_complete;
-		order[3] = s->progs.btf_issue, links[3] = &s->links.btf_issue;
+		order[3] = t->issue_has_queue ? s->progs.btf_issue_q : s->progs.btf_issue;
+		links[3] = t->issue_has_queue ? &s->links.btf_issue_q : &s->links.btf_issue;
 	} else {
 		order[0] = s->progs.raw_irq_entry, links[0] = &s->links.raw_irq_entry;
 		order[1] = s->progs.raw_irq_exit, links[1] = &s->links.raw_irq_exit;
 		order[2] = s->progs.raw_complete, links[2] = &s->links.raw_complete;
-		order[3] = s->progs.raw_issue, links[3] = &s->links.raw_issue;
+		order[3] = t->issue_has_queue ? s->progs.raw_issue_q : s->progs.raw_issue;
+		links[3] = t->issue_has_queue ? &s->links.raw_issue_q : &s->links.raw_issue;
 	}
 	for (size_t i = 0; i < 4; i++) {
 		struct bpf_link *l = bpf_program__attach(order[i]);
@@ -262,7 +269,9 @@ int ns_trace_bpf_start(const struct ns_trace_setup *s, struct ns_trace_bpf **out
 	}
 	t->skel->rodata->filter_disks = s->ndisks > 0;
 	t->btf = has_tracing();
-	keep_programs(t->skel, t->btf);
+	/* an unknown version (0.0) is taken for a current kernel */
+	t->issue_has_queue = s->kver_major > 0 && (s->kver_major < 5 || (s->kver_major == 5 && s->kver_minor < 11));
+	keep_programs(t->skel, t->btf, t->issue_has_queue);
 	r = trace_bpf__load(t->skel);
 	if (!r && forced && strcmp(forced, "verifier") == 0) {
 		static const char fake[] = "libbpf: prog 'raw_complete': BPF program load failed: Permission denied\n"

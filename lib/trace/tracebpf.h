@@ -29,6 +29,7 @@ struct ns_trace_setup {
 	size_t nirqs;
 	const uint32_t *pair_dev, *pair_hwq, *pair_irq; /* (disk, hardware queue) -> its vector */
 	size_t npairs;
+	int kver_major, kver_minor; /* the running kernel's (block_rq_issue's arguments changed in 5.11) */
 };
 
 /* Why it could not trace: the reason, one line for the operator. */

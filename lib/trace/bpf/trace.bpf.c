@@ -21,8 +21,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-extern int LINUX_KERNEL_VERSION __kconfig;
-
 /* set by the loader before the load: only the disks in `disks` are counted */
 const volatile __u32 filter_disks = 0;
 
@@ -144,9 +142,21 @@ static __always_inline __s32 node_of(__u32 cpu)
 	return n ? *n : -1;
 }
 
-static __always_inline int on_issue(struct request *rq)
+/*
+ * The request's address as a plain number: the issue table's key. A tp_btf argument is a typed
+ * kernel pointer, on which the verifier forbids arithmetic (the slot's shifts): its value is read
+ * from the context as bytes instead.
+ */
+static __always_inline __u64 arg_value(__u64 *ctx, int i)
 {
-	__u64 addr = (__u64)rq;
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
+	return v;
+}
+
+static __always_inline int on_issue(__u64 addr)
+{
 	__u32 slot = nst_issue_slot(addr);
 	struct nst_issue *e = bpf_map_lookup_elem(&issued, &slot);
 
@@ -157,9 +167,9 @@ static __always_inline int on_issue(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_complete(struct request *rq, const struct rq_facts *f, __u32 nr_bytes)
+static __always_inline int on_complete(__u64 addr, const struct rq_facts *f, __u32 nr_bytes)
 {
-	__u64 addr = (__u64)rq, now, delta = 0;
+	__u64 now, delta = 0;
 	__u32 slot = nst_issue_slot(addr);
 	struct nst_issue *e;
 	struct nst_key k = {};
@@ -268,20 +278,22 @@ static __always_inline int on_irq_exit(void)
 }
 
 /*
- * block_rq_issue lost its request_queue argument in 5.11 (a54895fa057c); block_rq_complete's
- * request is the first argument everywhere, nr_bytes the third.
+ * block_rq_issue lost its request_queue argument in 5.11 (a54895fa057c): the request is the second
+ * argument before, the first after. Each kind has a program for either; the loader keeps the one
+ * of the running kernel (a program may not read an argument the tracepoint does not have, nor
+ * pick its argument by a computed offset: 5.10's verifier refuses a modified context pointer).
+ * block_rq_complete's request is the first argument everywhere, nr_bytes the third.
  */
-static __always_inline struct request *issue_rq(__u64 *args)
-{
-	if (LINUX_KERNEL_VERSION < 0x050b00) /* KERNEL_VERSION(5, 11, 0) */
-		return (struct request *)args[1];
-	return (struct request *)args[0];
-}
-
 SEC("tp_btf/block_rq_issue")
 int btf_issue(__u64 *ctx)
 {
-	return on_issue(issue_rq(ctx));
+	return on_issue(arg_value(ctx, 0));
+}
+
+SEC("tp_btf/block_rq_issue")
+int btf_issue_q(__u64 *ctx)
+{
+	return on_issue(arg_value(ctx, 1));
 }
 
 SEC("tp_btf/block_rq_complete")
@@ -291,7 +303,7 @@ int btf_complete(__u64 *ctx)
 	struct rq_facts f;
 
 	rq_facts_btf(rq, &f);
-	return on_complete(rq, &f, (__u32)ctx[2]);
+	return on_complete(arg_value(ctx, 0), &f, (__u32)ctx[2]);
 }
 
 SEC("tp_btf/irq_handler_entry")
@@ -309,7 +321,13 @@ int btf_irq_exit(__u64 *ctx)
 SEC("raw_tp/block_rq_issue")
 int raw_issue(struct bpf_raw_tracepoint_args *ctx)
 {
-	return on_issue(issue_rq((__u64 *)ctx->args));
+	return on_issue(ctx->args[0]);
+}
+
+SEC("raw_tp/block_rq_issue")
+int raw_issue_q(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_issue(ctx->args[1]);
 }
 
 SEC("raw_tp/block_rq_complete")
@@ -319,7 +337,7 @@ int raw_complete(struct bpf_raw_tracepoint_args *ctx)
 	struct rq_facts f;
 
 	rq_facts_probe(rq, &f);
-	return on_complete(rq, &f, (__u32)ctx->args[2]);
+	return on_complete(ctx->args[0], &f, (__u32)ctx->args[2]);
 }
 
 SEC("raw_tp/irq_handler_entry")
