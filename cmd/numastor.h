@@ -42,6 +42,7 @@ void ns_findings_index_free(struct ns_findings_index *ix);
 
 int cmd_check(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_irqbalance_policy(int argc, char **argv);

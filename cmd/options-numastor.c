@@ -12,6 +12,7 @@
 const struct ns_command ns_commands[] = {
 	{"check", cmd_check, "report every block device's NUMA locality, IRQs and queues"},
 	{"probe", cmd_probe, "measure random reads from each node, and where IRQs fire"},
+	{"trace", cmd_trace, "count where the live workload's I/O crosses nodes (eBPF)"},
 	{"fix", cmd_fix, "place movable IRQs on their queues' CPUs; --revert undoes"},
 	{"snapshot", cmd_snapshot, "capture what check reads, for check --snapshot to replay"},
 	{"irqbalance-policy", cmd_irqbalance_policy, "irqbalance's policy script: ban what numastor placed"},
@@ -29,6 +30,7 @@ const struct ns_options *const ns_options_all[] = {
 	&ns_options_numastor,
 	&ns_options_check,
 	&ns_options_probe,
+	&ns_options_trace,
 	&ns_options_fix,
 	&ns_options_snapshot,
 	&ns_options_irqbalance_policy,

@@ -6,15 +6,14 @@
 
 static const struct ns_option trace_options[] = {
 	{"duration", 'd', NS_ARG_REQUIRED, "SECONDS",
-	 "how long to watch the live workload (default 10; 1-3600); Ctrl-C ends it early", NS_COMPLETE_WORDS,
-	 "1 10 60", .val = 'd'},
+	 "how long to watch the live workload (default 10; 1-3600); Ctrl-C ends it early", NS_COMPLETE_WORDS, "1 10 60",
+	 .val = 'd'},
 	{"format", 'f', NS_ARG_REQUIRED, "FORMAT", "text (default), json, prometheus (node_exporter's textfile)",
 	 NS_COMPLETE_WORDS, "text json prometheus", .val = 'f'},
 	{"json", 'j', NS_ARG_NONE, NULL, "print a JSON document (schema/numastor-trace.schema.json): -f json",
 	 .val = 'j'},
 	{"verbose", 'v', NS_ARG_NONE, NULL,
-	 "per hardware queue lines; when the kernel refuses the program, libbpf's and the verifier's log",
-	 .val = 'v'},
+	 "per hardware queue lines; when the kernel refuses the program, libbpf's and the verifier's log", .val = 'v'},
 	{"help", 'h', NS_ARG_NONE, NULL, "show this help", .val = 'h'},
 };
 

@@ -52,8 +52,8 @@ struct ns_options {
 	size_t n;
 };
 
-extern const struct ns_options ns_options_check, ns_options_fix, ns_options_probe, ns_options_snapshot,
-	ns_options_irqbalance_policy, ns_options_numastor;
+extern const struct ns_options ns_options_check, ns_options_fix, ns_options_probe, ns_options_trace,
+	ns_options_snapshot, ns_options_irqbalance_policy, ns_options_numastor;
 /* Every table, NULL-terminated: what tests/check-options.py reads through `--help`. */
 extern const struct ns_options *const ns_options_all[];
 

@@ -4,7 +4,8 @@
 lib/ is grouped in folders by the stage each room serves (HACKING.md draws them):
 
     base -> read -> state -> model -> act -> swap
-                               \\-> probe      \\-> out
+                               \\-> probe -> trace
+                                        \\-> out (from act)
 
 A room is a header and the .c file of the same name in one folder; room A imports room B when
 one of A's files includes "B's stage/B.h". A stage may include its own rooms and those of the
@@ -34,10 +35,11 @@ STAGES = {
     "act": ["base", "read", "state", "model"],
     "swap": ["base", "read", "state", "model", "act"],
     "probe": ["base", "read", "model"],
+    "trace": ["base", "read", "model", "probe"],
     "out": ["base", "read", "state", "model", "act"],
 }
 # headers that are no room of their own: the build's config.h and the front end's own
-SHARED = {"config"}
+SHARED = {"config", "trace.skel"}  # trace.skel.h: bpftool's skeleton of lib/trace/bpf/, made by the build
 
 
 def sources(top):

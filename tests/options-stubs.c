@@ -6,6 +6,7 @@
  */
 int cmd_check(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_irqbalance_policy(int argc, char **argv);
@@ -14,6 +15,10 @@ int cmd_check(int argc, char **argv)
 	return argc && argv ? 3 : 3;
 }
 int cmd_probe(int argc, char **argv)
+{
+	return argc && argv ? 3 : 3;
+}
+int cmd_trace(int argc, char **argv)
 {
 	return argc && argv ? 3 : 3;
 }

@@ -50,6 +50,23 @@ void ns_hist_add(struct ns_hist *h, uint64_t v)
 		h->max = v;
 }
 
+void ns_hist_add_bucket(struct ns_hist *h, size_t i, uint64_t n)
+{
+	uint64_t lo, hi;
+
+	if (!n || i >= NS_HIST_BUCKETS)
+		return;
+	lo = ns_hist_bucket_low(i);
+	hi = ns_hist_bucket_high(i);
+	h->buckets[i] += n;
+	h->count += n;
+	h->sum += (long double)n * ((long double)lo + (long double)(hi - lo) / 2);
+	if (lo < h->min)
+		h->min = lo;
+	if (hi > h->max)
+		h->max = hi;
+}
+
 void ns_hist_merge(struct ns_hist *into, const struct ns_hist *from)
 {
 	for (size_t i = 0; i < NS_HIST_BUCKETS; i++)

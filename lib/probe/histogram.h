@@ -32,6 +32,9 @@ size_t ns_hist_bucket(uint64_t v);
 uint64_t ns_hist_bucket_low(size_t i);
 uint64_t ns_hist_bucket_high(size_t i);
 void ns_hist_add(struct ns_hist *h, uint64_t v);
+/* n values known only by their bucket i (numastor trace's kernel side keeps buckets, not
+ * values): counted at the bucket's midpoint for the sum, its bounds for min and max */
+void ns_hist_add_bucket(struct ns_hist *h, size_t i, uint64_t n);
 /* into += from */
 void ns_hist_merge(struct ns_hist *into, const struct ns_hist *from);
 /*

@@ -37,15 +37,15 @@ struct ns_trace_rec {
 /* One bucket of the kernel side's latency map: lib/probe/histogram.h's bucket index. */
 struct ns_trace_bucket {
 	uint32_t dev;
-	int32_t submit_node, complete_node;
+	int32_t submit_node, complete_node, irq_node; /* -1: no node (irq_node: the IRQ CPU unknown) */
 	uint32_t bucket;
 	uint64_t count;
 };
 
 /* A device asked for, with the disks that carry its requests. */
 struct ns_trace_target {
-	char *name;	/* "nvme0n1": a multipath head's name; the path disks are its disks */
-	int node;	/* the device's node as check reads it, -1 none */
+	char *name;	 /* "nvme0n1": a multipath head's name; the path disks are its disks */
+	int node;	 /* the device's node as check reads it, -1 none */
 	uint32_t *disks; /* devnums whose requests are this device's */
 	char **disk_names;
 	size_t ndisks;
@@ -64,11 +64,13 @@ struct ns_trace_pair {
 };
 
 struct ns_trace_queue {
+	uint32_t dev;	  /* the disk whose queue it is (a head's: a path disk's) */
+	const char *disk; /* its name (the target's disk_names) */
 	uint32_t hwq;
 	int irq; /* -1 unknown; the vector seen (several: the first) */
 	uint64_t requests;
 	struct ns_cpuset submit_cpus, complete_cpus, irq_cpus; /* irq_cpus.known false: none known */
-	int irq_source; /* enum ns_irq_source, or -1 mixed */
+	int irq_source;					       /* enum ns_irq_source, or -1 mixed */
 };
 
 struct ns_trace_device {
@@ -80,7 +82,9 @@ struct ns_trace_device {
 	size_t npairs;
 	struct ns_trace_queue *queues; /* by hardware queue */
 	size_t nqueues;
-	struct ns_trace_lat local, remote; /* complete node == submit node, and not */
+	/* local: completed and interrupted on the submitter's node (or its IRQ CPU unknown);
+	 * remote: the rest, the requests that crossed */
+	struct ns_trace_lat local, remote;
 };
 
 /* The finding io-crosses-nodes, by the measured shares and latency gap. */
@@ -105,7 +109,8 @@ struct ns_trace_result {
 
 /*
  * Attribute recs and buckets to targets. cpu_node[c] is CPU c's node (-1 none), ncpus entries.
- * 0, -ENOMEM.
+ * Records of a disk no target holds are counted in out->unattributed. 0, -ENOMEM.
+ * Devnums (ns_trace_rec.dev, targets' disks) are the kernel's: major << 20 | minor.
  */
 int ns_trace_attribute(const struct ns_trace_target *targets, size_t ntargets, const struct ns_trace_rec *recs,
 		       size_t nrecs, const struct ns_trace_bucket *buckets, size_t nbuckets, const int *cpu_node,

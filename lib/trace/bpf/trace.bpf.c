@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * numastor trace's kernel side: counts, per request, the CPU that submitted it (its software
+ * queue's), the CPU its completion ran on and the CPU its interrupt fired on, with the issue to
+ * completion latency, aggregated in maps (no event per request reaches user space). CPUs only:
+ * which node a CPU is on and what is local is user space's business (traceagg.c), except for the
+ * latency map's key, whose nodes come from the cpu_node map user space fills.
+ *
+ * Every program exists twice, as a BTF tracepoint (tp_btf: kernels with BPF_PROG_TYPE_TRACING)
+ * and a raw tracepoint (raw_tp: kernels without it); the loader keeps one kind. Both read the
+ * request through BPF_CORE_READ, so one body serves both.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "vmlinux-min.h"
+#include "trace-maps.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+extern int LINUX_KERNEL_VERSION __kconfig;
+
+/* set by the loader before the load: only the disks in `disks` are counted */
+const volatile __u32 filter_disks = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NST_MAX_INFLIGHT);
+	__type(key, __u64);   /* the request's address */
+	__type(value, __u64); /* its issue time */
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NST_MAX_RECORDS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct nst_key);
+	__type(value, struct nst_val);
+} counts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NST_MAX_BUCKETS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct nst_hkey);
+	__type(value, __u64);
+} latency SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NST_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, __s32); /* the CPU's node, -1 none */
+} cpu_node SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NST_MAX_IRQS);
+	__type(key, __u32);   /* a watched vector */
+	__type(value, __s32); /* the CPU it last fired on, -1 not yet */
+} irq_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NST_MAX_QUEUES);
+	__type(key, struct nst_hwq);
+	__type(value, __u32); /* the queue's paired vector */
+} hwq_irq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NST_MAX_DISKS);
+	__type(key, __u32);
+	__type(value, __u8);
+} disks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32); /* the watched vector whose handler runs here, plus one; 0 none */
+} in_irq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, NST_LOST_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline void count_lost(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&lost, &which);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct gendisk *disk;
+
+	if (bpf_core_field_exists(((struct request___rq_disk *)rq)->rq_disk))
+		disk = BPF_CORE_READ((struct request___rq_disk *)rq, rq_disk);
+	else
+		disk = BPF_CORE_READ(rq, q, disk);
+	if (!disk)
+		return 0;
+	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+}
+
+static __always_inline __s32 node_of(__u32 cpu)
+{
+	__s32 *n = bpf_map_lookup_elem(&cpu_node, &cpu);
+	return n ? *n : -1;
+}
+
+static __always_inline int on_issue(struct request *rq)
+{
+	__u64 key = (__u64)rq, ts;
+	__u32 dev;
+
+	if (filter_disks) {
+		dev = rq_dev(rq);
+		if (!bpf_map_lookup_elem(&disks, &dev))
+			return 0;
+	}
+	ts = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&inflight, &key, &ts, BPF_ANY))
+		count_lost(NST_LOST_INFLIGHT);
+	return 0;
+}
+
+static __always_inline int on_complete(struct request *rq, __u32 nr_bytes)
+{
+	__u64 key = (__u64)rq, *tsp, delta;
+	struct nst_key k = {};
+	struct nst_hkey hk = {};
+	struct nst_val *v, zero_val = {};
+	struct nst_hwq hq = {};
+	__u32 zero = 0, *cur, *irq;
+	__s32 *last;
+	__u64 *hc, one = 1;
+
+	tsp = bpf_map_lookup_elem(&inflight, &key);
+	if (!tsp)
+		return 0; /* issued before the window, or a disk not counted */
+	delta = bpf_ktime_get_ns() - *tsp;
+	bpf_map_delete_elem(&inflight, &key);
+
+	k.dev = rq_dev(rq);
+	k.hwq = BPF_CORE_READ(rq, mq_hctx, queue_num);
+	k.submit_cpu = BPF_CORE_READ(rq, mq_ctx, cpu);
+	k.complete_cpu = bpf_get_smp_processor_id();
+	k.irq_cpu = -1;
+	cur = bpf_map_lookup_elem(&in_irq, &zero);
+	if (cur && *cur) {
+		/* inside a storage vector's handler: it fired here */
+		k.irq = *cur - 1;
+		k.irq_cpu = (__s32)k.complete_cpu;
+		k.irq_source = NST_IRQ_HANDLER;
+	} else {
+		/* completed elsewhere (an IPI to the submitter, a softirq): the queue's vector, where
+		 * it last fired */
+		hq.dev = k.dev;
+		hq.hwq = k.hwq;
+		irq = bpf_map_lookup_elem(&hwq_irq, &hq);
+		if (irq) {
+			last = bpf_map_lookup_elem(&irq_cpu, irq);
+			if (last && *last >= 0) {
+				k.irq = *irq;
+				k.irq_cpu = *last;
+				k.irq_source = NST_IRQ_VECTOR;
+			}
+		}
+	}
+
+	v = bpf_map_lookup_elem(&counts, &k);
+	if (!v) {
+		bpf_map_update_elem(&counts, &k, &zero_val, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&counts, &k);
+	}
+	if (v) {
+		__sync_fetch_and_add(&v->requests, 1);
+		__sync_fetch_and_add(&v->bytes, nr_bytes);
+		__sync_fetch_and_add(&v->latency_ns_sum, delta);
+	} else {
+		count_lost(NST_LOST_RECORDS);
+	}
+
+	hk.dev = k.dev;
+	hk.submit_node = node_of(k.submit_cpu);
+	hk.complete_node = node_of(k.complete_cpu);
+	hk.irq_node = k.irq_cpu >= 0 ? node_of((__u32)k.irq_cpu) : -1;
+	hk.bucket = nst_hist_bucket(delta);
+	hc = bpf_map_lookup_elem(&latency, &hk);
+	if (hc) {
+		__sync_fetch_and_add(hc, 1);
+	} else if (bpf_map_update_elem(&latency, &hk, &one, BPF_NOEXIST)) {
+		hc = bpf_map_lookup_elem(&latency, &hk); /* another CPU made it meanwhile */
+		if (hc)
+			__sync_fetch_and_add(hc, 1);
+		else
+			count_lost(NST_LOST_BUCKETS);
+	}
+	return 0;
+}
+
+static __always_inline int on_irq_entry(__u32 irq)
+{
+	__s32 *last = bpf_map_lookup_elem(&irq_cpu, &irq);
+	__u32 zero = 0, *cur;
+
+	if (!last)
+		return 0;
+	*last = (__s32)bpf_get_smp_processor_id();
+	cur = bpf_map_lookup_elem(&in_irq, &zero);
+	if (cur)
+		*cur = irq + 1;
+	return 0;
+}
+
+static __always_inline int on_irq_exit(void)
+{
+	__u32 zero = 0, *cur = bpf_map_lookup_elem(&in_irq, &zero);
+
+	if (cur)
+		*cur = 0;
+	return 0;
+}
+
+/*
+ * block_rq_issue lost its request_queue argument in 5.11 (a54895fa057c); block_rq_complete's
+ * request is the first argument everywhere, nr_bytes the third.
+ */
+static __always_inline struct request *issue_rq(__u64 *args)
+{
+	if (LINUX_KERNEL_VERSION < 0x050b00) /* KERNEL_VERSION(5, 11, 0) */
+		return (struct request *)args[1];
+	return (struct request *)args[0];
+}
+
+SEC("tp_btf/block_rq_issue")
+int btf_issue(__u64 *ctx)
+{
+	return on_issue(issue_rq(ctx));
+}
+
+SEC("tp_btf/block_rq_complete")
+int btf_complete(__u64 *ctx)
+{
+	return on_complete((struct request *)ctx[0], (__u32)ctx[2]);
+}
+
+SEC("tp_btf/irq_handler_entry")
+int btf_irq_entry(__u64 *ctx)
+{
+	return on_irq_entry((__u32)ctx[0]);
+}
+
+SEC("tp_btf/irq_handler_exit")
+int btf_irq_exit(__u64 *ctx)
+{
+	return on_irq_exit();
+}
+
+SEC("raw_tp/block_rq_issue")
+int raw_issue(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_issue(issue_rq((__u64 *)ctx->args));
+}
+
+SEC("raw_tp/block_rq_complete")
+int raw_complete(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_complete((struct request *)ctx->args[0], (__u32)ctx->args[2]);
+}
+
+SEC("raw_tp/irq_handler_entry")
+int raw_irq_entry(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_irq_entry((__u32)ctx->args[0]);
+}
+
+SEC("raw_tp/irq_handler_exit")
+int raw_irq_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_irq_exit();
+}
