@@ -1278,6 +1278,9 @@ vm_trace_window() { # window end seconds irqcpu rq "disks" "steps"
 		echo "$4" > "/proc/irq/$_i/smp_affinity_list"
 	done
 	echo "$5" > "/sys/block/$_hba/queue/rq_affinity"
+	# a new affinity takes effect at the vector's next interrupt (x86 without interrupt
+	# remapping): one read before the window moves it
+	dd if="/dev/$_hba" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null
 	_t window "$_w" disks "$6"
 	_t window "$_w" end "$_end"
 	_t window "$_w" seconds "$_secs"
@@ -1291,8 +1294,9 @@ vm_trace_window() { # window end seconds irqcpu rq "disks" "steps"
 	_vm_trace_read "$_w" start
 	vm_uptime
 	_t0=$_v
+	# (-v: the verifier's log on stderr should the kernel refuse the program)
 	# shellcheck disable=SC2086 # one argument per disk
-	/usr/bin/numastor trace -d "$_secs" -j $_tdisks > "$VM_OUT/trace-$_w.out" 2> "$VM_OUT/trace-$_w.err" &
+	/usr/bin/numastor trace -v -d "$_secs" -j $_tdisks > "$VM_OUT/trace-$_w.out" 2> "$VM_OUT/trace-$_w.err" &
 	_pid=$!
 	if _vm_trace_attached "$_pid" 120; then
 		vm_uptime
@@ -1347,7 +1351,11 @@ vm_trace_round() {
 		# "eBPF program_type tracing is available" (BPF_PROG_TYPE_TRACING: tp_btf)
 		bpftool feature probe kernel 2>/dev/null | while read -r _name _name _rest; do
 			case $_name in
-			program_type) _t bpf "program_type.${_rest%% *}" "${_rest#* is }" ;;
+			program_type) ;;
+			*) continue ;;
+			esac
+			case ${_rest%% *} in
+			tracing | raw_tracepoint) _t bpf "program_type.${_rest%% *}" "${_rest#* is }" ;;
 			esac
 		done
 	} >> "$VM_TRACE"
@@ -1381,7 +1389,7 @@ vm_trace_round() {
 	# node-1 NVMe read from node 0 (its managed vector fires on the submitter: local); rq 1;
 	# the window ends by itself
 	{
-		vm_trace_window w1 natural 4 2 1 "$_hba $_nvme" "$_hba:0:200 $_hba:3:100 $_nvme:1:150"
+		vm_trace_window w1 natural 3 2 1 "$_hba $_nvme" "$_hba:0:200 $_hba:3:100 $_nvme:1:150"
 		# (b) vector on node 0, reads from node 1 (IRQ remote) and node 0; rq 1; ended by SIGINT
 		vm_trace_window w2 INT 60 0 1 "$_hba" "$_hba:2:200 $_hba:1:100"
 		# rq_affinity 0: the completion stays on the vector's CPU: vector on node 1, reads from
