@@ -14,8 +14,8 @@ int trace_exit_code(const struct trace_report *r)
 }
 int trace_print_text(FILE *out, const struct trace_report *r)
 {
-	fprintf(out, "attach %s seconds %.2f lost %llu %llu\n", r->attach, r->seconds,
-		(unsigned long long)r->lost_inflight, (unsigned long long)r->lost_records);
+	fprintf(out, "attach %s seconds %.2f lost %llu %llu\n", r->attach, r->seconds, (unsigned long long)r->untimed,
+		(unsigned long long)r->lost_records);
 	for (size_t i = 0; i < r->res->ndevices; i++) {
 		const struct ns_trace_device *d = &r->res->devices[i];
 		fprintf(out, "%s req %llu bytes %llu local %.3f irqremote %.3f irqunk %llu\n", d->target->name,

@@ -23,9 +23,10 @@ struct trace_report {
 	const char *kernel_release;
 	const char *attach; /* "tp_btf" or "raw_tp" */
 	unsigned nnodes;
-	double seconds_asked, seconds; /* the window asked for, and measured */
-	bool stopped;		       /* SIGINT/SIGTERM ended it early */
-	uint64_t lost_inflight, lost_records;
+	double seconds_asked, seconds;	  /* the window asked for, and measured */
+	bool stopped;			  /* SIGINT/SIGTERM ended it early */
+	uint64_t untimed;		  /* requests counted without a latency (issued before the window) */
+	uint64_t lost_records;		  /* requests not counted: a map was full */
 	const char *const *devices_asked; /* the DEVICE arguments; none: every disk */
 	size_t ndevices_asked;
 	/* per device (res->devices' order): check's cause findings on it, NULL-terminated, or NULL */

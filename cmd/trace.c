@@ -273,7 +273,7 @@ static int replay_read(const char *file, struct trace_window *w)
 	if (json_object_object_get_ex(doc, "stopped", &v))
 		w->stopped = json_object_get_boolean(v);
 	if (json_object_object_get_ex(doc, "lost", &o)) {
-		if (json_object_object_get_ex(o, "inflight", &v))
+		if (json_object_object_get_ex(o, "untimed", &v))
 			w->lost[0] = (uint64_t)json_object_get_int64(v);
 		if (json_object_object_get_ex(o, "records", &v))
 			w->lost[1] = (uint64_t)json_object_get_int64(v);
@@ -300,6 +300,8 @@ static int replay_read(const char *file, struct trace_window *w)
 		GET("requests", requests);
 		GET("bytes", bytes);
 		GET("latency_ns_sum", latency_ns_sum);
+		rec->timed = rec->requests; /* absent: every request's issue was seen */
+		GET("timed", timed);
 #undef GET
 		src = json_object_object_get_ex(o, "irq_source", &v) ? json_object_get_string(v) : "unknown";
 		for (size_t s = 0; s < 3; s++)
@@ -496,7 +498,7 @@ int cmd_trace(int argc, char **argv)
 			.seconds_asked = o.seconds,
 			.seconds = w.seconds,
 			.stopped = w.stopped,
-			.lost_inflight = w.lost[0],
+			.untimed = w.lost[0],
 			.lost_records = w.lost[1] + w.lost[2],
 			.devices_asked = (const char *const *)(argv + optind),
 			.ndevices_asked = (size_t)(argc - optind),

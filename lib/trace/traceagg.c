@@ -71,7 +71,8 @@ static int add_cpu(struct ns_cpuset *s, int64_t cpu)
 	return ns_cpuset_set(s, (unsigned)cpu);
 }
 
-static void fill_lat(struct ns_trace_lat *l, const struct ns_hist *h, uint64_t requests, long double sum_ns)
+/* timed: the requests whose latencies sum_ns adds up */
+static void fill_lat(struct ns_trace_lat *l, const struct ns_hist *h, uint64_t timed, long double sum_ns)
 {
 	memset(l, 0, sizeof(*l));
 	if (!h || !h->count)
@@ -82,7 +83,7 @@ static void fill_lat(struct ns_trace_lat *l, const struct ns_hist *h, uint64_t r
 	l->p99_us = (double)ns_hist_percentile(h, 99) / 1000.0;
 	l->max_us = (double)h->max / 1000.0;
 	/* the exact mean from the records' sums; the buckets' midpoints when they have none */
-	l->mean_us = requests ? (double)(sum_ns / requests) / 1000.0 : ns_hist_mean(h) / 1000.0;
+	l->mean_us = timed ? (double)(sum_ns / timed) / 1000.0 : ns_hist_mean(h) / 1000.0;
 }
 
 static bool crossed(int sn, int cn, int in)
@@ -95,7 +96,7 @@ static int attribute_one(struct ns_trace_device *d, const struct ns_trace_target
 			 size_t ncpus)
 {
 	long double sum_local = 0, sum_remote = 0, *pair_sum = NULL;
-	uint64_t n_local = 0, n_remote = 0;
+	uint64_t n_local = 0, n_remote = 0, *pair_timed = NULL;
 	struct ns_hist *h_local = NULL, *h_remote = NULL;
 	int r = -ENOMEM;
 
@@ -133,10 +134,10 @@ static int attribute_one(struct ns_trace_device *d, const struct ns_trace_target
 		}
 		if (crossed(sn, cn, in)) {
 			sum_remote += rec->latency_ns_sum;
-			n_remote += rec->requests;
+			n_remote += rec->timed;
 		} else {
 			sum_local += rec->latency_ns_sum;
-			n_local += rec->requests;
+			n_local += rec->timed;
 		}
 		q = queue_of(d, rec->dev, t->disk_names ? t->disk_names[disk] : NULL, rec->hwq);
 		if (!q)
@@ -159,9 +160,10 @@ static int attribute_one(struct ns_trace_device *d, const struct ns_trace_target
 
 	/* latency: each pair's, and the local and remote classes', from the buckets */
 	pair_sum = calloc(d->npairs ? d->npairs : 1, sizeof(*pair_sum));
+	pair_timed = calloc(d->npairs ? d->npairs : 1, sizeof(*pair_timed));
 	h_local = malloc(sizeof(*h_local));
 	h_remote = malloc(sizeof(*h_remote));
-	if (!pair_sum || !h_local || !h_remote)
+	if (!pair_sum || !pair_timed || !h_local || !h_remote)
 		goto out;
 	ns_hist_init(h_local);
 	ns_hist_init(h_remote);
@@ -173,8 +175,10 @@ static int attribute_one(struct ns_trace_device *d, const struct ns_trace_target
 		sn = node_of(cpu_node, ncpus, recs[i].submit_cpu);
 		cn = node_of(cpu_node, ncpus, recs[i].complete_cpu);
 		for (size_t k = 0; k < d->npairs; k++)
-			if (d->pairs[k].submit_node == sn && d->pairs[k].complete_node == cn)
+			if (d->pairs[k].submit_node == sn && d->pairs[k].complete_node == cn) {
 				pair_sum[k] += recs[i].latency_ns_sum;
+				pair_timed[k] += recs[i].timed;
+			}
 	}
 	for (size_t i = 0; i < nbuckets; i++) {
 		const struct ns_trace_bucket *b = &buckets[i];
@@ -197,12 +201,13 @@ static int attribute_one(struct ns_trace_device *d, const struct ns_trace_target
 				   b->bucket, b->count);
 	}
 	for (size_t k = 0; k < d->npairs; k++)
-		fill_lat(&d->pairs[k].lat, d->pairs[k].latency, d->pairs[k].requests, pair_sum[k]);
+		fill_lat(&d->pairs[k].lat, d->pairs[k].latency, pair_timed[k], pair_sum[k]);
 	fill_lat(&d->local, h_local, n_local, sum_local);
 	fill_lat(&d->remote, h_remote, n_remote, sum_remote);
 	r = 0;
 out:
 	free(pair_sum);
+	free(pair_timed);
 	free(h_local);
 	free(h_remote);
 	return r;

@@ -31,7 +31,9 @@ struct ns_trace_rec {
 	int32_t irq_cpu; /* -1 unknown */
 	uint32_t irq;	 /* the vector, 0 unknown */
 	enum ns_irq_source irq_source;
-	uint64_t requests, bytes, latency_ns_sum;
+	uint64_t requests, bytes;
+	uint64_t latency_ns_sum, timed; /* timed: requests whose latency the sum holds (their issue was
+					 * seen in the window) */
 };
 
 /* One bucket of the kernel side's latency map: lib/probe/histogram.h's bucket index. */

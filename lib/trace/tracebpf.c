@@ -333,16 +333,17 @@ int ns_trace_bpf_stop(struct ns_trace_bpf *t, struct ns_trace_rec **recs, size_t
 			}
 			rv = g;
 		}
-		rv[n++] = (struct ns_trace_rec){k.dev,
-						k.hwq,
-						k.submit_cpu,
-						k.complete_cpu,
-						k.irq_cpu,
-						k.irq,
-						(enum ns_irq_source)k.irq_source,
-						v.requests,
-						v.bytes,
-						v.latency_ns_sum};
+		rv[n++] = (struct ns_trace_rec){.dev = k.dev,
+						.hwq = k.hwq,
+						.submit_cpu = k.submit_cpu,
+						.complete_cpu = k.complete_cpu,
+						.irq_cpu = k.irq_cpu,
+						.irq = k.irq,
+						.irq_source = (enum ns_irq_source)k.irq_source,
+						.requests = v.requests,
+						.bytes = v.bytes,
+						.latency_ns_sum = v.latency_ns_sum,
+						.timed = v.timed};
 	}
 	fd = bpf_map__fd(t->skel->maps.latency);
 	while (bpf_map_get_next_key(fd, hprev, &hnext) == 0) {

@@ -46,9 +46,9 @@ static void test_pairs_and_shares(void)
 	/* submitted on node 0 (CPU 1), completed on node 1 (CPU 5) where the IRQ fired: 300;
 	 * submitted and completed on node 0 with the IRQ there: 700 */
 	struct ns_trace_rec recs[] = {
-		{DEV(259, 0), 2, 1, 5, 5, 60, NS_IRQ_HANDLER, 300, 300 * 4096, 300 * 120000ull},
-		{DEV(259, 0), 0, 0, 0, 0, 58, NS_IRQ_HANDLER, 700, 700 * 4096, 700 * 80000ull},
-		{DEV(8, 0), 0, 0, 0, 0, 40, NS_IRQ_HANDLER, 50, 50 * 4096, 0}, /* another disk */
+		{DEV(259, 0), 2, 1, 5, 5, 60, NS_IRQ_HANDLER, 300, 300 * 4096, 300 * 120000ull, 300},
+		{DEV(259, 0), 0, 0, 0, 0, 58, NS_IRQ_HANDLER, 700, 700 * 4096, 700 * 80000ull, 700},
+		{DEV(8, 0), 0, 0, 0, 0, 40, NS_IRQ_HANDLER, 50, 50 * 4096, 0, 0}, /* another disk */
 	};
 	struct ns_trace_bucket b[] = {
 		{DEV(259, 0), 0, 1, 1, (uint32_t)ns_hist_bucket(120000), 300},
@@ -97,8 +97,8 @@ static void test_irq_remote_only(void)
 	char *names[] = {"vda"};
 	struct ns_trace_target t = {.name = "vda", .node = -1, .disks = disks, .disk_names = names, .ndisks = 1};
 	struct ns_trace_rec recs[] = {
-		{DEV(252, 0), 0, 2, 2, 6, 36, NS_IRQ_VECTOR, 1000, 1000 * 512, 1000 * 50000ull},
-		{DEV(252, 0), 0, 3, 3, -1, 0, NS_IRQ_UNKNOWN, 10, 10 * 512, 10 * 50000ull},
+		{DEV(252, 0), 0, 2, 2, 6, 36, NS_IRQ_VECTOR, 1000, 1000 * 512, 1000 * 50000ull, 1000},
+		{DEV(252, 0), 0, 3, 3, -1, 0, NS_IRQ_UNKNOWN, 10, 10 * 512, 10 * 50000ull, 10},
 	};
 	struct ns_trace_result r;
 	struct ns_trace_verdict v;

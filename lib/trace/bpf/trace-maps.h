@@ -7,12 +7,12 @@
 #ifndef NUMASTOR_TRACE_MAPS_H
 #define NUMASTOR_TRACE_MAPS_H
 
-#define NST_MAX_CPUS 8192      /* cpu_node's size: CPU ids the kernel side can attribute */
-#define NST_MAX_INFLIGHT 65536 /* requests issued and not yet completed, machine-wide */
-#define NST_MAX_RECORDS 32768  /* distinct {disk, queue, CPUs} keys in one window */
-#define NST_MAX_BUCKETS 65536  /* distinct {disk, nodes, bucket} latency keys */
-#define NST_MAX_IRQS 8192      /* watched vectors */
-#define NST_MAX_QUEUES 65536   /* (disk, hardware queue) -> vector pairs */
+#define NST_MAX_CPUS 8192	   /* cpu_node's size: CPU ids the kernel side can attribute */
+#define NST_ISSUE_SLOTS (1u << 18) /* issue times, direct-mapped by request address (4 MiB) */
+#define NST_MAX_RECORDS 32768	   /* distinct {disk, queue, CPUs} keys in one window */
+#define NST_MAX_BUCKETS 65536	   /* distinct {disk, nodes, bucket} latency keys */
+#define NST_MAX_IRQS 8192	   /* watched vectors */
+#define NST_MAX_QUEUES 65536	   /* (disk, hardware queue) -> vector pairs */
 #define NST_MAX_DISKS 4096
 
 /* irq_source */
@@ -20,8 +20,9 @@
 #define NST_IRQ_HANDLER 1
 #define NST_IRQ_VECTOR 2
 
-/* lost[] */
-#define NST_LOST_INFLIGHT 0
+/* lost[]: UNTIMED requests were counted without a latency (issued before the window, or their
+ * issue slot was reused); RECORDS and BUCKETS were not counted (a map was full) */
+#define NST_LOST_UNTIMED 0
 #define NST_LOST_RECORDS 1
 #define NST_LOST_BUCKETS 2
 #define NST_LOST_N 3
@@ -44,6 +45,12 @@ struct nst_val {
 	__u64 requests;
 	__u64 bytes;
 	__u64 latency_ns_sum;
+	__u64 timed; /* requests whose latency is in latency_ns_sum (their issue was seen) */
+};
+
+struct nst_issue {
+	__u64 rq; /* the request's address; 0 free */
+	__u64 ts;
 };
 
 struct nst_hkey {
@@ -58,6 +65,14 @@ struct nst_hwq {
 	__u32 dev;
 	__u32 hwq;
 };
+
+/* The issue slot of a request's address: requests sit in slab and page arrays, at least 64 bytes
+ * apart, so the bits above 6 tell in-flight requests apart; the higher bits fold in so requests of
+ * different pools do not line up. */
+static inline __attribute__((always_inline)) __u32 nst_issue_slot(__u64 addr)
+{
+	return (__u32)((addr >> 6) ^ (addr >> 24)) & (NST_ISSUE_SLOTS - 1);
+}
 
 /*
  * lib/probe/histogram.c's ns_hist_bucket, without clz (no BPF instruction): the leading one by
