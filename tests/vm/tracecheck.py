@@ -101,7 +101,8 @@ class WindowTruth:
 
     def _disk(self, disk):
         t = {"requests": 0, "bytes": 0, "pairs": {}, "submit_cpus": set(), "complete_cpus": set(),
-             "irq_cpus": set(), "irqs_fired": set(), "softirq": None, "steps": 0, "read_count": 0}
+             "irq_cpus": set(), "irqs_fired": set(), "softirq": None, "steps": 0, "read_count": 0,
+             "stayed": 0, "crossed": 0}
         t["requests"], t["bytes"] = stat_delta(self.reads, "start", "end", disk)
         for irq in self._irqs_of(disk):
             d = delta(self.reads, "start", "end", f"irq.{irq}")
@@ -152,6 +153,8 @@ class WindowTruth:
             share = round(n * x / sum(done))
             pair[0] += share
             pair[1] += share if irq_node != s_node else 0
+            # latency classes: local = completed and interrupted on the submitter's node
+            t["stayed" if irq_node == s_node == self.node(c) else "crossed"] += share
 
 
 def near(a, b):
@@ -320,10 +323,12 @@ def check_device(ctx, subject, disk, dev, t, doc):
     if not near(dev.get("irq_remote_share"), want_irq):
         ctx.mismatch(subject, "irq_remote_share (per_cpu_count)", dev.get("irq_remote_share"), want_irq)
     lat = dev.get("latency_us") or {}
-    ctx.expect((lat.get("local") is not None) == (local > 0),
-               f"{subject}: latency_us.local is {lat.get('local')} with {local} requests completed on the submitter's node")
-    ctx.expect((lat.get("remote") is not None) == (total - local > 0),
-               f"{subject}: latency_us.remote is {lat.get('remote')} with {total - local} completed on another node")
+    ctx.expect((lat.get("local") is not None) == (t["stayed"] > 0),
+               f"{subject}: latency_us.local is {lat.get('local')} with {t['stayed']} requests completed and "
+               f"interrupted on the submitter's node")
+    ctx.expect((lat.get("remote") is not None) == (t["crossed"] > 0),
+               f"{subject}: latency_us.remote is {lat.get('remote')} with {t['crossed']} requests completed or "
+               f"interrupted on another node")
     check_queues(ctx, subject, disk, dev, t)
     return check_finding(ctx, subject, disk, doc, t, total, local, irq_remote, lat)
 
@@ -339,6 +344,7 @@ def check_queues(ctx, subject, disk, dev, t):
     if len(queues) != 1 or len(want_q) != 1:
         return
     q = queues[0]
+    ctx.equal(subject, "queue disk", q.get("disk"), disk)
     ctx.equal(subject, "queue requests", q.get("requests"), t["requests"])
     ctx.equal(subject, "queue irq (the vector that fired)", [q.get("irq")], sorted(t["irqs_fired"]))
     for field, cpus in (("submit_cpus", t["submit_cpus"]), ("complete_cpus", t["complete_cpus"]),
@@ -376,8 +382,8 @@ def check_finding(ctx, subject, disk, doc, t, total, local, irq_remote, lat):
                    f"{subject}: latency_gap {gap}, its own p50s {p50}")
     else:
         ctx.equal(subject, "finding evidence.latency_gap (no local or no remote completion)", gap, None)
-    # the contract: warning from 25% when the crossing requests' p50 is 1.1 x the local one, or
-    # when none completed locally to compare with
-    warn = max(c_remote, i_remote) >= 0.25 and (local == 0 or (gap is not None and gap >= 1.1))
+    # the contract: warning from 25% when the crossing requests' p50 is 1.1 x the local one's,
+    # or when none stayed local to compare with
+    warn = max(c_remote, i_remote) >= 0.25 and (t["stayed"] == 0 or (gap is not None and gap >= 1.1))
     ctx.equal(subject, "finding severity", f.get("severity"), "warning" if warn else "info")
     return 1 if f.get("severity") == "warning" else 0
