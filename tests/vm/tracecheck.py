@@ -212,6 +212,8 @@ def check_kill(ctx, data, bpf):
     ctx.expect(a.get("attached_after", "never") != "never",
                f"trace (kill window): never held 4 BPF links: {(ctx.read('trace-kill.err') or '').strip()[:300]}")
     ctx.equal("trace kill -9", "exit status of the killed process", a.get("rc"), "137")
+    ctx.expect(a.get("programs_gone_after", "never") != "never",
+               "trace kill -9: the kernel still lists programs loaded while it ran, 15 s after the kill")
     before, during, after = (prog_ids(ctx, w) for w in ("kill-before", "kill-during", "kill-after"))
     if None in (before, during, after):
         return None
@@ -259,6 +261,8 @@ def check_window(ctx, w, win, bpf, schema, attach):
     truth = WindowTruth(ctx, w, win)
     for p in truth.problems:
         ctx.fail(p)
+    ctx.expect(a.get("programs_gone_after", "never") != "never",
+               f"{subject}: the kernel still lists programs trace loaded, 15 s after it ended ({a.get('end')})")
     # the window: its own length, or cut short by the signal
     window = doc.get("window") or {}
     stopped = a.get("end") in ("INT", "TERM")

@@ -1259,6 +1259,33 @@ vm_bpf_progs() { # when
 	bpftool -j link show > "$VM_OUT/bpf-links-$1.json" 2> /dev/null || :
 }
 
+# The ids of the loaded BPF programs (space-separated) into $_v.
+_vm_bpf_ids() {
+	_v=$(bpftool prog show 2>/dev/null | sed -n 's/^\([0-9][0-9]*\): .*/\1/p' | tr '\n' ' ')
+}
+
+# Wait (at most $2 seconds) until the loaded programs' ids are $1 again: the kernel releases
+# a dead process's links in a work item and their programs after an RCU grace period (7.2
+# under TCG listed a tp_btf program for a moment after the kill, its link already gone).
+# Prints the seconds it took, or "never".
+_vm_bpf_settle() { # ids seconds
+	local _left=$(($2 * 10)) _t0
+	vm_uptime
+	_t0=$_v
+	while :; do
+		_vm_bpf_ids
+		if [ "$_v" = "$1" ]; then
+			vm_uptime
+			echo "$_t0 $_v" | awk '{ printf "%.2f\n", $2 - $1 }'
+			return 0
+		fi
+		[ "$_left" -gt 0 ] || break
+		sleep 0.1
+		_left=$((_left - 1))
+	done
+	echo never
+}
+
 # One trace window W: the node-1 HBA's vector on IRQCPU, its rq_affinity RQ, then
 # `numastor trace -d SECONDS -j DISKS` in the background and, once it has attached, each read
 # step "DISK:CPU:COUNT" in turn with the counters read around it; END says how the window
@@ -1266,7 +1293,7 @@ vm_bpf_progs() { # when
 # with bpftool's program list read before, while it runs and after). trace's output goes to
 # trace-W.{out,err,rc}.
 vm_trace_window() { # window end seconds irqcpu rq "disks" "steps"
-	local _w="$1" _end="$2" _secs="$3" _pid _rc=0 _k=0 _s _d _c _n _t0 _t1 _i
+	local _w="$1" _end="$2" _secs="$3" _pid _rc=0 _k=0 _s _d _c _n _t0 _t1 _i _ids
 	_tdisks=$6
 	_irqs=
 	for _d in $_tdisks; do
@@ -1290,6 +1317,8 @@ vm_trace_window() { # window end seconds irqcpu rq "disks" "steps"
 	_t window "$_w" irq_affinity "$_v"
 	_rd "/sys/block/$_hba/queue/rq_affinity"
 	_t window "$_w" rq_affinity "$_v"
+	_vm_bpf_ids
+	_ids=$_v
 	[ "$_end" != KILL ] || vm_bpf_progs "$_w-before"
 	_vm_trace_read "$_w" start
 	vm_uptime
@@ -1327,6 +1356,8 @@ vm_trace_window() { # window end seconds irqcpu rq "disks" "steps"
 	vm_uptime
 	_t1=$_v
 	_vm_trace_read "$_w" end
+	# however it ended, the kernel's programs are the ones from before within 15 s
+	_t window "$_w" programs_gone_after "$(_vm_bpf_settle "$_ids" 15)"
 	[ "$_end" != KILL ] || vm_bpf_progs "$_w-after"
 	_t window "$_w" rc "$_rc"
 	_t window "$_w" elapsed "$_t0 $_t1"
