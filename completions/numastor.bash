@@ -3,7 +3,7 @@ _numastor() {
 	local cur prev words cword
 	_init_completion || return
 
-	local commands="check probe fix snapshot irqbalance-policy"
+	local commands="check probe trace fix snapshot irqbalance-policy"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
@@ -70,6 +70,23 @@ _numastor() {
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--duration --block-size --iodepth --jobs --nodes --json --help" -- "$cur"))
+			return
+		fi
+		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))
+		;;
+	trace)
+		case $prev in
+		--duration | -d)
+			COMPREPLY=($(compgen -W "1 10 60" -- "$cur"))
+			return
+			;;
+		--format | -f)
+			COMPREPLY=($(compgen -W "text json prometheus" -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--duration --format --json --verbose --help" -- "$cur"))
 			return
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))

@@ -33,6 +33,7 @@ units=$tmp/stage$unitdir
 for f in sbin/numastor share/numastor/numastor.schema.json share/numastor/numastor-fix.schema.json share/numastor/journal.schema.json \
 	share/man/man8/numastor.8 share/man/man8/numastor-check.8 share/man/man8/numastor-fix.8 \
 	share/man/man8/numastor-irqbalance-policy.8 share/man/man8/numastor-snapshot.8 share/man/man7/numastor-findings.7 \
+	share/man/man8/numastor-trace.8 share/numastor/numastor-trace.schema.json \
 	share/bash-completion/completions/numastor \
 	share/zsh/vendor-completions/_numastor share/fish/vendor_completions.d/numastor.fish \
 	share/numastor/numastor-alerts.yml share/numastor/irqbalance-policy.conf \

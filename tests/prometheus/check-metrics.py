@@ -16,12 +16,18 @@
   page's METRICS section states for the 64-disk fixture is the bound there;
 - hand-stated values of a few fixtures (cloud: node 0 forced; hba: sda's 18233602 interrupts on
   the remote node; garbage-numbers: its notes by class; healthy: nothing remote, no note).
+- numastor trace's metrics (trace -f prometheus on the replays of tests/fixtures/trace/, their
+  trees generated in FIXTURES_DIR) say what its JSON of the same window says: the requests,
+  bytes and remote interrupts per (device, submit node, complete node) are its pairs', the
+  ratios its shares (absent where a share is null), the latency summary's counts add up to the
+  device's requests; no per-CPU or per-IRQ label, at most 2 + 15 x devices + 3 x pairs series.
 """
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import promtext  # noqa: E402
@@ -102,6 +108,65 @@ def check_fixture(numastor, root):
     return s
 
 
+TRACE_FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "trace")
+
+
+def trace_run(numastor, root, replay, args):
+    env = dict(os.environ, NUMASTOR_TEST_TRACE_ROOT=root, NUMASTOR_TEST_TRACE_REPLAY=replay)
+    return subprocess.run([numastor, "trace"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=env)
+
+
+def check_trace(numastor, fxdir, tmp):
+    """numastor trace's metrics against its own JSON of the same replayed window."""
+    n = 0
+    for fn in sorted(os.listdir(TRACE_FIXTURES)):
+        fx = json.load(open(os.path.join(TRACE_FIXTURES, fn)))
+        root = os.path.join(fxdir, fx["tree"])
+        if not os.path.isdir(root):
+            continue
+        replay = os.path.join(tmp, fn)
+        with open(replay, "w") as f:
+            json.dump(fx["replay"], f)
+        j = trace_run(numastor, root, replay, fx["args"] + ["-j"])
+        p = trace_run(numastor, root, replay, fx["args"] + ["-f", "prometheus"])
+        if p.returncode != j.returncode or p.returncode not in (0, 1):
+            fail("trace %s: -f prometheus exited %d, -j %d: %s" % (fn, p.returncode, j.returncode, p.stderr.strip()))
+            continue
+        doc = json.loads(j.stdout)
+        s = promtext.parse(p.stdout)[0]
+        n += 1
+        npairs = sum(len(d["pairs"]) for d in doc["devices"])
+        if len(s) > 2 + 15 * len(doc["devices"]) + 3 * npairs:
+            fail("trace %s: %d series, more than 2 + 15 x %d + 3 x %d" % (fn, len(s), len(doc["devices"]), npairs))
+        for name, l, v in s:
+            if set(l) & {"cpu", "irq", "hw_queue"}:
+                fail("trace %s: %s has a per-CPU or per-IRQ label: %s" % (fn, name, l))
+        lab = lambda x: "unknown" if x is None else str(x)  # noqa: E731
+        for d in doc["devices"]:
+            for metric, key in (("numastor_io_requests_total", "requests"), ("numastor_io_bytes_total", "bytes"),
+                                ("numastor_io_irq_remote_total", "irq_remote")):
+                have = {(l["submit_node"], l["complete_node"]): v for name, l, v in s
+                        if name == metric and l["device"] == d["name"]}
+                want = {(lab(x["submit_node"]), lab(x["complete_node"])): x[key] for x in d["pairs"]}
+                if have != want:
+                    fail("trace %s: %s %s %s, the JSON's pairs %s" % (fn, d["name"], metric, have, want))
+            for metric, share in (("numastor_io_complete_remote_ratio", None if d["complete_local_share"] is None
+                                   else 1 - d["complete_local_share"]),
+                                  ("numastor_io_irq_remote_ratio", d["irq_remote_share"])):
+                have = [v for name, l, v in s if name == metric and l == {"device": d["name"]}]
+                if (share is None and have) or (share is not None and (len(have) != 1 or abs(have[0] - share) > 1e-4)):
+                    fail("trace %s: %s %s %s, the JSON says %s" % (fn, d["name"], metric, have, share))
+            counts = sum(v for name, l, v in s if name == "numastor_io_latency_seconds_count" and
+                         l["device"] == d["name"])
+            if d["requests"] and counts != d["requests"]:
+                fail("trace %s: %s latency counts add up to %s, %d requests" % (fn, d["name"], counts, d["requests"]))
+        win = [v for name, l, v in s if name == "numastor_trace_window_seconds"]
+        if win != [doc["window"]["seconds"]]:
+            fail("trace %s: numastor_trace_window_seconds %s, the JSON's window %s" % (fn, win, doc["window"]))
+    print("trace: metrics as its JSON says on %d replays" % n)
+
+
 def main():
     numastor, fxdir, man = sys.argv[1:4]
     got = {}
@@ -167,6 +232,14 @@ def main():
                  (fx, len(got[fx]), disks, nodes, bound(disks, nodes, 0, 0)))
         else:
             print("%s: %d series (20 + %d x (11 + %d))" % (fx, len(got[fx]), disks, nodes))
+
+    with open(numastor, "rb") as f:
+        hooks = b"NUMASTOR_TEST_TRACE_REPLAY" in f.read()
+    if hooks:
+        with tempfile.TemporaryDirectory(prefix="numastor-trace-metrics.") as tmp:
+            check_trace(numastor, fxdir, tmp)
+    else:
+        print("trace: not checked, %s has no test hooks (meson -Dtest_hooks=true)" % numastor)
 
     if fails:
         print("metrics: %d failed" % len(fails))
