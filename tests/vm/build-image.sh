@@ -27,8 +27,10 @@ SUITE=bookworm
 # What the image holds beyond minbase: the initramfs machinery the scenario is about, the
 # tools lsinitramfs and the guest scripts use, and numastor's run-time libraries (so that the
 # run's payload brings only the binary).
+# (libbpf1: numastor trace's; an image built before it lacks it, and run-image.sh's payload then
+# brings the host's copy, as for any library the image's libs.txt does not list)
 PACKAGES=(initramfs-tools kmod linux-base busybox e2fsprogs zstd cpio udev
-	libkmod2 libudev1 libjson-c5 libnuma1 libarchive13)
+	libkmod2 libudev1 libjson-c5 libnuma1 libarchive13 libbpf1)
 
 # The URI the machine's apt fetches SUITE from (its sources, whatever their format).
 # shellcheck disable=SC2016 # apt-get expands $(CODENAME) itself

@@ -100,6 +100,13 @@ sed 's|@sbindir@|/usr/bin|g; s|@libexecdir@|/usr/libexec|g' "$SRC_ROOT/data/irqb
 chmod 0755 "$stage/usr/libexec/numastor/irqbalance-policy"
 # flock(1) from util-linux (busybox has none), for holding numastor's lock from the shell.
 add_binary "$(command -v flock)" /usr/bin/flock
+# bpftool (Debian's, from this system) when the system has it: the trace checks read the
+# kernel's own list of loaded BPF programs with it (`bpftool prog show`: what numastor trace
+# loaded, and that a killed trace left nothing behind) and its feature probe (whether the
+# kernel has BPF_PROG_TYPE_TRACING). numastor's libbpf comes with numastor above (ldd).
+if bpftool=$(PATH=$PATH:/usr/sbin:/sbin command -v bpftool); then
+	add_binary "$bpftool" /usr/sbin/bpftool
+fi
 # tests/bench/probe-vs-fio.sh, and fio with NUMASTOR_VM_WITH_FIO=1 (run-all.sh sets it for the
 # bench-probe-vs-fio scenario: its libraries add 15 MB to the initramfs)
 if [[ "${NUMASTOR_VM_WITH_FIO:-0}" == 1 ]] && command -v fio >/dev/null; then

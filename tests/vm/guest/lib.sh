@@ -1170,3 +1170,270 @@ vm_isolation_fix_round() {
 	vm_save_journal journal-revert.json
 	vm_fire_disks
 }
+
+# --- numastor trace (issue 34): its figures against the kernel's own counters ------------------
+# A disk with one hardware queue whose one vector user space may move (the node-1 HBA's:
+# megasas-gen2, or ich9-ahci on the cloud flavour) is arranged per window: its vector placed on
+# a CPU of one node (smp_affinity_list), queue/rq_affinity 1 (the default: the completion
+# follows the submitter to another LLC) or 0 (it stays where the interrupt raised it), and
+# O_DIRECT reads pinned with taskset to CPUs of either node while `numastor trace -j` runs in
+# the background. Around every read step the guest reads what the kernel counts itself: the
+# disk's /sys/block/X/stat (requests), the vector's per_cpu_count (where the interrupt fired),
+# /proc/softirqs' BLOCK row (where a softirq completion ran: a single-queue device completes in
+# BLOCK softirq on the interrupt's CPU, or on the submitter's after an IPI) and /proc/interrupts'
+# CAL row (function-call IPIs). tests/vm/tracecheck.py holds trace's JSON to them. Records in
+# $VM_OUT/trace.txt, tab-separated:
+#   window W KEY VALUE          the arrangement (disks, irqs, irq_cpu, rq_affinity, end, seconds)
+#                               and its outcome (rc, elapsed)
+#   step W K DISK CPU COUNT     read step K: COUNT 4 KiB reads of DISK pinned to CPU
+#   read W WHEN WHAT VALUE      a counter at WHEN (start, end, K.before, K.after); WHAT: stat.DISK,
+#                               irq.N (per_cpu_count), softirq_block, cal (space-separated per CPU)
+#   bpf KEY VALUE               the kernel's word on BPF (btf, program types, lockdown)
+# and `bpftool -j prog show` listings as bpf-progs-WHEN.json.
+
+VM_TRACE=$VM_OUT/trace.txt
+
+# The BLOCK softirq and CAL counts per CPU (space-separated) into $_sb and $_cal.
+_vm_trace_cpu_counts() {
+	local _name _rest
+	_sb='' _cal=''
+	while read -r _name _rest; do
+		case $_name in
+		BLOCK:) _sb=$_rest ;;
+		esac
+	done < /proc/softirqs
+	_cal=$(grep '^ *CAL:' /proc/interrupts)
+	# shellcheck disable=SC2086 # "CAL: n n n n Function call interrupts": the numbers
+	set -- $_cal
+	shift
+	_cal=
+	while [ $# -gt 0 ]; do
+		case $1 in [0-9]*) _cal="$_cal $1" ;; *) break ;; esac
+		shift
+	done
+	_cal=${_cal# }
+}
+
+# Every counter of window W at WHEN (vm_trace_window's disks and vectors).
+_vm_trace_read() { # window when
+	local _d _i
+	for _d in $_tdisks; do
+		_rd "/sys/block/$_d/stat"
+		_t read "$1" "$2" "stat.$_d" "$_v"
+	done
+	for _i in $_tirqs; do
+		_rd "/sys/kernel/irq/$_i/per_cpu_count"
+		_t read "$1" "$2" "irq.$_i" "$_v"
+	done
+	_vm_trace_cpu_counts
+	_t read "$1" "$2" softirq_block "$_sb"
+	_t read "$1" "$2" cal "$_cal"
+}
+
+# The BPF links process $1 holds into $_v (numastor trace's attached programs: four, one per
+# tracepoint, contract of issue 34).
+_vm_bpf_links() { # pid
+	# shellcheck disable=SC2010 # the links' targets (anon_inode:bpf_link), one fork for all
+	_v=$(ls -l "/proc/$1/fd" 2>/dev/null | grep -c 'bpf[-_]link') || :
+}
+
+# Wait until process $1 holds 4 BPF links (at most $2 seconds); 1 when it ended or ran out of time.
+_vm_trace_attached() { # pid seconds
+	local _left=$(($2 * 10)) _s
+	while [ "$_left" -gt 0 ]; do
+		_s=
+		{ read -r _ _ _s _ < "/proc/$1/stat"; } 2>/dev/null || :
+		case $_s in '' | Z | X) return 1 ;; esac
+		_vm_bpf_links "$1"
+		[ "$_v" -ge 4 ] && return 0
+		sleep 0.1
+		_left=$((_left - 1))
+	done
+	return 1
+}
+
+# The kernel's list of loaded BPF programs, as bpftool prints it in JSON, into
+# $VM_OUT/bpf-progs-WHEN.json (and its links into bpf-links-WHEN.json).
+vm_bpf_progs() { # when
+	bpftool -j prog show > "$VM_OUT/bpf-progs-$1.json" 2> "$VM_OUT/bpf-progs-$1.err" || :
+	bpftool -j link show > "$VM_OUT/bpf-links-$1.json" 2> /dev/null || :
+}
+
+# The ids of the loaded BPF programs (space-separated) into $_v.
+_vm_bpf_ids() {
+	_v=$(bpftool prog show 2>/dev/null | sed -n 's/^\([0-9][0-9]*\): .*/\1/p' | tr '\n' ' ')
+}
+
+# Wait (at most $2 seconds) until the loaded programs' ids are $1 again: the kernel releases
+# a dead process's links in a work item and their programs after an RCU grace period (7.2
+# under TCG listed a tp_btf program for a moment after the kill, its link already gone).
+# Prints the seconds it took, or "never".
+_vm_bpf_settle() { # ids seconds
+	local _left=$(($2 * 10)) _t0
+	vm_uptime
+	_t0=$_v
+	while :; do
+		_vm_bpf_ids
+		if [ "$_v" = "$1" ]; then
+			vm_uptime
+			echo "$_t0 $_v" | awk '{ printf "%.2f\n", $2 - $1 }'
+			return 0
+		fi
+		[ "$_left" -gt 0 ] || break
+		sleep 0.1
+		_left=$((_left - 1))
+	done
+	echo never
+}
+
+# One trace window W: the node-1 HBA's vector on IRQCPU, its rq_affinity RQ, then
+# `numastor trace -d SECONDS -j DISKS` in the background and, once it has attached, each read
+# step "DISK:CPU:COUNT" in turn with the counters read around it; END says how the window
+# ends: natural (its -d), INT or TERM (that signal once the reads are done), KILL (kill -9
+# with bpftool's program list read before, while it runs and after). trace's output goes to
+# trace-W.{out,err,rc}.
+vm_trace_window() { # window end seconds irqcpu rq "disks" "steps"
+	local _w="$1" _end="$2" _secs="$3" _pid _rc=0 _k=0 _s _d _c _n _t0 _t1 _i _ids
+	_tdisks=$6
+	_irqs=
+	for _d in $_tdisks; do
+		vm_disk_pci "$_d"
+		_fn_irqs "/sys/bus/pci/devices/$_v"
+	done
+	_tirqs=${_irqs# }
+	for _i in $_hba_irqs; do
+		echo "$4" > "/proc/irq/$_i/smp_affinity_list"
+	done
+	echo "$5" > "/sys/block/$_hba/queue/rq_affinity"
+	# a new affinity takes effect at the vector's next interrupt (x86 without interrupt
+	# remapping): one read before the window moves it
+	dd if="/dev/$_hba" of=/dev/null bs=4096 count=1 iflag=direct 2>/dev/null
+	_t window "$_w" disks "$6"
+	_t window "$_w" end "$_end"
+	_t window "$_w" seconds "$_secs"
+	_t window "$_w" hba "$_hba"
+	_t window "$_w" hba_irqs "$_hba_irqs"
+	_rd "/proc/irq/${_hba_irqs%% *}/smp_affinity_list"
+	_t window "$_w" irq_affinity "$_v"
+	_rd "/sys/block/$_hba/queue/rq_affinity"
+	_t window "$_w" rq_affinity "$_v"
+	_vm_bpf_ids
+	_ids=$_v
+	[ "$_end" != KILL ] || vm_bpf_progs "$_w-before"
+	_vm_trace_read "$_w" start
+	vm_uptime
+	_t0=$_v
+	# (-v: the verifier's log on stderr should the kernel refuse the program)
+	# shellcheck disable=SC2086 # one argument per disk
+	/usr/bin/numastor trace -v -d "$_secs" -j $_tdisks > "$VM_OUT/trace-$_w.out" 2> "$VM_OUT/trace-$_w.err" &
+	_pid=$!
+	if _vm_trace_attached "$_pid" 120; then
+		vm_uptime
+		_t window "$_w" attached_after "$_v"
+		for _s in $7; do
+			_k=$((_k + 1))
+			_d=${_s%%:*} _n=${_s##*:} _c=${_s#*:}
+			_c=${_c%%:*}
+			_t step "$_w" "$_k" "$_d" "$_c" "$_n"
+			_vm_trace_read "$_w" "$_k.before"
+			taskset -c "$_c" dd if="/dev/$_d" of=/dev/null bs=4096 count="$_n" iflag=direct 2>/dev/null
+			_vm_trace_read "$_w" "$_k.after"
+		done
+		case $_end in
+		INT | TERM) kill -"$_end" "$_pid" ;;
+		KILL)
+			vm_bpf_progs "$_w-during"
+			_vm_bpf_links "$_pid"
+			_t window "$_w" links_during "$_v"
+			kill -KILL "$_pid"
+			;;
+		esac
+	else
+		_t window "$_w" attached_after never
+		kill -KILL "$_pid" 2>/dev/null || :
+	fi
+	wait "$_pid" || _rc=$?
+	vm_uptime
+	_t1=$_v
+	_vm_trace_read "$_w" end
+	# however it ended, the kernel's programs are the ones from before within 15 s
+	_t window "$_w" programs_gone_after "$(_vm_bpf_settle "$_ids" 15)"
+	[ "$_end" != KILL ] || vm_bpf_progs "$_w-after"
+	_t window "$_w" rc "$_rc"
+	_t window "$_w" elapsed "$_t0 $_t1"
+	echo "$_rc" > "$VM_OUT/trace-$_w.rc"
+}
+
+# The trace round: the kernel's word on BPF, a refusal with BTF hidden, four windows (the
+# vector on node 1 / node 0, rq_affinity 1 / 0, reads from both nodes; the node-1 NVMe's
+# per-CPU managed queues beside it in the first) and a kill -9 mid-window. The CPUs are the
+# stock machine's (run-vm.sh: 0-1 on node 0, 2-3 on node 1; tracecheck.py takes each CPU's
+# node from the kernel's node cpulists in truth.txt and checks each arrangement is what it
+# says). The HBA's vector and rq_affinity are put back at the end.
+vm_trace_round() {
+	local _aff _rq _c _rc _name _rest
+	vm_uptime
+	_t round start "$_v" >> "$VM_TRACE"
+	grep -q ' /sys/kernel/security ' /proc/mounts || mount -t securityfs securityfs /sys/kernel/security || :
+	{
+		if [ -e /sys/kernel/btf/vmlinux ]; then _t bpf btf present; else _t bpf btf absent; fi
+		_rd /sys/kernel/security/lockdown
+		_t bpf lockdown "${_v:-(no file)}"
+		# BPF_PROG_TYPE_TRACING (tp_btf) as the kernel's own type information names it: an
+		# enumerator of enum bpf_prog_type in its BTF (bpftool's feature probe, which loads a
+		# program of every type, took 3.4 s under TCG)
+		if grep -q BPF_PROG_TYPE_TRACING /sys/kernel/btf/vmlinux 2>/dev/null; then
+			_t bpf prog_type.TRACING in-btf
+		else
+			_t bpf prog_type.TRACING absent
+		fi
+	} >> "$VM_TRACE"
+	vm_node1_hba_driver
+	vm_node1_hba_disk "$_v"
+	_hba=$_v
+	vm_node1_hba_disk nvme
+	_nvme=$_v
+	if [ -z "$_hba" ] || [ -z "$_nvme" ]; then
+		echo "test bed: no node-1 HBA disk ($_hba) or node-1 NVMe ($_nvme) to trace" >&2
+		return 1
+	fi
+	vm_disk_pci "$_hba"
+	_irqs=
+	_fn_irqs "/sys/bus/pci/devices/$_v"
+	_hba_irqs=${_irqs# }
+	_rd "/proc/irq/${_hba_irqs%% *}/smp_affinity_list"
+	_aff=$_v
+	_rd "/sys/block/$_hba/queue/rq_affinity"
+	_rq=$_v
+	# no BTF: /sys/kernel/btf hidden under an empty tmpfs; trace must refuse (exit 3) and load
+	# nothing
+	vm_bpf_progs nobtf-before
+	vm_uptime
+	_t round nobtf_start "$_v" >> "$VM_TRACE"
+	mount -t tmpfs -o size=1m nobtf /sys/kernel/btf
+	_rc=0
+	/usr/bin/numastor trace -d 1 -j "$_hba" > "$VM_OUT/trace-nobtf.out" 2> "$VM_OUT/trace-nobtf.err" || _rc=$?
+	echo "$_rc" > "$VM_OUT/trace-nobtf.rc"
+	umount /sys/kernel/btf
+	vm_bpf_progs nobtf-after
+	# (a) vector on node 1, reads from node 0 (IRQ remote) and from node 1 (all local); the
+	# node-1 NVMe read from node 0 (its managed vector fires on the submitter: local); rq 1;
+	# the window ends by itself
+	{
+		vm_trace_window w1 natural 3 2 1 "$_hba $_nvme" "$_hba:0:200 $_hba:3:100 $_nvme:1:150"
+		# (b) vector on node 0, reads from node 1 (IRQ remote) and node 0; rq 1; ended by SIGINT
+		vm_trace_window w2 INT 60 0 1 "$_hba" "$_hba:2:200 $_hba:1:100"
+		# rq_affinity 0: the completion stays on the vector's CPU: vector on node 1, reads from
+		# node 0 (completed remote) and node 1; ended by SIGTERM
+		vm_trace_window w3 TERM 60 2 0 "$_hba" "$_hba:0:200 $_hba:3:100"
+		# rq_affinity 0, vector on node 0, reads from node 1 (completed remote) and node 0
+		vm_trace_window w4 INT 60 0 0 "$_hba" "$_hba:3:200 $_hba:0:100"
+		# kill -9 mid-window: the kernel's program list before, during and after
+		vm_trace_window kill KILL 60 2 1 "$_hba" "$_hba:0:50"
+	} >> "$VM_TRACE"
+	# put the disk back as it was
+	for _c in $_hba_irqs; do echo "$_aff" > "/proc/irq/$_c/smp_affinity_list"; done
+	echo "$_rq" > "/sys/block/$_hba/queue/rq_affinity"
+	vm_uptime
+	_t round end "$_v" >> "$VM_TRACE"
+}

@@ -55,6 +55,9 @@ def check(ctx):
         snap = ctx.read("snapshot.rc")
         ctx.expect(snap is not None and snap.strip() == "0",
                    f"numastor snapshot of the stock machine: exit {snap!r}: {ctx.read('snapshot.err')!r}")
+        # numastor trace's windows against the kernel's own counters (issue 34)
+        import tracecheck
+        tracecheck.check(ctx)
 
 
 def check_head(ctx):

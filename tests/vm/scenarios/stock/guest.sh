@@ -19,5 +19,8 @@ cp "$VM_OUT/pairing.txt" "$VM_OUT/paths.txt" "$VM_OUT/capture/"
 # iopolicy queue-depth where the paths print their queue depth (7.x): numastor's reading of it,
 # then numa again
 vm_queue_depth_round
+# numastor trace (issue 34) against the kernel's own counters: the node-1 HBA's vector placed
+# on either node, rq_affinity 1 and 0, pinned reads from both nodes (tests/vm/tracecheck.py)
+vm_trace_round
 # last: it writes a PCI function's numa_node
 vm_kernel_facts
