@@ -66,6 +66,7 @@ int ns_trace_bpf_preflight(struct ns_root *root, enum ns_trace_why *why, char *r
 
 #if NUMASTOR_HAVE_BPF
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "trace/bpf/trace-maps.h"
@@ -177,6 +178,32 @@ static int fill_maps(struct trace_bpf *skel, const struct ns_trace_setup *s)
 	return 0;
 }
 
+/*
+ * Whether block_rq_issue passes the request queue before the request: 1, 0, -errno. The kernel's
+ * own BTF says (the tracepoint's prototype, btf_trace_block_rq_issue: __data then its arguments),
+ * not its version: upstream dropped the queue in 5.11 (a54895fa057c), and Debian's 5.10.0-46
+ * has the one-argument form too (measured in the VM bed).
+ */
+static int issue_takes_queue(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	int id, r = -ENOENT;
+
+	if (!btf)
+		return -errno ? -errno : -ENOENT;
+	id = btf__find_by_name_kind(btf, "btf_trace_block_rq_issue", BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (t)
+		t = btf__type_by_id(btf, t->type); /* the pointer */
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type); /* the prototype */
+	if (t && btf_is_func_proto(t))
+		r = btf_vlen(t) == 3;
+	btf__free(btf);
+	return r;
+}
+
 /* Keep the programs of one kind (tp_btf or raw_tp), with block_rq_issue's of the kernel's
  * argument list (the request first from 5.11 on, after the queue before). */
 static void keep_programs(struct trace_bpf *skel, bool btf, bool issue_has_queue)
@@ -269,8 +296,12 @@ int ns_trace_bpf_start(const struct ns_trace_setup *s, struct ns_trace_bpf **out
 	}
 	t->skel->rodata->filter_disks = s->ndisks > 0;
 	t->btf = has_tracing();
-	/* an unknown version (0.0) is taken for a current kernel */
-	t->issue_has_queue = s->kver_major > 0 && (s->kver_major < 5 || (s->kver_major == 5 && s->kver_minor < 11));
+	r = issue_takes_queue();
+	if (r >= 0)
+		t->issue_has_queue = r == 1;
+	else /* the version, as upstream has it; an unknown one (0.0) taken for a current kernel */
+		t->issue_has_queue =
+			s->kver_major > 0 && (s->kver_major < 5 || (s->kver_major == 5 && s->kver_minor < 11));
 	keep_programs(t->skel, t->btf, t->issue_has_queue);
 	r = trace_bpf__load(t->skel);
 	if (!r && forced && strcmp(forced, "verifier") == 0) {

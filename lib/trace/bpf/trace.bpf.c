@@ -278,9 +278,9 @@ static __always_inline int on_irq_exit(void)
 }
 
 /*
- * block_rq_issue lost its request_queue argument in 5.11 (a54895fa057c): the request is the second
- * argument before, the first after. Each kind has a program for either; the loader keeps the one
- * of the running kernel (a program may not read an argument the tracepoint does not have, nor
+ * block_rq_issue lost its request_queue argument in 5.11 (a54895fa057c; Debian's 5.10.0-46 too):
+ * the request is the second argument before, the first after. Each kind has a program for either;
+ * the loader keeps the one the kernel's BTF prototype says (a program may not read an argument the tracepoint does not have, nor
  * pick its argument by a computed offset: 5.10's verifier refuses a modified context pointer).
  * block_rq_complete's request is the first argument everywhere, nr_bytes the third.
  */
