@@ -229,12 +229,14 @@ static __always_inline int on_complete(__u64 addr, const struct rq_facts *f, __u
 		count_lost(NST_LOST_RECORDS);
 		return 0;
 	}
-	__sync_fetch_and_add(&v->requests, 1);
-	__sync_fetch_and_add(&v->bytes, nr_bytes);
+	/* the key holds the completing CPU, this one: no other CPU updates the record, and the
+	 * program does not run nested on one CPU (the kernel skips a recursive run), so plain adds */
+	v->requests++;
+	v->bytes += nr_bytes;
 	if (!timed)
 		return 0;
-	__sync_fetch_and_add(&v->latency_ns_sum, delta);
-	__sync_fetch_and_add(&v->timed, 1);
+	v->latency_ns_sum += delta;
+	v->timed++;
 
 	hk.dev = k.dev;
 	hk.submit_node = node_of(k.submit_cpu);
@@ -280,8 +282,8 @@ static __always_inline int on_irq_exit(void)
 /*
  * block_rq_issue lost its request_queue argument in 5.11 (a54895fa057c; Debian's 5.10.0-46 too):
  * the request is the second argument before, the first after. Each kind has a program for either;
- * the loader keeps the one the kernel's BTF prototype says (a program may not read an argument the tracepoint does not have, nor
- * pick its argument by a computed offset: 5.10's verifier refuses a modified context pointer).
+ * the loader keeps the one the kernel's BTF prototype says (a program may not read an argument the tracepoint does not
+ * have, nor pick its argument by a computed offset: 5.10's verifier refuses a modified context pointer).
  * block_rq_complete's request is the first argument everywhere, nr_bytes the third.
  */
 SEC("tp_btf/block_rq_issue")
