@@ -10,6 +10,10 @@ static const struct ns_option trace_options[] = {
 	 .val = 'd'},
 	{"format", 'f', NS_ARG_REQUIRED, "FORMAT", "text (default), json, prometheus (node_exporter's textfile)",
 	 NS_COMPLETE_WORDS, "text json prometheus", .val = 'f'},
+	{"output-file", 'O', NS_ARG_REQUIRED, "FILE",
+	 "write the report to FILE atomically (a regular file only; - or /dev/stdout: standard output), e.g. "
+	 "node_exporter's textfile directory",
+	 NS_COMPLETE_FILES, .val = 'O'},
 	{"json", 'j', NS_ARG_NONE, NULL, "print a JSON document (schema/numastor-trace.schema.json): -f json",
 	 .val = 'j'},
 	{"verbose", 'v', NS_ARG_NONE, NULL,

@@ -318,10 +318,18 @@ int trace_print_text(FILE *out, const struct trace_report *r)
 		free(rem);
 		free(name);
 	}
-	if (r->lost_records || r->untimed || (r->notes && r->notes->n) || (res && res->unattributed)) {
+	if (r->lost_records || r->missed || r->untimed || (r->notes && r->notes->n) || (res && res->unattributed)) {
 		fprintf(out, "\nnotes\n");
 		if (r->lost_records && asprintf(&line, "%llu requests not counted: a map was full",
 						(unsigned long long)r->lost_records) >= 0) {
+			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
+			free(line);
+		}
+		if (r->missed &&
+		    asprintf(&line,
+			     "%llu completions (of any disk) not counted: the kernel skipped the program, already "
+			     "running on that CPU (a completion nested in another's)",
+			     (unsigned long long)r->missed) >= 0) {
 			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
 			free(line);
 		}
@@ -497,6 +505,7 @@ int trace_print_json(FILE *out, const struct trace_report *r)
 	json_object_object_add(doc, "window", o);
 	o = json_object_new_object();
 	json_object_object_add(o, "records", u64_json(r->lost_records));
+	json_object_object_add(o, "missed", u64_json(r->missed));
 	json_object_object_add(doc, "lost", o);
 	a = json_object_new_array();
 	for (size_t i = 0; i < ndev; i++)

@@ -27,6 +27,7 @@ struct trace_report {
 	bool stopped;			  /* SIGINT/SIGTERM ended it early */
 	uint64_t untimed;		  /* requests counted without a latency (issued before the window) */
 	uint64_t lost_records;		  /* requests not counted: a map was full */
+	uint64_t missed;		  /* completions the kernel skipped the program for (nested runs), any disk's */
 	const char *const *devices_asked; /* the DEVICE arguments; none: every disk */
 	size_t ndevices_asked;
 	/* per device (res->devices' order): check's cause findings on it, NULL-terminated, or NULL */

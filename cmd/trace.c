@@ -23,6 +23,7 @@
 #include "model/system.h"
 #include "numastor.h"
 #include "options.h"
+#include "out/outfile.h"
 #include "read/root.h"
 #include "trace-output.h"
 #include "trace/traceagg.h"
@@ -34,6 +35,7 @@ struct trace_opts {
 	double seconds;
 	enum trace_format format;
 	bool verbose;
+	const char *output_file; /* -O: NULL for standard output */
 };
 
 static void trace_usage(FILE *out)
@@ -93,6 +95,9 @@ static int trace_parse(int argc, char **argv, struct ns_cli *cli, struct trace_o
 			break;
 		case 'j':
 			o->format = FMT_JSON;
+			break;
+		case 'O':
+			o->output_file = optarg;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -241,7 +246,7 @@ struct trace_window {
 	size_t nrecs;
 	struct ns_trace_bucket *buckets;
 	size_t nbuckets;
-	uint64_t lost[3];
+	uint64_t lost[NS_TRACE_LOST_N];
 	char *kernel_release;
 	const char *attach;
 	double seconds;
@@ -277,7 +282,9 @@ static int replay_read(const char *file, struct trace_window *w)
 		if (json_object_object_get_ex(o, "untimed", &v))
 			w->lost[0] = (uint64_t)json_object_get_int64(v);
 		if (json_object_object_get_ex(o, "records", &v))
-			w->lost[1] = (uint64_t)json_object_get_int64(v);
+			w->lost[NS_TRACE_LOST_RECORDS] = (uint64_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "missed", &v))
+			w->lost[NS_TRACE_MISSED] = (uint64_t)json_object_get_int64(v);
 	}
 	if (!json_object_object_get_ex(doc, "records", &a) || !json_object_is_type(a, json_type_array))
 		goto out;
@@ -401,6 +408,74 @@ static int run_window(const struct ns_cli *cli, struct ns_root *root, const stru
 	return -1;
 }
 
+static int print_report(FILE *out, const struct trace_opts *o, const struct trace_report *rep)
+{
+	if (o->format == FMT_JSON)
+		return trace_print_json(out, rep);
+	if (o->format == FMT_PROM)
+		return trace_print_prometheus(out, rep);
+	return trace_print_text(out, rep);
+}
+
+/* The report to standard output, or to -O's file atomically (lib/out/outfile.h). 0 or -errno. */
+static int write_report(const struct trace_opts *o, const struct trace_report *rep)
+{
+	struct ns_outfile of = {.fd = -1};
+	char *why = NULL;
+	FILE *f;
+	int r;
+
+	if (!o->output_file) {
+		r = print_report(stdout, o, rep);
+		return r ? r : fflush(stdout) ? -errno : 0;
+	}
+	r = ns_outfile_open(o->output_file, &of, &why);
+	free(why);
+	if (r)
+		return r;
+	f = fdopen(dup(of.fd), "w");
+	if (!f) {
+		r = -errno;
+		ns_outfile_abort(&of);
+		return r;
+	}
+	r = print_report(f, o, rep);
+	if (fclose(f) && !r)
+		r = -errno;
+	if (r) {
+		ns_outfile_abort(&of);
+		return r;
+	}
+	return ns_outfile_commit(&of);
+}
+
+/* -O's target before the window: a name that cannot be written is said now, not after it. Exit
+ * code, or -1 to go on. */
+static int check_output_file(const struct ns_cli *cli, struct trace_opts *o)
+{
+	struct ns_outfile probe;
+	char *why = NULL;
+	int r;
+
+	if (!o->output_file)
+		return -1;
+	if (ns_outfile_is_stdout(o->output_file)) {
+		o->output_file = NULL; /* standard output, asked for by name: written through */
+		return -1;
+	}
+	r = ns_outfile_open(o->output_file, &probe, &why);
+	if (r && why) {
+		r = ns_cli_fail(cli, NS_EXIT_UNKNOWN, "not writing %s: %s", o->output_file, why);
+		free(why);
+		return r;
+	}
+	if (r)
+		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "cannot create a file beside %s: %s", o->output_file,
+				   strerror(-r));
+	ns_outfile_abort(&probe);
+	return -1;
+}
+
 /* check's causes on each traced device: what the measured crossing is the effect of */
 static const char *const *const *causes_by_device(const struct ns_findings *f, const struct trace_plan *pl)
 {
@@ -444,6 +519,9 @@ int cmd_trace(int argc, char **argv)
 
 	ns_cli_init(&cli, "trace", argc, argv);
 	code = trace_parse(argc, argv, &cli, &o);
+	if (code >= 0)
+		return code;
+	code = check_output_file(&cli, &o);
 	if (code >= 0)
 		return code;
 	code = NS_EXIT_OK;
@@ -501,8 +579,9 @@ int cmd_trace(int argc, char **argv)
 			.seconds_asked = o.seconds,
 			.seconds = w.seconds,
 			.stopped = w.stopped,
-			.untimed = w.lost[0],
-			.lost_records = w.lost[1] + w.lost[2],
+			.untimed = w.lost[NS_TRACE_UNTIMED] + w.lost[NS_TRACE_LOST_BUCKETS],
+			.lost_records = w.lost[NS_TRACE_LOST_RECORDS],
+			.missed = w.lost[NS_TRACE_MISSED],
 			.devices_asked = (const char *const *)(argv + optind),
 			.ndevices_asked = (size_t)(argc - optind),
 			.because = because,
@@ -510,15 +589,11 @@ int cmd_trace(int argc, char **argv)
 			.verbose = o.verbose,
 		};
 		code = trace_exit_code(&rep);
-		if (o.format == FMT_JSON)
-			r = trace_print_json(stdout, &rep);
-		else if (o.format == FMT_PROM)
-			r = trace_print_prometheus(stdout, &rep);
-		else
-			r = trace_print_text(stdout, &rep);
-		if (r || fflush(stdout))
-			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot write the report: %s",
-					   strerror(r ? -r : errno));
+		r = write_report(&o, &rep);
+		if (r)
+			code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot write the report%s%s: %s",
+					   o.output_file ? " to " : "", o.output_file ? o.output_file : "",
+					   strerror(-r));
 	}
 	if (w.stopped)
 		fprintf(stderr, "numastor trace: interrupted: the figures cover %.1f s\n", w.seconds);

@@ -84,9 +84,13 @@ _numastor() {
 			COMPREPLY=($(compgen -W "text json prometheus" -- "$cur"))
 			return
 			;;
+		--output-file | -O)
+			_filedir
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--duration --format --json --verbose --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--duration --format --json --output-file --verbose --help" -- "$cur"))
 			return
 		fi
 		COMPREPLY=($(compgen -W "$(ls /sys/block 2>/dev/null)" -- "$cur"))

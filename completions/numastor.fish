@@ -56,6 +56,7 @@ complete -c numastor -n __fish_use_subcommand -a trace -d 'watch the live worklo
 complete -c numastor -n '__fish_seen_subcommand_from trace' -s d -l duration -x -a '1 10 60' -d 'how long to watch the live workload'
 complete -c numastor -n '__fish_seen_subcommand_from trace' -s f -l format -x -a 'text json prometheus' -d 'output format'
 complete -c numastor -n '__fish_seen_subcommand_from trace' -s j -l json -d 'print a JSON document'
+complete -c numastor -n '__fish_seen_subcommand_from trace' -s O -l output-file -r -F -d 'write the report to a file atomically'
 complete -c numastor -n '__fish_seen_subcommand_from trace' -s v -l verbose -d 'per hardware queue lines'
 complete -c numastor -n '__fish_seen_subcommand_from trace' -s h -l help -d 'show help'
 complete -c numastor -n '__fish_seen_subcommand_from trace; and not string match -q -- "-*" (commandline -ct)' -a '(ls /sys/block)' -d 'block device'

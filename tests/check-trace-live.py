@@ -116,6 +116,8 @@ def main():
         f.truncate(256 << 20)
     dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", img], capture_output=True, text=True,
                          check=True).stdout.strip()
+    # udev's probe of the new device (blkid reads it) done before any window: only fio reads it then
+    subprocess.run(["udevadm", "settle", "-t", "10"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     disk = os.path.basename(dev)
     try:
         run_all(dev, disk)
@@ -134,11 +136,11 @@ def run_all(dev, disk):
     node = node_of_cpu(cpu)
 
     # 1. counted as the kernel counts, attributed to the pinned CPU's node
-    s0 = stat_reads(disk)
     t = subprocess.Popen([NUMASTOR, "trace", "-j", "-d", "3", disk], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     if not wait_attached(before):
         fail("numastor's programs never appeared in bpftool's list")
+    s0 = stat_reads(disk)  # the window is open: from here on, both count every completion
     f = fio(dev, cpu, 1.5)
     f.wait()
     out, err = t.communicate()
@@ -157,10 +159,15 @@ def run_all(dev, disk):
         fail("trace -j has no device %s: %s" % (disk, [x["name"] for x in doc["devices"]]))
         return
     d = d[0]
-    if d["requests"] != s1 - s0 or d["requests"] < 1000:
-        fail("trace counted %d requests, /sys/block/%s/stat %d over the window" % (d["requests"], disk, s1 - s0))
+    # every completion is counted, or said missed: the kernel skips a program already running on
+    # the CPU (a loop request completed from the backing disk's interrupt, nested in a completion
+    # of this program): lost.missed (any disk's), never silently
+    missed = doc["lost"]["missed"]
+    if not (d["requests"] <= s1 - s0 <= d["requests"] + missed) or d["requests"] < 1000:
+        fail("trace counted %d requests (%d missed), /sys/block/%s/stat %d over the window"
+             % (d["requests"], missed, disk, s1 - s0))
     else:
-        print("ok   %d requests, as the stat file's reads completed (%d)" % (d["requests"], s1 - s0))
+        print("ok   %d requests and %d missed, the stat file's reads completed %d" % (d["requests"], missed, s1 - s0))
     subs = {p["submit_node"] for p in d["pairs"] if p["requests"]}
     if subs != {node}:
         fail("submitted from CPU %d (node %s) but trace says nodes %s" % (cpu, node, sorted(subs)))

@@ -262,7 +262,8 @@ def check_json(name, fx, asked, dev, causes, nodes, p):
         fail("%s: kernel %s" % (name, doc["kernel"]))
     if not near(doc["window"]["seconds"], rp["seconds"], 0.001) or doc["window"]["stopped"] != rp["stopped"]:
         fail("%s: window %s, the replay says %s s stopped %s" % (name, doc["window"], rp["seconds"], rp["stopped"]))
-    if doc["lost"] != {"records": rp["lost"]["records"]} or doc["window"]["untimed"] != rp["lost"]["untimed"]:
+    want_lost = {"records": rp["lost"]["records"], "missed": rp["lost"].get("missed", 0)}
+    if doc["lost"] != want_lost or doc["window"]["untimed"] != rp["lost"]["untimed"]:
         fail("%s: lost %s, window.untimed %s, the replay says %s" % (name, doc["lost"], doc["window"]["untimed"],
                                                                      rp["lost"]))
     got = {d["name"]: d for d in doc["devices"]}
@@ -416,6 +417,9 @@ def check_text(name, fx, tree, asked, dev, causes, nodes, p, verbose):
         fail("%s: %s notes the %d lost requests wrong" % (name, what, lost))
     if (untimed > 0) != bool(re.search(r"^  %d requests counted without a latency" % untimed, text, re.M)):
         fail("%s: %s notes the %d untimed requests wrong" % (name, what, untimed))
+    missed = rp["lost"].get("missed", 0)
+    if (missed > 0) != bool(re.search(r"^  %d completions \(of any disk\) not counted" % missed, text, re.M)):
+        fail("%s: %s notes the %d missed completions wrong" % (name, what, missed))
     if verbose:
         for dname, e in dev.items():
             m = re.search(r"^%s: hardware queues.*\n    DISK +QUEUE +IRQ +REQUESTS +SUBMIT +COMPLETE +IRQ-CPUS +SOURCE\n((?:    \S+ +\d.*\n)*)" %
@@ -506,6 +510,28 @@ def check_prom(name, fx, dev, p):
                      (name, dname, cls, got_q, bucket_low(b), bucket_high(b)))
 
 
+def check_output_file(name, numastor, root, replay, args, prom, tmp):
+    """-O FILE: the same bytes as standard output, written atomically (an old file replaced whole);
+    a target that is not a regular file is refused before the window (exit 3), left as it was."""
+    out = os.path.join(tmp, name + ".prom")
+    with open(out, "w") as f:
+        f.write("stale\n")
+    p = run(numastor, root, replay, args + ["-f", "prometheus", "-O", out])
+    with open(out) as f:
+        got = f.read()
+    if p.returncode != prom.returncode or p.stdout or got != prom.stdout:
+        fail("%s: -O wrote %d bytes (exit %d, stdout %d bytes), standard output had %d (exit %d)"
+             % (name, len(got), p.returncode, len(p.stdout), len(prom.stdout), prom.returncode))
+    leftovers = [f for f in os.listdir(tmp) if f.startswith(name + ".prom.")]
+    if leftovers:
+        fail("%s: -O left temporary files: %s" % (name, leftovers))
+    d = os.path.join(tmp, name + ".dir")
+    os.mkdir(d)
+    p = run(numastor, root, replay, args + ["-f", "prometheus", "-O", d])
+    if p.returncode != 3 or "not writing" not in p.stderr or not os.path.isdir(d) or os.listdir(d):
+        fail("%s: -O onto a directory: exit %d, %r" % (name, p.returncode, p.stderr))
+
+
 def main():
     numastor = sys.argv[1]
     with open(numastor, "rb") as f:
@@ -531,7 +557,9 @@ def main():
             check_text(name, fx, tree, asked, dev, causes, nodes, run(numastor, root, replay, fx["args"]), False)
             check_text(name, fx, tree, asked, dev, causes, nodes, run(numastor, root, replay, fx["args"] + ["-v"]),
                        True)
-            check_prom(name, fx, dev, run(numastor, root, replay, fx["args"] + ["-f", "prometheus"]))
+            prom = run(numastor, root, replay, fx["args"] + ["-f", "prometheus"])
+            check_prom(name, fx, dev, prom)
+            check_output_file(name, numastor, root, replay, fx["args"], prom, tmp)
             print("%s: %s" % (name, ", ".join("%s %s" % (n, e["severity"] or "none") for n, e in sorted(dev.items()))))
     if failed:
         print("trace: %d failed" % failed)

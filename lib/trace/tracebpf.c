@@ -346,8 +346,21 @@ const char *ns_trace_bpf_attach_kind(const struct ns_trace_bpf *t)
 	return t->btf ? "tp_btf" : "raw_tp";
 }
 
+/* The kernel's count of runs of p it skipped because p was already running on that CPU (5.12 on;
+ * 0 where the kernel does not count them). */
+static uint64_t recursion_misses(const struct bpf_program *p)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
 int ns_trace_bpf_stop(struct ns_trace_bpf *t, struct ns_trace_rec **recs, size_t *nrecs,
-		      struct ns_trace_bucket **buckets, size_t *nbuckets, uint64_t lost[3])
+		      struct ns_trace_bucket **buckets, size_t *nbuckets, uint64_t lost[NS_TRACE_LOST_N])
 {
 	struct nst_key k, next, *prev = NULL;
 	struct nst_hkey hk, hnext, *hprev = NULL;
@@ -404,10 +417,11 @@ int ns_trace_bpf_stop(struct ns_trace_bpf *t, struct ns_trace_rec **recs, size_t
 			(struct ns_trace_bucket){hk.dev, hk.submit_node, hk.complete_node, hk.irq_node, hk.bucket, c};
 	}
 	fd = bpf_map__fd(t->skel->maps.lost);
-	for (__u32 i = 0; i < 3; i++) {
+	for (__u32 i = 0; i < NST_LOST_N; i++) {
 		__u64 c = 0;
 		lost[i] = bpf_map_lookup_elem(fd, &i, &c) ? 0 : c;
 	}
+	lost[NS_TRACE_MISSED] = recursion_misses(t->btf ? t->skel->progs.btf_complete : t->skel->progs.raw_complete);
 out:
 	if (r) {
 		free(rv);
@@ -449,8 +463,21 @@ const char *ns_trace_bpf_attach_kind(const struct ns_trace_bpf *t)
 	return "none";
 }
 
+/* The kernel's count of runs of p it skipped because p was already running on that CPU (5.12 on;
+ * 0 where the kernel does not count them). */
+static uint64_t recursion_misses(const struct bpf_program *p)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
 int ns_trace_bpf_stop(struct ns_trace_bpf *t, struct ns_trace_rec **recs, size_t *nrecs,
-		      struct ns_trace_bucket **buckets, size_t *nbuckets, uint64_t lost[3])
+		      struct ns_trace_bucket **buckets, size_t *nbuckets, uint64_t lost[NS_TRACE_LOST_N])
 {
 	return -EOPNOTSUPP;
 }

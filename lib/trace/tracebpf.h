@@ -63,13 +63,23 @@ int ns_trace_bpf_start(const struct ns_trace_setup *s, struct ns_trace_bpf **out
 /* "tp_btf" or "raw_tp": the kind of program attached (static string). */
 const char *ns_trace_bpf_attach_kind(const struct ns_trace_bpf *t);
 
+/* What the window could not count (ns_trace_bpf_stop's lost[]). */
+enum ns_trace_lost {
+	NS_TRACE_UNTIMED = 0,	   /* counted without a latency: the issue was not seen */
+	NS_TRACE_LOST_RECORDS = 1, /* not counted: the record map was full */
+	NS_TRACE_LOST_BUCKETS = 2, /* counted, latency not: the bucket map was full */
+	NS_TRACE_MISSED = 3,	   /* completions the kernel did not run the program for: it was already
+				    * running on that CPU (an interrupt's completion nested in another's;
+				    * the kernel's recursion_misses of the program), any disk's */
+	NS_TRACE_LOST_N = 4,
+};
+
 /*
- * End the window (detach) and read the maps: records and latency buckets (free both), and the
- * counts of requests not counted because a map was full (lost[0] in flight, lost[1] records,
- * lost[2] latency buckets). 0 or -errno.
+ * End the window (detach) and read the maps: records and latency buckets (free both), and what
+ * could not be counted (lost[], enum ns_trace_lost). 0 or -errno.
  */
 int ns_trace_bpf_stop(struct ns_trace_bpf *t, struct ns_trace_rec **recs, size_t *nrecs,
-		      struct ns_trace_bucket **buckets, size_t *nbuckets, uint64_t lost[3]);
+		      struct ns_trace_bucket **buckets, size_t *nbuckets, uint64_t lost[NS_TRACE_LOST_N]);
 
 /* Detach when still attached, and free. */
 void ns_trace_bpf_free(struct ns_trace_bpf *t);
