@@ -463,19 +463,6 @@ const char *ns_trace_bpf_attach_kind(const struct ns_trace_bpf *t)
 	return "none";
 }
 
-/* The kernel's count of runs of p it skipped because p was already running on that CPU (5.12 on;
- * 0 where the kernel does not count them). */
-static uint64_t recursion_misses(const struct bpf_program *p)
-{
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
-
-	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
-		return 0;
-	return info.recursion_misses;
-}
-
 int ns_trace_bpf_stop(struct ns_trace_bpf *t, struct ns_trace_rec **recs, size_t *nrecs,
 		      struct ns_trace_bucket **buckets, size_t *nbuckets, uint64_t lost[NS_TRACE_LOST_N])
 {
