@@ -306,7 +306,7 @@ int ns_trace_bpf_start(const struct ns_trace_setup *s, struct ns_trace_bpf **out
 	r = trace_bpf__load(t->skel);
 	if (!r && forced && strcmp(forced, "verifier") == 0) {
 		static const char fake[] = "libbpf: prog 'raw_complete': BPF program load failed: Permission denied\n"
-					   "R1 invalid mem access 'scalar' (NUMASTOR_TEST_TRACE_FAIL)\n";
+					   "R1 invalid mem access 'scalar' (a refusal forced by the test switch)\n";
 		log_append(fake, sizeof(fake) - 1);
 		r = -EACCES;
 	} else if (r && perm_error(r) && geteuid() != 0) {
