@@ -213,6 +213,17 @@ static void text_pairs(const struct tw_page *pg, const struct ns_trace_device *d
 	tw_table_free(&tb);
 }
 
+/* "N what" as a note line, wrapped; nothing when n is 0 */
+static void count_note(struct tw_page *pg, uint64_t n, const char *what)
+{
+	char *line;
+
+	if (!n || asprintf(&line, "%llu %s", (unsigned long long)n, what) < 0)
+		return;
+	tw_wrap(pg, TRACE_WIDTH, 2, 4, NULL, line);
+	free(line);
+}
+
 int trace_print_text(FILE *out, const struct trace_report *r)
 {
 	static const char *const head[] = {"DEVICE",	 "NODE",      "REQUESTS",  "LOCAL-COMPLETE",
@@ -320,33 +331,14 @@ int trace_print_text(FILE *out, const struct trace_report *r)
 	}
 	if (r->lost_records || r->missed || r->untimed || (r->notes && r->notes->n) || (res && res->unattributed)) {
 		fprintf(out, "\nnotes\n");
-		if (r->lost_records && asprintf(&line, "%llu requests not counted: a map was full",
-						(unsigned long long)r->lost_records) >= 0) {
-			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
-			free(line);
-		}
-		if (r->missed &&
-		    asprintf(&line,
-			     "%llu completions (of any disk) not counted: the kernel skipped the program, already "
-			     "running on that CPU (a completion nested in another's)",
-			     (unsigned long long)r->missed) >= 0) {
-			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
-			free(line);
-		}
-		if (r->untimed &&
-		    asprintf(&line,
-			     "%llu requests counted without a latency: issued before the window opened, so their "
-			     "issue time was not seen",
-			     (unsigned long long)r->untimed) >= 0) {
-			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
-			free(line);
-		}
-		if (res && res->unattributed &&
-		    asprintf(&line, "%llu requests of disks not asked for are not shown",
-			     (unsigned long long)res->unattributed) >= 0) {
-			tw_wrap(&pg, TRACE_WIDTH, 2, 4, NULL, line);
-			free(line);
-		}
+		count_note(&pg, r->lost_records, "requests not counted: a map was full");
+		count_note(&pg, r->missed,
+			   "completions (of any disk) not counted: the kernel skipped the program, already running on "
+			   "that CPU (a completion nested in another's)");
+		count_note(&pg, r->untimed,
+			   "requests counted without a latency: issued before the window opened, so their issue time "
+			   "was not seen");
+		count_note(&pg, res ? res->unattributed : 0, "requests of disks not asked for are not shown");
 		for (size_t i = 0; r->notes && i < r->notes->n; i++) {
 			const struct ns_note *n = &r->notes->v[i];
 			char *subject = esc_text(n->subject), *field = esc_text(n->field), *m = esc_text(n->message);

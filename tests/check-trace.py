@@ -40,7 +40,9 @@ import tempfile
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "prometheus"))
+sys.path.insert(0, os.path.join(HERE, "vm"))
 import promtext  # noqa: E402
+from compare import cpulist as fmt_cpulist, cpuset as cpulist  # noqa: E402  the bed's own cpulists
 import schemas  # noqa: E402
 
 FXDIR = os.path.join(HERE, "fixtures", "trace")
@@ -56,27 +58,6 @@ def fail(msg):
     print("FAIL: " + msg)
     if os.environ.get("NUMASTOR_FAIL_FAST") == "1":
         sys.exit(1)
-
-
-def cpulist(text):
-    out = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        a, _, b = part.partition("-")
-        out.update(range(int(a), int(b or a) + 1))
-    return out
-
-
-def fmt_cpulist(cpus):
-    cpus, out, i = sorted(cpus), [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        out.append(str(cpus[i]) if i == j else "%d-%d" % (cpus[i], cpus[j]))
-        i = j + 1
-    return ",".join(out)
 
 
 def bucket_low(i):

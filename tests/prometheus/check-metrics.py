@@ -120,14 +120,7 @@ def trace_run(numastor, root, replay, args):
 def check_trace(numastor, fxdir, tmp):
     """numastor trace's metrics against its own JSON of the same replayed window."""
     n = 0
-    for fn in sorted(os.listdir(TRACE_FIXTURES)):
-        fx = json.load(open(os.path.join(TRACE_FIXTURES, fn)))
-        root = os.path.join(fxdir, fx["tree"])
-        if not os.path.isdir(root):
-            continue
-        replay = os.path.join(tmp, fn)
-        with open(replay, "w") as f:
-            json.dump(fx["replay"], f)
+    for fn, fx, root, replay in promtext.trace_replays(TRACE_FIXTURES, fxdir, tmp):
         j = trace_run(numastor, root, replay, fx["args"] + ["-j"])
         p = trace_run(numastor, root, replay, fx["args"] + ["-f", "prometheus"])
         if p.returncode != j.returncode or p.returncode not in (0, 1):

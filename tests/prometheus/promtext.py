@@ -25,3 +25,21 @@ def parse(text):
 def selector(name, labels):
     """name{k="v",...} with the values as escaped in the exposition (PromQL reads them so)."""
     return "%s{%s}" % (name, ",".join('%s="%s"' % kv for kv in labels.items()))
+
+
+def trace_replays(fixtures_dir, trees_dir, tmp):
+    """(name, fixture, root, replay file) of each trace replay fixture (tests/fixtures/trace/) whose
+    machine tree was generated under trees_dir, its replay written into tmp for
+    NUMASTOR_TEST_TRACE_REPLAY."""
+    import json
+    import os
+    for fn in sorted(os.listdir(fixtures_dir)):
+        with open(os.path.join(fixtures_dir, fn)) as f:
+            fx = json.load(f)
+        root = os.path.join(trees_dir, fx["tree"])
+        if not os.path.isdir(root):
+            continue
+        replay = os.path.join(tmp, fn)
+        with open(replay, "w") as f:
+            json.dump(fx["replay"], f)
+        yield fn[:-5], fx, root, replay
