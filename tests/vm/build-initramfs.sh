@@ -11,8 +11,10 @@
 # depmod as /usr/sbin/depmod, numastor's patched modules as tests/kmod/check-build.sh built
 # them (/vm/kmod/, see below), the guest scripts (/init, /vm/guest/) and every scenario's
 # guest side (/vm/scenarios/).
-set -euo pipefail
+set -eEuo pipefail
 . "$(dirname "$0")/lib.sh"
+# A command that fails without a word of its own (set -e ends the script) is named here.
+trap 'vm_log "error: line $LINENO: \"$BASH_COMMAND\" failed with status $?"' ERR
 
 # Storage modules the guest may load; their dependencies come along. ext4 (which mounts
 # busybox mke2fs's ext2) is for the module-swap refusals: a mounted disk; btrfs, dm_mod and
