@@ -233,28 +233,40 @@ static struct json_object *get_byid(const struct ns_col_ctx *c)
 
 // clang-format off
 const struct ns_column ns_columns[] = {
-	{"NAME", "name", "device name (as under /sys/block)", 7, false, NS_COL_STRING, NULL, get_name},
-	{"KIND", "kind", "kind: nvme, nvme-multipath, scsi, virtio-blk, ata, dm, md, loop...", 4, false, NS_COL_STRING, NULL, get_kind},
-	{"TRAN", "tran", "transport of its paths: nvme, scsi, virtio, ata", 4, false, NS_COL_STRING, NULL, get_tran},
-	{"PCI", "pci", "PCI function(s) behind it (comma-separated: multipath)", 12, false, NS_COL_STRING, NULL, get_pci},
-	{"DRIVER", "driver", "driver bound to its PCI function(s)", 6, false, NS_COL_STRING, NULL, get_driver},
-	{"NODE", "node", "NUMA node it sits on; - when unknown or forced (see SOURCE)", 4, true, NS_COL_NUMBER, NULL, get_node},
-	{"SOURCE", "source", "how NODE is known: pci, fabric, nd-region, vmbus, ... (man page)", 6, false, NS_COL_STRING, NULL, get_source},
-	{"CPUS", "cpus", "CPUs local to it (cpulist)", 4, false, NS_COL_STRING, NULL, get_cpus},
-	{"IRQS", "irqs", "interrupt vectors of its PCI function(s)", 4, true, NS_COL_NUMBER, NULL, get_irqs},
-	{"MANAGED", "managed", "how many of IRQS the kernel manages; - when any is unknown", 7, true, NS_COL_NUMBER, NULL, get_managed},
-	{"FIRES", "fires", "% of its queue interrupts that fire on the node(s) of their queue", 5, true, NS_COL_NUMBER, "%", get_fires},
-	{"QUEUES", "queues", "blk-mq hardware queues", 6, true, NS_COL_NUMBER, NULL, get_queues},
-	{"FINDINGS", "findings", "ids of the findings about it, comma-separated", 8, false, NS_COL_STRINGS, NULL, get_findings},
-	{"SEVERITY", "severity", "worst severity of its findings: info, warning, critical", 8, false, NS_COL_STRING, NULL, get_severity},
-	{"SIZE", "size", "size in bytes", 4, true, NS_COL_NUMBER, NULL, get_size},
-	{"MODEL", "model", "model, as udev or sysfs tells it", 5, false, NS_COL_STRING, NULL, get_model},
-	{"SERIAL", "serial", "serial number", 6, false, NS_COL_STRING, NULL, get_serial},
-	{"BYID", "by_id", "its /dev/disk/by-id link", 4, false, NS_COL_STRING, NULL, get_byid},
+	{"NAME", "name", "device name (as under /sys/block)", 7, false, NS_COL_STRING, NULL, get_name, 0, false},
+	{"KIND", "kind", "kind: nvme, nvme-multipath, scsi, virtio-blk, ata, dm, md, loop...", 4, false, NS_COL_STRING, NULL, get_kind, 0, false},
+	{"TRAN", "tran", "transport of its paths: nvme, scsi, virtio, ata", 4, false, NS_COL_STRING, NULL, get_tran, 0, false},
+	{"PCI", "pci", "PCI function(s) behind it (comma-separated: multipath)", 12, false, NS_COL_STRING, NULL, get_pci, 0, false},
+	{"DRIVER", "driver", "driver bound to its PCI function(s)", 6, false, NS_COL_STRING, NULL, get_driver, 0, false},
+	{"NODE", "node", "NUMA node it sits on; - when unknown or forced (see SOURCE)", 4, true, NS_COL_NUMBER, NULL, get_node, 0, false},
+	{"SOURCE", "source", "how NODE is known: pci, fabric, nd-region, vmbus, ... (man page)", 6, false, NS_COL_STRING, NULL, get_source, 0, false},
+	{"CPUS", "cpus", "CPUs local to it (cpulist)", 4, false, NS_COL_STRING, NULL, get_cpus, 0, false},
+	{"IRQS", "irqs", "interrupt vectors of its PCI function(s)", 4, true, NS_COL_NUMBER, NULL, get_irqs, NS_NEED_IRQS, false},
+	{"MANAGED", "managed", "how many of IRQS the kernel manages; - when any is unknown", 7, true, NS_COL_NUMBER, NULL, get_managed, NS_NEED_IRQS, false},
+	{"FIRES", "fires", "% of its queue interrupts that fire on the node(s) of their queue", 5, true, NS_COL_NUMBER, "%", get_fires, NS_NEED_IRQS | NS_NEED_QUEUES, false},
+	{"QUEUES", "queues", "blk-mq hardware queues", 6, true, NS_COL_NUMBER, NULL, get_queues, NS_NEED_QUEUES, false},
+	{"FINDINGS", "findings", "ids of the findings about it, comma-separated", 8, false, NS_COL_STRINGS, NULL, get_findings, NS_NEED_JSON, true},
+	{"SEVERITY", "severity", "worst severity of its findings: info, warning, critical", 8, false, NS_COL_STRING, NULL, get_severity, NS_NEED_JSON, true},
+	{"SIZE", "size", "size in bytes", 4, true, NS_COL_NUMBER, NULL, get_size, 0, false},
+	{"MODEL", "model", "model, as udev or sysfs tells it", 5, false, NS_COL_STRING, NULL, get_model, NS_NEED_IDENTITY, false},
+	{"SERIAL", "serial", "serial number", 6, false, NS_COL_STRING, NULL, get_serial, NS_NEED_IDENTITY, false},
+	{"BYID", "by_id", "its /dev/disk/by-id link", 4, false, NS_COL_STRING, NULL, get_byid, NS_NEED_IDENTITY, false},
 };
 // clang-format on
 const size_t ns_ncolumns = sizeof(ns_columns) / sizeof(ns_columns[0]);
 const char ns_columns_default[] = "NAME,TRAN,PCI,NODE,SOURCE,CPUS,IRQS,MANAGED,FIRES,QUEUES,FINDINGS";
+
+unsigned ns_columns_needs(const struct ns_column *const *cols, size_t n, bool *judges)
+{
+	unsigned needs = 0;
+
+	*judges = false;
+	for (size_t i = 0; i < n; i++) {
+		needs |= cols[i]->needs;
+		*judges = *judges || cols[i]->judges;
+	}
+	return needs;
+}
 
 const struct ns_column *ns_column_find(const char *name, size_t len)
 {

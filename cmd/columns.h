@@ -36,6 +36,11 @@ struct ns_column {
 	const char *suffix; /* after a number in text ("%"), or NULL */
 	/* The typed value (a new json object), NULL when unknown */
 	struct json_object *(*get)(const struct ns_col_ctx *c);
+	/* What its value is read from beyond the devices, their paths, functions and nodes
+	 * (NS_NEED_*, lib/read/root.h) */
+	unsigned needs;
+	/* It shows findings: the list judges, reads everything and exits with the verdict */
+	bool judges;
 };
 
 extern const struct ns_column ns_columns[];
@@ -51,6 +56,12 @@ const struct ns_column *ns_column_find(const char *name, size_t len);
  * -EINVAL with *bad (malloc'd) naming the first unknown column, or "" for an empty list.
  */
 int ns_columns_parse(const char *spec, const struct ns_column ***out, size_t *n, char **bad);
+
+/*
+ * What a list of these columns reads (NS_NEED_*), and whether it judges (a column shows
+ * findings). A list that judges nothing reads only what its columns show and exits 0: it lists.
+ */
+unsigned ns_columns_needs(const struct ns_column *const *cols, size_t n, bool *judges);
 
 /* How --list prints (cmd/output-list.c). */
 struct ns_list_opts {

@@ -23,7 +23,8 @@ static const struct ns_option check_options[] = {
 	 NS_COMPLETE_WORDS, "1 2 5 10", .val = 'i'},
 	{"all", 'a', NS_ARG_NONE, NULL, "also list empty devices (size 0)", .val = 'a'},
 	{"verbose", 'v', NS_ARG_NONE, NULL, "the full queue tables of every device", .val = 'v'},
-	{"list", 'l', NS_ARG_NONE, NULL, "one line per device, in columns (see -o)", .val = 'l'},
+	{"list", 'l', NS_ARG_NONE, NULL,
+	 "one line per device, in columns (see -o); judges (exit status) only with FINDINGS or SEVERITY", .val = 'l'},
 	{"output", 'o', NS_ARG_REQUIRED, "COLUMNS", "the columns of --list (implies it), comma-separated",
 	 NS_COMPLETE_WORDS,
 	 "NAME KIND TRAN PCI DRIVER NODE SOURCE CPUS IRQS MANAGED FIRES QUEUES FINDINGS SEVERITY SIZE MODEL "

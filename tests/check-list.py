@@ -436,7 +436,50 @@ def check_docs(numastor, cols, default):
         fail(f"fish completion's columns {m.group(1).split() if m else None} differ from the table {names}")
 
 
-PARTS = ("docs", "fixtures", "options", "devices")
+# --- what a list reads: its columns' files, and judges only when it shows findings --------------
+
+PER_IRQ = re.compile(r"(^|/)proc/irq/|(^|/)sys/kernel/irq/|/msi_irqs(/|$)|(^|/)sys/kernel/debug/irq/")
+PER_QUEUE = re.compile(r"/mq(/|$)|/queue/(rq_affinity|nr_requests|scheduler)$|(^|/)sys/kernel/debug/block/")
+
+
+def opened(numastor, root, *args):
+    """The paths the check opens (strace: openat, openat2), relative to its root, and its exit."""
+    with tempfile.NamedTemporaryFile(prefix="numastor-list-reads.", dir=SCRATCH) as log:
+        r = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat,openat2", "-o", log.name, numastor, "check",
+                            "--sysroot", root, *args], capture_output=True, text=True,
+                           env=dict(os.environ, NUMASTOR_THREADS="1"))
+        paths = re.findall(r'openat2?\([^,]*, "([^"]*)"', open(log.name).read())
+    return [p for p in paths if not p.startswith("/")], r.returncode
+
+
+def check_reads(numastor, root, name):
+    rep = run(numastor, "check", "--sysroot", root, "--json")
+    cases = (
+        # columns, reads per-IRQ files, reads per-queue files
+        ("NAME,PCI,NODE", False, False),  # lstopo's job: the device-to-node map
+        ("NAME,KIND,TRAN,DRIVER,SOURCE,CPUS,SIZE", False, False),
+        ("NAME,IRQS", True, False),
+        ("NAME,MANAGED", True, False),
+        ("NAME,QUEUES", False, True),
+        ("NAME,FIRES", True, True),
+        ("NAME,SEVERITY", True, True),  # it judges: everything, as --json
+    )
+    for cols, irqs, queues in cases:
+        paths, code = opened(numastor, root, "-l", "-o", cols)
+        got_irqs = any(PER_IRQ.search(p) for p in paths)
+        got_queues = any(PER_QUEUE.search(p) for p in paths)
+        if (got_irqs, got_queues) != (irqs, queues):
+            fail(f"{name}: -l -o {cols} reads per-IRQ files: {got_irqs} (expected {irqs}), per-queue files: "
+                 f"{got_queues} (expected {queues})")
+        judges = "FINDINGS" in cols or "SEVERITY" in cols
+        want = rep.returncode if judges else 0
+        if code != want:
+            fail(f"{name}: -l -o {cols} exits {code}, expected {want} "
+                 f"({'the report' if judges else 'a list that judges nothing lists'}; the report exits {rep.returncode})")
+    return rep.returncode
+
+
+PARTS = ("docs", "fixtures", "options", "devices", "reads")
 
 
 def main():
@@ -454,12 +497,13 @@ def main():
     cols, default = help_columns(numastor)
     if "docs" in parts:
         check_docs(numastor, cols, default)
-    if not parts & {"fixtures", "options", "devices"}:
+    if not parts & {"fixtures", "options", "devices", "reads"}:
         return finish(cols, parts)
     hba_name, vm_name = "hba-megaraid-node1-irq-cpu0", "vm-1n-virtio-blk"
     need = set(names)
     need |= {hba_name} if "options" in parts else set()
     need |= {hba_name, vm_name} if "devices" in parts else set()
+    need |= {hba_name, "nvme-multipath-2ctrl-2nodes"} if "reads" in parts else set()
     with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
         fx = os.path.join(tmp, "fx")
         subprocess.run([sys.executable, GEN, fx, *[n for n in FIXTURES if n in need]], check=True)
@@ -469,6 +513,13 @@ def main():
         vm = os.path.join(fx, vm_name)
         if "options" in parts:
             check_options(numastor, hba, cols, default)
+        if "reads" in parts:
+            if shutil.which("strace"):
+                codes = [check_reads(numastor, os.path.join(fx, n), n) for n in (hba_name, "nvme-multipath-2ctrl-2nodes")]
+                if not any(codes):
+                    fail("reads: every report exits 0, so the exit statuses prove nothing: a fixture with findings")
+            else:
+                fail("reads: strace is not installed (tools/install-deps installs it)")
         if "devices" in parts:
             # a link the tree holds itself, and a partition's link only the udev database knows
             os.makedirs(os.path.join(vm, "dev", "disk", "by-id"))

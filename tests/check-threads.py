@@ -29,9 +29,15 @@ GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
 CAPTURES = os.path.join(HERE, "fixtures", "captures")
 SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 LARGE = "large-8n448c-16nvme"
-FORMATS = (("--json",), (), ("--verbose",), ("--format", "prometheus"))
+FORMATS = (("--json",), (), ("--verbose",), ("--format", "prometheus"), ("--list", "--json"))
 # (format, threads) against one thread reading everything
 VARIANTS = [(f, "4") for f in FORMATS] + [(("--json",), "3")]
+# --list in columns that judge nothing reads what its columns show (cmd/columns.c's needs): each
+# such column alone, compared with the same column of one run of them all reading everything on
+# one thread; FINDINGS and SEVERITY judge (the list then reads as --json does).
+LIST_COLUMNS = ("NAME", "KIND", "TRAN", "PCI", "DRIVER", "NODE", "SOURCE", "CPUS", "SIZE", "MODEL", "SERIAL",
+                "BYID", "IRQS", "MANAGED", "FIRES", "QUEUES")
+LIST_JUDGING = ("FINDINGS", "SEVERITY")
 
 
 def run(numastor, root_args, args, threads, read_all=False):
@@ -53,6 +59,26 @@ def compare(numastor, label, root_args):
             what = "exit code" if other[0] != b[0] else "stdout" if other[1] != b[1] else "stderr"
             print(f"FAIL {label} {' '.join(args) or 'text'}: NUMASTOR_THREADS={t} reading what the output "
                   f"needs differs in {what} from one thread reading everything")
+            bad += 1
+    return bad + compare_list(numastor, label, root_args)
+
+
+def list_columns(out):
+    """--list -r -n's lines as rows of values (-r escapes blanks: one space separates)."""
+    return [line.split(" ") for line in out.decode().splitlines()]
+
+
+def compare_list(numastor, label, root_args):
+    base = run(numastor, root_args, ("-l", "-r", "-n", "-o", ",".join(LIST_COLUMNS)), "1", read_all=True)
+    rows = list_columns(base[1])
+    bad = 0
+    for i, col in enumerate(LIST_COLUMNS):
+        got = run(numastor, root_args, ("-l", "-r", "-n", "-o", col), "4")
+        what = ("exit code" if got[0] != base[0] else "stderr" if got[2] != base[2]
+                else "stdout" if list_columns(got[1]) != [[r[i]] for r in rows] else None)
+        if what:
+            print(f"FAIL {label} -l -o {col}: reading what the column needs differs in {what} "
+                  f"from one thread reading everything (exit {got[0]} vs {base[0]})")
             bad += 1
     return bad
 
@@ -114,6 +140,14 @@ def main():
         names = [n for n in names if n in cases and n != LARGE]
         captures = [s for s in captures if "capture:" + os.path.basename(os.path.dirname(s)) in cases]
     bad = 0
+    # every column numastor has is named here (a new column joins LIST_COLUMNS or LIST_JUDGING)
+    err = subprocess.run([numastor, "check", "-o", "NO-SUCH-COLUMN"], capture_output=True, text=True).stderr
+    m = re.search(r"\(columns: ([A-Z, ]+)\)", err)
+    have = set(m.group(1).split(", ")) if m else set()
+    named = set(LIST_COLUMNS) | set(LIST_JUDGING)
+    if not have or have != named:
+        print(f"FAIL --list's columns {sorted(have)} are not those LIST_COLUMNS and LIST_JUDGING name {sorted(named)}")
+        bad += 1
     with tempfile.TemporaryDirectory(prefix="numastor-threads.", dir=SCRATCH) as tmp:
         # NUMASTOR_FAIL_FAST=1 (tests/mutation/run.sh): the first failure ends the run, so the
         # quick thread-count rule goes first, on the one tree it needs, before the others are made
@@ -143,7 +177,8 @@ def main():
                     for other in futures:
                         other.cancel()
                     break
-        print(f"{'PASS' if not bad else 'FAIL'} {compared} of {len(roots)} roots x {len(VARIANTS)} outputs/thread counts")
+        print(f"{'PASS' if not bad else 'FAIL'} {compared} of {len(roots)} roots x {len(VARIANTS)} outputs/thread counts"
+              f" and {len(LIST_COLUMNS)} --list columns alone")
     sys.exit(1 if bad else 0)
 
 

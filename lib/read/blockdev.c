@@ -1108,7 +1108,8 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 		if (r < 0 && r != -ENOENT) /* no loop/ directory: not attached */
 			ns_note_read(env->notes, name, "backing_file", p, r, NULL);
 	}
-	read_queue(env, d);
+	if (ns_root_needs(env->root, NS_NEED_QUEUES))
+		read_queue(env, d);
 
 	if (d->kind == NS_DISK_NVME_MULTIPATH) {
 		char **names, *slash;
@@ -1147,6 +1148,8 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 			return r;
 		d->npaths = 1;
 	}
+	if (!ns_root_needs(env->root, NS_NEED_QUEUES))
+		return 0;
 	read_alloc_facts(env, d);
 	for (size_t i = 0; i < d->npaths; i++)
 		read_hctx(env, d, &d->paths[i]);

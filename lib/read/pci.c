@@ -731,7 +731,8 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 	}
 	read_bridges(root, pci);
 	detect_forced(root, m, pci, notes);
-	read_irqs(root, m, pci, notes);
+	if (ns_root_needs(root, NS_NEED_IRQS))
+		read_irqs(root, m, pci, notes);
 	return 0;
 }
 

@@ -35,11 +35,13 @@ typedef void (*ns_recorder)(void *data, const struct ns_record *rec);
 void ns_root_set_recorder(struct ns_root *root, ns_recorder fn, void *data);
 /*
  * What the reads are for. `numastor check` tells the root which of these files its output uses
- * (text, --format prometheus); the readers (lib/model/system, lib/read/blockdev) skip the others. Only
- * reads that are silent (no note when they fail: notes are output too, text lists them and
- * prometheus counts them) and whose values the output does not show are ever skipped. A root
- * reads everything unless told (fix, probe, snapshot, --json, --list, --map): a snapshot
- * replays to --json, so `numastor snapshot` never narrows it.
+ * (text, --format prometheus, --list's columns); the readers (lib/model/system, lib/read/pci,
+ * lib/read/blockdev) skip the others. Only reads whose values the output does not show, and that
+ * are silent (no note when they fail: notes are output too, text lists them and prometheus counts
+ * them) or whose notes it does not print either (--list in columns that judge nothing: no notes,
+ * no findings), are ever skipped. A root reads everything unless told (fix, probe, snapshot,
+ * --json, a --list that judges, --map): a snapshot replays to --json, so `numastor snapshot`
+ * never narrows it.
  */
 enum ns_need {
 	NS_NEED_IDENTITY = 1u << 0,   /* model, serial, wwn, by-id: the udev data file or sysfs */
@@ -48,8 +50,14 @@ enum ns_need {
 	NS_NEED_PARTITIONS = 1u << 3, /* the partition subdirectories of a disk */
 	NS_NEED_SCHEDULER = 1u << 4,  /* queue/scheduler */
 	NS_NEED_TOPOLOGY = 1u << 5,   /* each online CPU's topology/thread_siblings_list (the map's SMT) */
+	/* a PCI function's vectors: msi_irqs/ and each vector's files (/proc/irq, /sys/kernel/irq,
+	 * debugfs) */
+	NS_NEED_IRQS = 1u << 6,
+	/* a disk's blk-mq queues: mq/ and each hardware queue's files, the queue/ settings
+	 * (rq_affinity, nr_requests) and blk-mq's debugfs flags */
+	NS_NEED_QUEUES = 1u << 7,
 };
-#define NS_NEED_FULL 0x3fu
+#define NS_NEED_FULL 0xffu
 /* --json: everything but what only the map draws */
 #define NS_NEED_JSON (NS_NEED_FULL & ~NS_NEED_TOPOLOGY)
 /* text without --verbose: the device table and the notes */

@@ -35,7 +35,8 @@
 #      its (absent) plugin directory.
 #   6. Prints the figures, a model of 16 threads fitted from the 1- and 2-thread times, and
 #      last, exactly one machine-readable line:
-#        bench: check/floor=R check/lstopo=R text/floor=R rss_mib=M per_disk_ms=D disks=N
+#        bench: check/floor=R check/lstopo=R list/lstopo=R text/floor=R rss_mib=M per_disk_ms=D disks=N
+#      (list/lstopo: `check -l -o NAME,PCI,NODE`, the device-to-node map, against lstopo)
 #      (R = median per-round ratio; "n/a" when a figure could not be measured).
 #   It prints figures and never fails on targets: exit 0, 2 when numastor is not built, 3
 #   when the headline tree cannot be made. Under load (shared cores) the figures are noisy:
@@ -122,7 +123,7 @@ for c in $cpus_list; do [ -n "${TREE[large-8n${c}c-${cpu_disks}nvme]:-}${WHY[lar
 t1=$(date +%s.%N)
 if [ -z "${TREE[$main_name]:-}" ]; then
 	echo "run-bench: cannot make the headline tree $main_name: ${WHY[$main_name]}" >&2
-	echo "bench: check/floor=n/a check/lstopo=n/a text/floor=n/a rss_mib=n/a per_disk_ms=n/a disks=$main_disks"
+	echo "bench: check/floor=n/a check/lstopo=n/a list/lstopo=n/a text/floor=n/a rss_mib=n/a per_disk_ms=n/a disks=$main_disks"
 	exit 3
 fi
 big=${TREE[$main_name]}
@@ -193,7 +194,10 @@ keys=(main.json1 main.json2 main.text main.floor main.safe)
 [ "${TEXTFLOOR[main]}" = main.floor ] || keys+=(main.tfloor)
 if [ $have_lstopo = 1 ]; then
 	cmd main.lstopo env HWLOC_FSROOT="$big" HWLOC_COMPONENTS=linux,stop lstopo --whole-io --of xml
-	keys+=(main.lstopo)
+	# lstopo's job, the device-to-node map, as numastor lists it: the devices, their PCI
+	# functions and nodes (a list that judges nothing reads no interrupt or queue file)
+	cmd main.list env NUMASTOR_THREADS=1 "$numastor" check --sysroot "$big" -l -o NAME,PCI,NODE
+	keys+=(main.lstopo main.list)
 fi
 t2=$(date +%s.%N)
 group "${keys[@]}"
@@ -247,6 +251,9 @@ if [ $have_lstopo = 1 ]; then
 	HWLOC_FSROOT="$big" HWLOC_COMPONENTS=linux,stop lstopo --whole-io --of xml >"$work/lstopo.xml" 2>/dev/null || true
 	lfound=$(for ty in NUMANode Package Core PU PCIDev OSDev; do printf "%s %s " "$(grep -c "<object type=\"$ty\"" "$work/lstopo.xml" || true)" "$ty"; done)
 	row "lstopo --whole-io --of xml (replay)" main.lstopo "$lfound"
+	lnodes=$(NUMASTOR_THREADS=1 "$numastor" check --sysroot "$big" -l -n -o NAME,PCI,NODE 2>/dev/null |
+		awk '$2 != "-" && $3 != "-" { n++ } END { print n + 0 }')
+	row "check -l -o NAME,PCI,NODE (1 thread)" main.list "$lnodes devices with a PCI function and a node"
 else
 	echo "  lstopo: not installed (Debian package hwloc-nox)"
 fi
@@ -266,11 +273,13 @@ pr "check text   / its plain floor    (1 thread)" main.text "${TEXTFLOOR[main]}"
 r_text=$MED
 pr "check --json / plain floor        (2 threads)" main.json2 main.floor
 pr "in-root floor / plain floor" main.safe main.floor
-r_lstopo=n/a
+r_lstopo=n/a r_list=n/a
 if [ $have_lstopo = 1 ]; then
 	pr "check --json / lstopo             (1 thread)" main.json1 main.lstopo
 	r_lstopo=$MED
 	pr "check --json / lstopo             (2 threads)" main.json2 main.lstopo
+	pr "check -l -o NAME,PCI,NODE / lstopo (1 thread)" main.list main.lstopo
+	r_list=$MED
 fi
 echo
 
@@ -402,4 +411,4 @@ echo "  (figures are noisy while other work shares the cores: load average $(cut
 echo
 
 read -r -a s <<<"$(stat_of main.json1)"
-echo "bench: check/floor=$r_floor check/lstopo=$r_lstopo text/floor=$r_text rss_mib=$(mib "${s[2]}") per_disk_ms=$per_disk disks=$main_disks"
+echo "bench: check/floor=$r_floor check/lstopo=$r_lstopo list/lstopo=$r_list text/floor=$r_text rss_mib=$(mib "${s[2]}") per_disk_ms=$per_disk disks=$main_disks"
