@@ -23,7 +23,7 @@
 #define NS_SNAPSHOT_MAX_FILE NS_READ_MAX   /* a file the reader reads: the reader's own limit */
 #define NS_SNAPSHOT_MAX_JSON (256u << 20)  /* .numastor/check.json, and check --json's whole output */
 #define NS_SNAPSHOT_MAX_TOTAL (128u << 20) /* the files the reader reads together (check.json aside) */
-#define NS_SNAPSHOT_MAX_ENTRIES 262144u	   /* files, directories and links together (256 NVMe: 219k) */
+#define NS_SNAPSHOT_MAX_ENTRIES 1048576u   /* files, directories and links together (1,024 NVMe: 764k) */
 #define NS_SNAPSHOT_MAX_DEPTH 64u	   /* components of a path */
 #define NS_SNAPSHOT_MAX_PATH 1024u	   /* bytes of a path, and of a link's target */
 #define NS_SNAPSHOT_MAX_NODE 1024u	   /* node ids (nodeN in a name) are below it: MAX_NUMNODES */
