@@ -10,8 +10,9 @@
 #      reported as "not generated: <reason>" and skipped.
 #   2. Records numastor's own accesses on each tree: access-log.c, an LD_PRELOAD shim, logs
 #      every open / listing / readlink / stat numastor makes relative to its root, in order
-#      (see access-log.c for why not the snapshot archive: its links, directories and listed names come last, it is resolved through
-#      links, deduplicated, and does not tell a listed directory from an entry of a listing).
+#      (see access-log.c for why not the snapshot archive: its links, directories and listed
+#      names come last, it is resolved through links, deduplicated, and does not tell a listed
+#      directory from an entry of a listing).
 #      The floor's list is that log, each access once, in first-use order, failed probes
 #      included. `check --json` (NUMASTOR_THREADS=1) and `check` (text) each get their own.
 #      The headline tree and the live machine also cross-check the log with
