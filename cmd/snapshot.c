@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/testhook.h"
+#include "base/util.h"
 #include "cli.h"
 #include "config.h"
 #include "out/json.h"
@@ -98,6 +100,61 @@ static int add_udev(struct ns_capture *c, const struct ns_system *sys)
 	return 0;
 }
 
+/* The check's JSON into a new temporary file (*fd), within its budget (-EFBIG beyond). */
+static int json_spool(const struct ns_system *sys, const struct ns_findings *findings, int *fd)
+{
+	struct ns_jsonw w;
+	FILE *f;
+	int r, dupfd;
+
+	*fd = ns_snapshot_tmpfile();
+	if (*fd < 0)
+		return *fd;
+	dupfd = dup(*fd);
+	f = dupfd >= 0 ? fdopen(dupfd, "w") : NULL;
+	if (!f) {
+		r = -errno;
+		if (dupfd >= 0)
+			close(dupfd);
+		return r;
+	}
+	r = ns_jsonw_init_file(&w, f, NS_SNAPSHOT_MAX_JSON);
+	if (r == 0)
+		r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, false);
+	if (r == 0)
+		r = ns_jsonw_finish(&w);
+	ns_jsonw_free(&w);
+	if (fclose(f) != 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+/* The spooled bundle onto standard output. */
+static int copy_spool(int from, int to)
+{
+	char buf[65536];
+	ssize_t n;
+
+	if (lseek(from, 0, SEEK_SET) < 0)
+		return -errno;
+	while ((n = read(from, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(to, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				return -errno;
+			off += w;
+		}
+	}
+	return 0;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	const char *output = NULL, *sysroot = NULL;
@@ -107,9 +164,8 @@ int cmd_snapshot(int argc, char **argv)
 	struct ns_capture *cap = NULL;
 	struct ns_system sys;
 	struct ns_findings findings = {0};
-	char *doc = NULL, *hostname = NULL, *hostline = NULL, *allfacts = NULL;
-	size_t doclen = 0;
-	struct ns_jsonw w;
+	char *hostname = NULL, *hostline = NULL, *allfacts = NULL;
+	int spool = -1, jfd = -1;
 	time_t now = time(NULL);
 	struct tm tm;
 	int c, r, code = NS_EXIT_OK;
@@ -174,6 +230,18 @@ int cmd_snapshot(int argc, char **argv)
 		ns_outfile_abort(&of);
 		return NS_EXIT_UNKNOWN;
 	}
+	/* standard output gets the bundle once it is whole, from a spool: a refused one leaves
+	 * nothing there either */
+	if (of.through && (spool = ns_snapshot_tmpfile()) < 0) {
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "cannot make a temporary file for the bundle: %s",
+				   strerror(-spool));
+		goto out;
+	}
+	r = ns_capture_start(cap, of.through ? spool : of.fd, &why);
+	if (r < 0) {
+		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", output, why ? why : strerror(-r));
+		goto out;
+	}
 	ns_capture_attach(cap, root);
 	r = ns_system_discover(root, NULL, 0, &sys);
 	if (r == 0) /* check.json is what `numastor check` says: empty devices left out (they stay in the capture) */
@@ -191,14 +259,13 @@ int cmd_snapshot(int argc, char **argv)
 		 NUMASTOR_VERSION, sys.machine.kernel_release ? sys.machine.kernel_release : "", sysconf(_SC_PAGESIZE),
 		 when, sys.privileged);
 	/* the document's host (hostname, boot_id, machine-id) is read still recording, so that a
-	 * replay of the capture says the same */
-	ns_jsonw_init_buffer(&w, SIZE_MAX); /* its budget is the capture's to check */
-	r = ns_json_write_check(&w, &sys, &findings, NUMASTOR_VERSION, false);
-	doc = r == 0 ? ns_jsonw_buffer(&w, &doclen) : NULL;
-	ns_jsonw_free(&w);
+	 * replay of the capture says the same; the document goes to a temporary file (135 MB at
+	 * 1,024 disks), then into the bundle with its size known */
+	r = json_spool(&sys, &findings, &jfd);
 	ns_capture_detach(root);
-	if (r == 0 && !doc)
-		r = -ENOMEM;
+	if (r == -EFBIG)
+		why = ns_fmt("the capture: .numastor/check.json is beyond the budget of %u MiB for the check's JSON",
+			     NS_SNAPSHOT_MAX_JSON >> 20);
 	/* which host it was, as the document's host.hostname says (a replay names it: lib/out/replay.h) */
 	if (ns_read_str(root, "proc/sys/kernel/hostname", &hostname) < 0)
 		hostname = NULL;
@@ -207,13 +274,16 @@ int cmd_snapshot(int argc, char **argv)
 	if (r == 0)
 		r = add_text(cap, NS_REPLAY_FACTS, allfacts);
 	if (r == 0)
-		r = add_text(cap, ".numastor/check.json", doc);
+		r = ns_capture_add_fd(cap, ".numastor/check.json", jfd, 0644);
 	if (r == 0 && ns_root_is_live(root))
 		r = add_modinfo(cap, &sys);
 	if (r == 0 && sys.udev)
 		r = add_udev(cap, &sys);
-	if (r == 0)
-		r = ns_capture_write(cap, of.fd, &why);
+	if (r == 0 || (r == -EFBIG && !why)) {
+		r = ns_capture_finish(cap, &why);
+		if (r == 0 && of.through)
+			r = copy_spool(spool, of.fd);
+	}
 	if (r == 0)
 		r = ns_outfile_commit(&of);
 	if (r == -EFBIG && why) {
@@ -224,6 +294,15 @@ int cmd_snapshot(int argc, char **argv)
 		code = ns_cli_fail(&cli, NS_EXIT_UNKNOWN, "writing %s: %s", output, why ? why : strerror(-r));
 		goto out;
 	}
+	/* NUMASTOR_TEST_CAPTURE_STATS (test builds): what the capture held, for
+	 * tests/check-snapshot.py's memory case */
+	if (ns_test_hook("NUMASTOR_TEST_CAPTURE_STATS")) {
+		struct ns_capture_stats st;
+		ns_capture_stats(cap, &st);
+		fprintf(stderr,
+			"capture: entries=%zu nodes=%zu book_bytes=%zu held_max=%zu duplicates=%zu late_links=%zu\n",
+			st.entries, st.nodes, st.book_bytes, st.held_max, st.duplicates, st.late_links);
+	}
 	/* written through to standard output, the bundle is on it: the line goes to stderr */
 	fprintf(of.through ? stderr : stdout,
 		"wrote %s (%zu entries, %zu devices); replay it with: numastor check --snapshot %s\n",
@@ -232,7 +311,10 @@ int cmd_snapshot(int argc, char **argv)
 out:
 	ns_outfile_abort(&of); /* nothing once committed; else the temporary file goes */
 	free(why);
-	free(doc);
+	if (spool >= 0)
+		close(spool);
+	if (jfd >= 0)
+		close(jfd);
 	free(hostname);
 	free(hostline);
 	free(allfacts);

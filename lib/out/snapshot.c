@@ -165,174 +165,242 @@ int ns_snapshot_archive_load(char **why)
 #define archive_write_open_fd (la.archive_write_open_fd)
 #define archive_write_set_format_pax_restricted (la.archive_write_set_format_pax_restricted)
 
-/* What an entry is, strongest first: a later, weaker record of the same path never wins. */
+/*
+ * The capture streams: a file the reader reads is written to the archive as it is read, from
+ * the reader's own buffer, and nothing of it stays. What the capture keeps is bookkeeping, a
+ * tree of the paths recorded (one node per path, and per directory above one: about 30 bytes
+ * each, numastor-snapshot(8)), by which
+ *  - a path is written once: a file read twice appears once, with the first read's bytes;
+ *  - a path read through a link recorded before is stored where the link leads (an archive must
+ *    not put files behind a link; a replay resolves sys/block/sda to find sys/devices/.../sda);
+ *  - what a later record of the same path may still overrule is held back and written at the
+ *    end, in the order first recorded: links (a file read at the path wins), directories (a
+ *    link wins: a stat or a listing follows a link) and the names a listing or a stat only saw
+ *    (placeholders, which any other record overrules; one with paths below it is a directory).
+ * The files read under .numastor/ and run/udev/data/ are held (copied) to the end as well:
+ * what this capture adds there (facts, modinfo, identity) wins over a read of the same path,
+ * which a tree captured again has from its older capture. They are a few hundred bytes each.
+ */
 enum kind { K_FILE = 0, K_LINK, K_DIR, K_PLACEHOLDER };
+enum pend { P_NONE = 0, P_PLACE, P_DIR }; /* held back, weaker first */
 
-struct entry {
-	char *path;
-	enum kind kind;
-	char *data; /* FILE bytes, LINK target */
+struct node {
+	uint32_t parent; /* 0: the root's own node */
+	uint32_t name;	 /* the component: an offset in the pool */
+	uint32_t next;	 /* the next node of its hash bucket, 0 at the end */
+	uint32_t target; /* a link's target: an offset in the pool */
+	uint16_t mode;	 /* a placeholder's permission bits */
+	uint8_t pend;	 /* the strongest held-back record of the path (enum pend) */
+	uint8_t written : 1, link : 1, kids : 1, probed : 1; /* probed: asked whether it is a link */
+};
+
+/* A file read where this capture adds its own (.numastor/, run/udev/data/), held to the end. */
+struct held {
+	struct held *next;
 	size_t len;
 	mode_t mode;
-	size_t seq;
-	bool added; /* ns_capture_add: what this capture says, over a read of the same path */
+	char *path;
+	char data[];
+};
+
+/* What the budgets have counted of a bundle so far. */
+struct tally {
+	unsigned long long entries, bytes, json_bytes; /* bytes: of the files the reader reads */
 };
 
 struct ns_capture {
-	struct entry *v;
-	size_t n, cap;
-	int err; /* first failure while recording */
+	struct ns_root *root; /* attached: where a directory on a path is asked whether it is a link */
+	struct archive *a;    /* open from ns_capture_start to ns_capture_finish */
+	struct archive_entry *ae;
+	struct node *v;	   /* v[0]: the root */
+	uint32_t n, cap;   /* nodes */
+	uint32_t *buckets; /* nbuckets, a power of two */
+	uint32_t nbuckets;
+	char *pool;
+	size_t pool_len, pool_cap;
+	struct held *held, **held_tail;
+	struct tally tally;
+	size_t held_bytes, held_max; /* file bytes this capture holds (copies), now and at most */
+	size_t count, duplicates, late_links;
+	int err; /* the first failure: nothing more is written */
+	char *why;
 };
+
+static int budget_entry(const char *file, const char *name, mode_t type, long long size, const char *target,
+			struct tally *t, char **why);
 
 int ns_capture_new(struct ns_capture **out)
 {
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	struct ns_capture *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->cap = 4096;
+	c->nbuckets = 4096;
+	c->pool_cap = 65536;
+	c->v = calloc(c->cap, sizeof(*c->v));
+	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
+	c->pool = malloc(c->pool_cap);
+	if (!c->v || !c->buckets || !c->pool) {
+		free(c->v);
+		free(c->buckets);
+		free(c->pool);
+		free(c);
+		return -ENOMEM;
+	}
+	c->pool[0] = '\0'; /* the root's name */
+	c->pool_len = 1;
+	c->n = 1;
+	c->held_tail = &c->held;
+	*out = c;
+	return 0;
+}
+
+static void held_drop(struct ns_capture *c, struct held *h)
+{
+	c->held_bytes -= h->len;
+	free(h->path);
+	free(h);
 }
 
 void ns_capture_free(struct ns_capture *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++) {
-		free(c->v[i].path);
-		free(c->v[i].data);
+	while (c->held) {
+		struct held *h = c->held;
+		c->held = h->next;
+		held_drop(c, h);
 	}
+	if (c->ae)
+		archive_entry_free(c->ae);
+	if (c->a)
+		archive_write_free(c->a);
 	free(c->v);
+	free(c->buckets);
+	free(c->pool);
+	free(c->why);
 	free(c);
 }
 
 size_t ns_capture_count(const struct ns_capture *c)
 {
-	return c->n;
+	return c->count;
 }
 
-static int push(struct ns_capture *c, const char *path, enum kind kind, const char *data, size_t len, mode_t mode)
+void ns_capture_stats(const struct ns_capture *c, struct ns_capture_stats *st)
 {
-	struct entry *e;
+	*st = (struct ns_capture_stats){
+		.entries = c->count,
+		.nodes = c->n,
+		.book_bytes = (size_t)c->cap * sizeof(*c->v) + (size_t)c->nbuckets * sizeof(*c->buckets) + c->pool_cap,
+		.held_max = c->held_max,
+		.duplicates = c->duplicates,
+		.late_links = c->late_links,
+	};
+}
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 1024;
-		struct entry *nv = realloc(c->v, cap * sizeof(*nv));
-		if (!nv)
-			return c->err = -ENOMEM;
-		c->v = nv;
-		c->cap = cap;
+static void hold(struct ns_capture *c, size_t len)
+{
+	c->held_bytes += len;
+	if (c->held_bytes > c->held_max)
+		c->held_max = c->held_bytes;
+}
+
+static int fail(struct ns_capture *c, int err)
+{
+	if (!c->err)
+		c->err = err;
+	return c->err;
+}
+
+static uint32_t name_hash(uint32_t parent, const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull);
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static int pool_add(struct ns_capture *c, const char *s, size_t len, uint32_t *off)
+{
+	if (c->pool_len + len + 1 > c->pool_cap) {
+		size_t cap = c->pool_cap;
+		char *np;
+		while (c->pool_len + len + 1 > cap)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -ENOMEM;
+		np = realloc(c->pool, cap);
+		if (!np)
+			return -ENOMEM;
+		c->pool = np;
+		c->pool_cap = cap;
 	}
-	e = &c->v[c->n];
-	*e = (struct entry){.kind = kind, .len = len, .mode = mode, .seq = c->n};
-	e->path = strdup(path);
-	if (data) {
-		e->data = malloc(len + 1);
-		if (e->data) {
-			memcpy(e->data, data, len);
-			e->data[len] = '\0';
-		}
-	}
-	if (!e->path || (data && !e->data)) {
-		free(e->path);
-		free(e->data);
-		return c->err = -ENOMEM;
-	}
-	c->n++;
+	memcpy(c->pool + c->pool_len, s, len);
+	c->pool[c->pool_len + len] = '\0';
+	*off = (uint32_t)c->pool_len;
+	c->pool_len += len + 1;
 	return 0;
 }
 
-static void on_record(void *data, const struct ns_record *rec)
+static int rehash(struct ns_capture *c, uint32_t nbuckets)
 {
-	struct ns_capture *c = data;
+	uint32_t *b = calloc(nbuckets, sizeof(*b));
 
-	switch (rec->op) {
-	case NS_REC_FILE:
-		if (strcmp(rec->path, "etc/machine-id") == 0) {
-			/* confidential (machine-id(5)), and bundles are sent: only numastor's id for the
-			 * machine goes in, which is what the replay's documents say (lib/out/json.c) */
-			char id[33], *text = strndup(rec->data, rec->len);
-			if (text && ns_id128_app_specific(text, NS_APP_ID, id) == 0)
-				push(c, NS_MACHINE_APP_ID_PATH, K_FILE, id, 32, 0444);
-			free(text);
-			break;
-		}
-		push(c, rec->path, K_FILE, rec->data, rec->len, rec->mode);
-		break;
-	case NS_REC_LINK:
-		push(c, rec->path, K_LINK, rec->data, rec->len, 0777);
-		break;
-	case NS_REC_DIR:
-		push(c, rec->path, K_DIR, NULL, 0, 0755);
-		for (size_t i = 0; i < rec->nnames; i++) {
-			char p[4096];
-			bool dir = rec->types && rec->types[i] == DT_DIR;
-			snprintf(p, sizeof(p), "%s/%s", rec->path, rec->names[i]);
-			/* listed, never read: only its name and whether it is a directory matter */
-			push(c, p, dir ? K_DIR : K_PLACEHOLDER, NULL, 0, dir ? 0755 : 0444);
-		}
-		break;
-	case NS_REC_STAT:
-		push(c, rec->path, S_ISDIR(rec->mode) ? K_DIR : K_PLACEHOLDER, NULL, 0, rec->mode);
-		break;
+	if (!b)
+		return -ENOMEM;
+	for (uint32_t i = 1; i < c->n; i++) {
+		const char *nm = c->pool + c->v[i].name;
+		uint32_t k = name_hash(c->v[i].parent, nm, strlen(nm)) & (nbuckets - 1);
+		c->v[i].next = b[k];
+		b[k] = i;
 	}
+	free(c->buckets);
+	c->buckets = b;
+	c->nbuckets = nbuckets;
+	return 0;
 }
 
-void ns_capture_attach(struct ns_capture *c, struct ns_root *root)
+/* The node of the component name (len bytes) under parent, made when there is none. */
+static int child(struct ns_capture *c, uint32_t parent, const char *name, size_t len, uint32_t *out)
 {
-	ns_root_set_recorder(root, on_record, c);
-}
+	uint32_t k = name_hash(parent, name, len) & (c->nbuckets - 1), id;
+	struct node *nd;
+	int r;
 
-void ns_capture_detach(struct ns_root *root)
-{
-	ns_root_set_recorder(root, NULL, NULL);
-}
-
-int ns_capture_add(struct ns_capture *c, const char *path, const char *data, size_t len, mode_t mode)
-{
-	int r = push(c, path, K_FILE, data, len, mode);
-
-	/* a tree captured again (snapshot -R of an extracted bundle) has the older facts and
-	 * check.json, read on the way: this capture's own are the ones written */
-	if (r == 0)
-		c->v[c->n - 1].added = true;
-	return r;
-}
-
-/* Path order with '/' lowest, so a directory's entries follow it directly. */
-static int path_cmp(const char *a, const char *b)
-{
-	for (;; a++, b++) {
-		unsigned char x = *a == '/' ? 1 : (unsigned char)*a, y = *b == '/' ? 1 : (unsigned char)*b;
-		if (x != y || !x)
-			return x - y;
+	for (uint32_t i = c->buckets[k]; i; i = c->v[i].next) {
+		const char *nm = c->pool + c->v[i].name;
+		if (c->v[i].parent == parent && strncmp(nm, name, len) == 0 && nm[len] == '\0') {
+			*out = i;
+			return 0;
+		}
 	}
-}
-
-static int entry_cmp(const void *pa, const void *pb)
-{
-	const struct entry *a = pa, *b = pb;
-	int r = path_cmp(a->path, b->path);
-	if (r)
+	if (c->n == UINT32_MAX)
+		return -ENOMEM;
+	if (c->n == c->cap) {
+		struct node *nv = realloc(c->v, (size_t)c->cap * 2 * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		c->v = nv;
+		c->cap *= 2;
+	}
+	id = c->n;
+	nd = &c->v[id];
+	*nd = (struct node){.parent = parent};
+	r = pool_add(c, name, len, &nd->name);
+	if (r < 0)
 		return r;
-	if (a->kind != b->kind)
-		return (int)a->kind - (int)b->kind;
-	if (a->added != b->added)
-		return a->added ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-struct link {
-	char *path; /* as recorded */
-	const char *target;
-};
-
-static int link_cmp(const void *a, const void *b)
-{
-	return path_cmp(((const struct link *)a)->path, ((const struct link *)b)->path);
-}
-
-/* The link recorded at exactly path. */
-static const struct link *find_link(const struct link *v, size_t n, const char *path)
-{
-	struct link key = {.path = (char *)path};
-	return bsearch(&key, v, n, sizeof(*v), link_cmp);
+	nd->next = c->buckets[k];
+	c->buckets[k] = id;
+	c->v[parent].kids = 1;
+	c->n++;
+	if (c->n > c->nbuckets && c->nbuckets < (1u << 31) && (r = rehash(c, c->nbuckets * 2)) < 0)
+		return r;
+	*out = id;
+	return 0;
 }
 
 /* dir/target, with "." and ".." worked out lexically (never above the root). */
@@ -375,194 +443,447 @@ static char *join_normalized(const char *dir, size_t dirlen, const char *target,
 	return out;
 }
 
+static void on_record(void *data, const struct ns_record *rec);
+
 /*
- * Paths read through a symlinked directory (sys/block/sda/queue/...) are stored where the
- * link leads (sys/devices/.../block/sda/queue/...): an archive must not put files behind a
- * link, and a replay resolves the link to find them there.
+ * Is the directory at path (node id) a link? Asked once, of the root, the first time a path
+ * goes through it: the reader may read sys/class/block/vda1/dev before it reads the link
+ * sys/class/block/vda1 itself, and what was written below a path cannot move when the path
+ * turns out later to be a link. So a link a read went through is in the bundle whether or not
+ * the reader read the link (a replay resolves it to the same place), and what was read through
+ * it is stored where it leads.
  */
-static int canonicalize(struct ns_capture *c)
+static void probe_link(struct ns_capture *c, const char *path, uint32_t id)
 {
-	/* the links as recorded: rewriting entries below must not disturb the lookup */
-	struct link *links = NULL;
-	size_t nlinks = 0;
-	int r = 0;
+	char *target = NULL;
+	uint32_t off;
 
-	for (size_t i = 0; i < c->n; i++)
-		nlinks += c->v[i].kind == K_LINK;
-	links = calloc(nlinks ? nlinks : 1, sizeof(*links));
-	if (!links)
-		return -ENOMEM;
-	nlinks = 0;
-	for (size_t i = 0; i < c->n && r == 0; i++)
-		if (c->v[i].kind == K_LINK) {
-			links[nlinks].path = strdup(c->v[i].path);
-			links[nlinks].target = c->v[i].data;
-			if (!links[nlinks++].path)
-				r = -ENOMEM;
-		}
-	qsort(links, nlinks, sizeof(*links), link_cmp);
-	for (size_t i = 0; i < c->n && r == 0; i++) {
-		char *p = c->v[i].path;
-		int hops = 0;
-		for (size_t k = 0; p[k] && hops < 40; k++) {
-			const struct link *l;
-			char *np, *slash;
-			if (p[k] != '/')
-				continue;
-			p[k] = '\0';
-			l = find_link(links, nlinks, p);
-			p[k] = '/';
-			if (!l)
-				continue;
-			slash = memrchr(p, '/', k);
-			np = join_normalized(p, slash ? (size_t)(slash - p) : 0, l->target, p + k + 1);
-			if (!np) {
-				r = -ENOMEM;
-				break;
-			}
-			if (p != c->v[i].path)
-				free(p);
-			p = np;
-			k = (size_t)-1; /* start over: the target may hold links too */
-			hops++;
-		}
-		if (hops >= 40 && r == 0)
-			r = -ELOOP;
-		if (p != c->v[i].path) {
-			free(c->v[i].path);
-			c->v[i].path = p;
-		}
+	c->v[id].probed = 1;
+	if (!c->root)
+		return;
+	/* not a record: the reader did not read it (when it does, its record finds it known) */
+	ns_root_set_recorder(c->root, NULL, NULL);
+	if (ns_readlink(c->root, path, &target) == 0 && pool_add(c, target, strlen(target), &off) == 0) {
+		c->v[id].target = off;
+		c->v[id].link = 1;
 	}
-	for (size_t i = 0; i < nlinks; i++)
-		free(links[i].path);
-	free(links);
-	return r;
+	ns_root_set_recorder(c->root, on_record, c);
+	free(target);
 }
 
-/* How entry i of the sorted capture is written, or -1 when it is not (a weaker record of a
- * path already written). */
-static int written_kind(const struct ns_capture *c, size_t i)
+#define CAP_PATH 8192 /* a path as the capture resolves it; the budget (MAX_PATH) is far below */
+
+/*
+ * The node of path as the capture stores it, and that path into out: every component but the
+ * last resolved through the links recorded so far, lexically, at most 40 of them (a replay's
+ * resolver follows the same links inside the bundle). Nodes are made as needed.
+ */
+static int resolve(struct ns_capture *c, const char *path, char out[static CAP_PATH], uint32_t *id)
 {
-	const struct entry *e = &c->v[i];
-	enum kind kind = e->kind;
+	int hops = 0;
 
-	if (i && strcmp(c->v[i - 1].path, e->path) == 0)
-		return -1; /* the strongest record of this path is already written */
-	/* a placeholder with entries below it is a directory */
-	if (kind == K_PLACEHOLDER && i + 1 < c->n) {
-		size_t n = strlen(e->path);
-		for (size_t k = i + 1; k < c->n; k++) {
-			if (strcmp(c->v[k].path, e->path) == 0)
-				continue;
-			if (strncmp(c->v[k].path, e->path, n) == 0 && c->v[k].path[n] == '/')
-				kind = K_DIR;
-			break;
-		}
-	}
-	return (int)kind;
-}
-
-/* What the budgets have counted of a bundle so far. */
-struct tally {
-	unsigned long long entries, bytes, json_bytes; /* bytes: of the files the reader reads */
-};
-
-static int budget_entry(const char *file, const char *name, mode_t type, long long size, const char *target,
-			struct tally *t, char **why);
-
-/* The replay's budgets, on what would be written: a bundle check --snapshot would refuse is
- * not written at all. */
-static int capture_budgets(const struct ns_capture *c, char **why)
-{
-	struct tally t = {0};
-
-	for (size_t i = 0; i < c->n; i++) {
-		const struct entry *e = &c->v[i];
-		int kind = written_kind(c, i), r;
-		if (kind < 0)
+	if (strlen(path) >= CAP_PATH)
+		return -ENAMETOOLONG;
+	strcpy(out, path);
+again:;
+	uint32_t n = 0;
+	for (const char *s = out; *s;) {
+		size_t len = strcspn(s, "/");
+		const char *t = s + len;
+		uint32_t ch;
+		int r;
+		while (*t == '/')
+			t++;
+		if (!len) {
+			s = t;
 			continue;
-		r = budget_entry("the capture", e->path,
-				 kind == K_LINK	 ? AE_IFLNK
-				 : kind == K_DIR ? AE_IFDIR
-						 : AE_IFREG,
-				 kind == K_FILE ? (long long)e->len : 0, kind == K_LINK ? e->data : NULL, &t, why);
-		if (r)
-			return -EFBIG;
+		}
+		r = child(c, n, s, len, &ch);
+		if (r < 0)
+			return r;
+		if (*t && !c->v[ch].probed && !c->v[ch].link) {
+			char save = s[len];
+			out[s + len - out] = '\0';
+			probe_link(c, out, ch);
+			out[s + len - out] = save;
+		}
+		if (*t && c->v[ch].link) {
+			size_t dirlen = s > out ? (size_t)(s - out) - 1 : 0;
+			char *np;
+			if (++hops > 40)
+				return -ELOOP;
+			np = join_normalized(out, dirlen, c->pool + c->v[ch].target, t);
+			if (!np || strlen(np) >= CAP_PATH) {
+				free(np);
+				return np ? -ENAMETOOLONG : -ENOMEM;
+			}
+			strcpy(out, np);
+			free(np);
+			goto again;
+		}
+		n = ch;
+		s = t;
 	}
+	*id = n;
 	return 0;
 }
 
-int ns_capture_write(struct ns_capture *c, int fd, char **why)
+/* One entry into the archive, within the budgets (a replay would refuse the bundle beyond
+ * them: the capture then stops, and ns_capture_finish says why). data: a file's bytes, or a
+ * link's target. */
+static int put(struct ns_capture *c, const char *path, enum kind kind, const char *data, size_t len, mode_t mode)
 {
-	struct archive *a;
-	struct archive_entry *ae;
+	struct archive_entry *ae = c->ae;
+
+	if (c->err)
+		return c->err;
+	if (budget_entry("the capture", path,
+			 kind == K_LINK	 ? AE_IFLNK
+			 : kind == K_DIR ? AE_IFDIR
+					 : AE_IFREG,
+			 kind == K_FILE ? (long long)len : 0, kind == K_LINK ? data : NULL, &c->tally, &c->why))
+		return fail(c, -EFBIG);
+	archive_entry_clear(ae);
+	archive_entry_set_pathname(ae, path);
+	archive_entry_set_uid(ae, 0);
+	archive_entry_set_gid(ae, 0);
+	switch (kind) {
+	case K_FILE:
+		archive_entry_set_filetype(ae, AE_IFREG);
+		archive_entry_set_perm(ae, mode & 07777);
+		archive_entry_set_size(ae, (la_int64_t)len);
+		break;
+	case K_LINK:
+		archive_entry_set_filetype(ae, AE_IFLNK);
+		archive_entry_set_perm(ae, 0777);
+		archive_entry_set_symlink(ae, data);
+		break;
+	case K_DIR:
+		archive_entry_set_filetype(ae, AE_IFDIR);
+		archive_entry_set_perm(ae, 0755);
+		break;
+	case K_PLACEHOLDER:
+		/* listed or probed, never read: an empty file with the mode it had */
+		archive_entry_set_filetype(ae, AE_IFREG);
+		archive_entry_set_perm(ae, (mode & 07777) ? (mode & 07777) : 0444);
+		archive_entry_set_size(ae, 0);
+		break;
+	}
+	if (archive_write_header(c->a, ae) != ARCHIVE_OK)
+		return fail(c, -EIO);
+	if (kind == K_FILE && len && archive_write_data(c->a, data, len) != (la_ssize_t)len)
+		return fail(c, -EIO);
+	c->count++;
+	return 0;
+}
+
+/* Files where the capture adds its own: read ones wait for the end (see above). */
+static bool added_here(const char *path)
+{
+	return strncmp(path, ".numastor/", 10) == 0 || strncmp(path, "run/udev/data/", 14) == 0;
+}
+
+static void put_file(struct ns_capture *c, const char *path, const char *data, size_t len, mode_t mode)
+{
+	char p[CAP_PATH];
+	uint32_t id;
+	int r;
+
+	if (c->err)
+		return;
+	if (added_here(path)) {
+		struct held *h = malloc(sizeof(*h) + len);
+		if (!h || !(h->path = strdup(path))) {
+			free(h);
+			fail(c, -ENOMEM);
+			return;
+		}
+		memcpy(h->data, data, len);
+		h->len = len;
+		h->mode = mode;
+		h->next = NULL;
+		*c->held_tail = h;
+		c->held_tail = &h->next;
+		hold(c, len);
+		return;
+	}
+	r = resolve(c, path, p, &id);
+	if (r < 0) {
+		fail(c, r);
+		return;
+	}
+	if (c->v[id].written) {
+		c->duplicates++;
+		return;
+	}
+	if (put(c, p, K_FILE, data, len, mode) == 0)
+		c->v[id].written = 1;
+}
+
+/* A record to be written at the end, unless a stronger one of the path comes first. */
+static void pend(struct ns_capture *c, uint32_t id, enum pend kind, mode_t mode)
+{
+	struct node *nd = &c->v[id];
+
+	if (nd->pend == P_NONE)
+		nd->mode = (uint16_t)(mode & 07777);
+	if (kind > nd->pend)
+		nd->pend = (uint8_t)kind;
+}
+
+static void on_record(void *data, const struct ns_record *rec)
+{
+	struct ns_capture *c = data;
+	char p[CAP_PATH];
+	uint32_t id;
+	int r = 0;
+
+	if (c->err)
+		return;
+	switch (rec->op) {
+	case NS_REC_FILE:
+		if (strcmp(rec->path, "etc/machine-id") == 0) {
+			/* confidential (machine-id(5)), and bundles are sent: only numastor's id for the
+			 * machine goes in, which is what the replay's documents say (lib/out/json.c) */
+			char id128[33], *text = strndup(rec->data, rec->len);
+			if (text && ns_id128_app_specific(text, NS_APP_ID, id128) == 0)
+				put_file(c, NS_MACHINE_APP_ID_PATH, id128, 32, 0444);
+			free(text);
+			break;
+		}
+		put_file(c, rec->path, rec->data, rec->len, rec->mode);
+		break;
+	case NS_REC_LINK:
+		r = resolve(c, rec->path, p, &id);
+		if (r < 0)
+			break;
+		if (c->v[id].kids && !c->v[id].link) {
+			/* paths were recorded through it before it was: they are stored below it, and it
+			 * stays the directory they make (never seen in numastor's own reading order) */
+			c->late_links++;
+			break;
+		}
+		if (!c->v[id].link) {
+			r = pool_add(c, rec->data, rec->len, &c->v[id].target);
+			c->v[id].link = r == 0;
+		}
+		break;
+	case NS_REC_DIR:
+		r = resolve(c, rec->path, p, &id);
+		if (r == 0)
+			pend(c, id, P_DIR, 0755);
+		if (r == 0 && rec->nnames) {
+			/* the entries' directory is where the path leads, the path itself included:
+			 * the first entry's node tells which */
+			char q[CAP_PATH];
+			uint32_t dir, ch;
+			if (snprintf(q, sizeof(q), "%s/%s", rec->path, rec->names[0]) >= (int)sizeof(q)) {
+				r = -ENAMETOOLONG;
+				break;
+			}
+			r = resolve(c, q, p, &ch);
+			dir = r == 0 ? c->v[ch].parent : 0;
+			for (size_t i = 0; i < rec->nnames && r == 0; i++) {
+				bool isdir = rec->types && rec->types[i] == DT_DIR;
+				/* listed, never read: only its name and whether it is a directory matter */
+				r = child(c, dir, rec->names[i], strlen(rec->names[i]), &ch);
+				if (r == 0)
+					pend(c, ch, isdir ? P_DIR : P_PLACE, isdir ? 0755 : 0444);
+			}
+		}
+		break;
+	case NS_REC_STAT:
+		r = resolve(c, rec->path, p, &id);
+		if (r == 0)
+			pend(c, id, S_ISDIR(rec->mode) ? P_DIR : P_PLACE, rec->mode);
+		break;
+	}
+	if (r < 0)
+		fail(c, r);
+}
+
+int ns_capture_start(struct ns_capture *c, int fd, char **why)
+{
+	int r = ns_snapshot_archive_load(why);
+
+	if (r < 0)
+		return fail(c, r);
+	c->a = archive_write_new();
+	c->ae = archive_entry_new();
+	if (!c->a || !c->ae || archive_write_add_filter_gzip(c->a) != ARCHIVE_OK ||
+	    archive_write_set_format_pax_restricted(c->a) || archive_write_open_fd(c->a, fd) != ARCHIVE_OK)
+		return fail(c, -EIO);
+	return 0;
+}
+
+void ns_capture_attach(struct ns_capture *c, struct ns_root *root)
+{
+	c->root = root;
+	ns_root_set_recorder(root, on_record, c);
+}
+
+void ns_capture_detach(struct ns_root *root)
+{
+	ns_root_set_recorder(root, NULL, NULL);
+}
+
+int ns_capture_add(struct ns_capture *c, const char *path, const char *data, size_t len, mode_t mode)
+{
+	char p[CAP_PATH];
+	uint32_t id;
+	int r;
+
+	if (c->err)
+		return c->err;
+	r = resolve(c, path, p, &id);
+	if (r < 0)
+		return fail(c, r);
+	if (c->v[id].written)
+		return 0; /* added twice: the first */
+	r = put(c, p, K_FILE, data, len, mode);
+	if (r == 0)
+		c->v[id].written = 1;
+	return r;
+}
+
+#define COPY_CHUNK 65536
+
+int ns_capture_add_fd(struct ns_capture *c, const char *path, int fd, mode_t mode)
+{
+	char p[CAP_PATH], *buf;
+	struct stat st;
+	uint32_t id;
+	off_t left;
+	int r;
+
+	if (c->err)
+		return c->err;
+	if (fstat(fd, &st) < 0 || lseek(fd, 0, SEEK_SET) < 0)
+		return fail(c, -errno);
+	if (!S_ISREG(st.st_mode))
+		return fail(c, -EINVAL);
+	r = resolve(c, path, p, &id);
+	if (r < 0)
+		return fail(c, r);
+	if (c->v[id].written)
+		return 0;
+	if (budget_entry("the capture", p, AE_IFREG, (long long)st.st_size, NULL, &c->tally, &c->why))
+		return fail(c, -EFBIG);
+	archive_entry_clear(c->ae);
+	archive_entry_set_pathname(c->ae, p);
+	archive_entry_set_uid(c->ae, 0);
+	archive_entry_set_gid(c->ae, 0);
+	archive_entry_set_filetype(c->ae, AE_IFREG);
+	archive_entry_set_perm(c->ae, mode & 07777);
+	archive_entry_set_size(c->ae, (la_int64_t)st.st_size);
+	if (archive_write_header(c->a, c->ae) != ARCHIVE_OK)
+		return fail(c, -EIO);
+	buf = malloc(COPY_CHUNK);
+	if (!buf)
+		return fail(c, -ENOMEM);
+	hold(c, COPY_CHUNK);
+	/* the size the header says, exactly: a file that changed meanwhile is an error */
+	for (left = st.st_size; left > 0 && r == 0;) {
+		ssize_t n = read(fd, buf, left < COPY_CHUNK ? (size_t)left : COPY_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			r = n < 0 ? -errno : -EIO;
+		else if (archive_write_data(c->a, buf, (size_t)n) != (la_ssize_t)n)
+			r = -EIO;
+		else
+			left -= n;
+	}
+	c->held_bytes -= COPY_CHUNK;
+	free(buf);
+	if (r < 0)
+		return fail(c, r);
+	c->v[id].written = 1;
+	c->count++;
+	return 0;
+}
+
+/* The path of node id into out (components joined from the root down). */
+static int node_path(const struct ns_capture *c, uint32_t id, char out[static CAP_PATH])
+{
+	uint32_t up[NS_SNAPSHOT_MAX_DEPTH * 4];
+	size_t depth = 0, len = 0;
+
+	for (uint32_t i = id; i; i = c->v[i].parent) {
+		if (depth == sizeof(up) / sizeof(up[0]))
+			return -ENAMETOOLONG;
+		up[depth++] = i;
+	}
+	while (depth--) {
+		const char *nm = c->pool + c->v[up[depth]].name;
+		size_t n = strlen(nm);
+		if (len + n + 2 >= CAP_PATH)
+			return -ENAMETOOLONG;
+		if (len)
+			out[len++] = '/';
+		memcpy(out + len, nm, n);
+		len += n;
+	}
+	out[len] = '\0';
+	return 0;
+}
+
+int ns_capture_finish(struct ns_capture *c, char **why)
+{
+	char p[CAP_PATH];
 	int r = 0;
 
 	*why = NULL;
-	if (c->err)
-		return c->err;
-	qsort(c->v, c->n, sizeof(*c->v), entry_cmp);
-	r = canonicalize(c);
-	if (r < 0)
-		return r;
-	qsort(c->v, c->n, sizeof(*c->v), entry_cmp);
-	r = capture_budgets(c, why);
-	if (r < 0)
-		return r;
-	r = ns_snapshot_archive_load(why);
-	if (r < 0)
-		return r;
-	a = archive_write_new();
-	ae = archive_entry_new();
-	if (!a || !ae || archive_write_add_filter_gzip(a) != ARCHIVE_OK || archive_write_set_format_pax_restricted(a) ||
-	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
-		r = -EIO;
-		goto out;
+	if (!c->a && !c->err)
+		fail(c, -EINVAL); /* never started */
+	/* the files read where this capture added its own: those it did not add */
+	while (c->held && !c->err) {
+		struct held *h = c->held;
+		uint32_t id;
+		c->held = h->next;
+		r = resolve(c, h->path, p, &id);
+		if (r < 0)
+			fail(c, r);
+		else if (!c->v[id].written && put(c, p, K_FILE, h->data, h->len, h->mode) == 0)
+			c->v[id].written = 1;
+		else if (c->v[id].written)
+			c->duplicates++;
+		held_drop(c, h);
 	}
-	for (size_t i = 0; i < c->n && r == 0; i++) {
-		const struct entry *e = &c->v[i];
-		int kind = written_kind(c, i);
-		if (kind < 0)
-			continue;
-		archive_entry_clear(ae);
-		archive_entry_set_pathname(ae, e->path);
-		archive_entry_set_uid(ae, 0);
-		archive_entry_set_gid(ae, 0);
-		switch ((enum kind)kind) {
-		case K_FILE:
-			archive_entry_set_filetype(ae, AE_IFREG);
-			archive_entry_set_perm(ae, e->mode & 07777);
-			archive_entry_set_size(ae, (la_int64_t)e->len);
-			break;
-		case K_LINK:
-			archive_entry_set_filetype(ae, AE_IFLNK);
-			archive_entry_set_perm(ae, 0777);
-			archive_entry_set_symlink(ae, e->data);
-			break;
-		case K_DIR:
-			archive_entry_set_filetype(ae, AE_IFDIR);
-			archive_entry_set_perm(ae, 0755);
-			break;
-		case K_PLACEHOLDER:
-			/* listed or probed, never read: an empty file with the mode it had */
-			archive_entry_set_filetype(ae, AE_IFREG);
-			archive_entry_set_perm(ae, (e->mode & 07777) ? (e->mode & 07777) : 0444);
-			archive_entry_set_size(ae, 0);
+	/* what was held back, in the order first recorded */
+	for (uint32_t id = 1; id < c->n && !c->err; id++) {
+		const struct node *nd = &c->v[id];
+		enum kind kind;
+		if (nd->written || (!nd->link && nd->pend == P_NONE))
+			continue; /* written, or only a directory above what was */
+		if (nd->link)
+			kind = K_LINK;
+		else if (nd->pend == P_DIR || nd->kids)
+			kind = K_DIR; /* a placeholder with entries below it is a directory */
+		else
+			kind = K_PLACEHOLDER;
+		r = node_path(c, id, p);
+		if (r < 0) {
+			/* far beyond the depth and path budgets */
+			c->why = ns_fmt("the capture: an entry is more than %u levels deep or %u bytes long, "
+					"beyond the budgets",
+					NS_SNAPSHOT_MAX_DEPTH, NS_SNAPSHOT_MAX_PATH);
+			fail(c, c->why ? -EFBIG : -ENOMEM);
 			break;
 		}
-		if (archive_write_header(a, ae) != ARCHIVE_OK)
-			r = -EIO;
-		else if (kind == K_FILE && e->len && archive_write_data(a, e->data, e->len) != (la_ssize_t)e->len)
-			r = -EIO;
+		put(c, p, kind, nd->link ? c->pool + nd->target : NULL, 0, nd->mode);
 	}
-	if (archive_write_close(a) != ARCHIVE_OK && !r)
-		r = -EIO;
-out:
-	if (ae)
-		archive_entry_free(ae);
-	if (a)
-		archive_write_free(a);
-	return r;
+	if (c->a) {
+		if (!c->err && archive_write_close(c->a) != ARCHIVE_OK)
+			fail(c, -EIO);
+		archive_write_free(c->a);
+		c->a = NULL;
+	}
+	if (c->err == -EFBIG && c->why) {
+		*why = c->why;
+		c->why = NULL;
+	}
+	return c->err;
 }
 
 /* ---- replay ---- */
@@ -1086,4 +1407,25 @@ int ns_snapshot_extract(const char *file, char **dir_out, char **why)
 	}
 	*dir_out = dir;
 	return 0;
+}
+
+int ns_snapshot_tmpfile(void)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	const char *dir = tmpdir && *tmpdir ? tmpdir : "/tmp";
+	char *name = NULL;
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+
+	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL))
+		return fd >= 0 ? fd : -errno;
+	/* a file system without O_TMPFILE: a named one, unlinked at once */
+	if (asprintf(&name, "%s/numastor-spool.XXXXXX", dir) < 0)
+		return -ENOMEM;
+	fd = mkostemp(name, O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	else
+		unlink(name);
+	free(name);
+	return fd;
 }

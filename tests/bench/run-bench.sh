@@ -10,8 +10,9 @@
 #      reported as "not generated: <reason>" and skipped.
 #   2. Records numastor's own accesses on each tree: access-log.c, an LD_PRELOAD shim, logs
 #      every open / listing / readlink / stat numastor makes relative to its root, in order
-#      (see access-log.c for why not the snapshot archive: it is sorted, resolved through
-#      links, deduplicated, and does not tell a listed directory from an entry of a listing).
+#      (see access-log.c for why not the snapshot archive: its links, directories and listed
+#      names come last, it is resolved through links, deduplicated, and does not tell a listed
+#      directory from an entry of a listing).
 #      The floor's list is that log, each access once, in first-use order, failed probes
 #      included. `check --json` (NUMASTOR_THREADS=1) and `check` (text) each get their own.
 #      The headline tree and the live machine also cross-check the log with
@@ -35,8 +36,9 @@
 #      its (absent) plugin directory.
 #   6. Prints the figures, a model of 16 threads fitted from the 1- and 2-thread times, and
 #      last, exactly one machine-readable line:
-#        bench: check/floor=R check/lstopo=R list/lstopo=R text/floor=R rss_mib=M per_disk_ms=D disks=N
-#      (list/lstopo: `check -l -o NAME,PCI,NODE`, the device-to-node map, against lstopo)
+#        bench: check/floor=R check/lstopo=R list/lstopo=R text/floor=R rss_mib=M per_disk_ms=D disks=N snap_rss_mib=M
+#      (list/lstopo: `check -l -o NAME,PCI,NODE`, the device-to-node map, against lstopo;
+#      snap_rss_mib: numastor snapshot's median peak RSS on the BENCH_SNAP_DISKS tree, issue 35)
 #      (R = median per-round ratio; "n/a" when a figure could not be measured).
 #   It prints figures and never fails on targets: exit 0, 2 when numastor is not built, 3
 #   when the headline tree cannot be made. Under load (shared cores) the figures are noisy:
@@ -49,6 +51,8 @@
 #   BENCH_CPUS        growth CPU counts, 8 nodes (default "448 1024")
 #   BENCH_CPU_DISKS   the disk count of the CPU-growth trees (default 64)
 #   BENCH_LIVE        0 skips the live machine (default 1)
+#   BENCH_SNAP_DISKS  the tree whose snapshot's peak RSS is measured (default 256)
+#   BENCH_SNAP_ROUNDS runs of that snapshot (default 3; median and range)
 #   BENCH_SNAPCHECK   0 skips the snapshot cross-check (default 1; ~15 s on 64 disks)
 #   BENCH_GEN         the generator (default tests/fixtures/gen-fixtures.py of this tree; e.g.
 #                     another branch's, to bench sizes this one cannot make yet)
@@ -75,6 +79,8 @@ cc=${CC:-cc}
 disks_list=${BENCH_DISKS:-16 64 256}
 cpus_list=${BENCH_CPUS:-448 1024}
 cpu_disks=${BENCH_CPU_DISKS:-64}
+snap_disks=${BENCH_SNAP_DISKS:-256}
+snap_rounds=${BENCH_SNAP_ROUNDS:-3}
 gen_py=${BENCH_GEN:-$here/../fixtures/gen-fixtures.py}
 py() { python3 "$here/accesses.py" "$@"; }
 
@@ -123,7 +129,7 @@ for c in $cpus_list; do [ -n "${TREE[large-8n${c}c-${cpu_disks}nvme]:-}${WHY[lar
 t1=$(date +%s.%N)
 if [ -z "${TREE[$main_name]:-}" ]; then
 	echo "run-bench: cannot make the headline tree $main_name: ${WHY[$main_name]}" >&2
-	echo "bench: check/floor=n/a check/lstopo=n/a list/lstopo=n/a text/floor=n/a rss_mib=n/a per_disk_ms=n/a disks=$main_disks"
+	echo "bench: check/floor=n/a check/lstopo=n/a list/lstopo=n/a text/floor=n/a rss_mib=n/a per_disk_ms=n/a disks=$main_disks snap_rss_mib=n/a"
 	exit 3
 fi
 big=${TREE[$main_name]}
@@ -410,5 +416,37 @@ fi
 echo "  (figures are noisy while other work shares the cores: load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
 
+# ---- the snapshot's memory ----
+# numastor snapshot streams (issue 35): its peak RSS (ru_maxrss) on the SNAP_DISKS tree, each of
+# SNAP_ROUNDS runs measured alone, median and range (memory does not need interleaving: it is not
+# the machine's load that moves it)
+snap_rss=n/a
+snap_name=large-8n448c-${snap_disks}nvme
+[ -n "${TREE[$snap_name]:-}${WHY[$snap_name]:-}" ] || gen "$snap_name"
+echo "snapshot (numastor snapshot --sysroot, peak RSS of each of $snap_rounds runs)"
+if [ -n "${TREE[$snap_name]:-}" ]; then
+	: >"$work/snap.runs"
+	for _ in $(seq "$snap_rounds"); do
+		rm -f "$work/snap.tar.gz"
+		"$work/measure" -- "$numastor" snapshot --sysroot "${TREE[$snap_name]}" -O "$work/snap.tar.gz" \
+			>>"$work/snap.runs" 2>"$work/snap.err" || true
+	done
+	if awk '$3 != 0 { bad = 1 } END { exit bad || NR == 0 }' "$work/snap.runs"; then
+		snap_ms=$(sort -n "$work/snap.runs" | awk '{ t[NR] = $1 } END { printf "%.0f", t[int((NR + 1) / 2)] * 1000 }')
+		read -r snap_rss snap_line < <(sort -k2,2n "$work/snap.runs" | awk -v ms="$snap_ms" -v name="$snap_name" \
+			-v size="$(stat -c %s "$work/snap.tar.gz")" '{ k[NR] = $2 }
+			END {
+				m = k[int((NR + 1) / 2)]
+				printf "%.1f %-26s median %.1f MiB peak RSS (%.1f-%.1f), median %s ms, bundle %.1f MB\n", m / 1024, name, m / 1024, k[1] / 1024, k[NR] / 1024, ms, size / 1e6
+			}')
+		echo "  $snap_line"
+	else
+		echo "  $snap_name: numastor snapshot failed: $(tail -n1 "$work/snap.err" | cut -c1-160)"
+	fi
+else
+	printf "  %-26s not generated: %s\n" "$snap_name" "${WHY[$snap_name]}"
+fi
+echo
+
 read -r -a s <<<"$(stat_of main.json1)"
-echo "bench: check/floor=$r_floor check/lstopo=$r_lstopo list/lstopo=$r_list text/floor=$r_text rss_mib=$(mib "${s[2]}") per_disk_ms=$per_disk disks=$main_disks"
+echo "bench: check/floor=$r_floor check/lstopo=$r_lstopo list/lstopo=$r_list text/floor=$r_text rss_mib=$(mib "${s[2]}") per_disk_ms=$per_disk disks=$main_disks snap_rss_mib=$snap_rss"
