@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 static bool is_digit(char c)
 {
@@ -27,12 +28,24 @@ static int digits(const char **p, uint64_t max, uint64_t *out)
 	const char *s = *p;
 	uint64_t v = 0;
 	bool over = false;
+	size_t n = 0;
 
 	if (!is_digit(*s))
 		return -EINVAL;
 	if (s[0] == '0' && is_digit(s[1]))
 		return -EINVAL;
-	for (; is_digit(*s); s++) {
+	/* up to 19 digits cannot pass UINT64_MAX: nearly every number the kernel writes is
+	 * accumulated without a check per digit, and held to max once */
+	while (n < 19 && is_digit(s[n]))
+		v = v * 10 + (unsigned)(s[n++] - '0');
+	if (!is_digit(s[n])) {
+		*p = s + n;
+		if (v > max)
+			return -ERANGE;
+		*out = v;
+		return 0;
+	}
+	for (v = 0; is_digit(*s); s++) {
 		unsigned d = (unsigned)(*s - '0');
 		if (over || d > max || v > (max - d) / 10)
 			over = true;
