@@ -66,6 +66,13 @@ static int parse_counts(const char *txt, struct ns_counts *c, bool runs)
 	memset(c, 0, sizeof(*c));
 	if (!s || !*s)
 		return -EINVAL;
+	if (!runs) {
+		/* a value and its comma take two bytes at least: room for all at once */
+		cap = strlen(s) / 2 + 1;
+		c->v = malloc(cap * sizeof(*c->v));
+		if (!c->v)
+			return -ENOMEM;
+	}
 	for (;;) {
 		uint64_t v, k = 1;
 		/* "%u" each: the kernel's per-CPU counts are 32-bit, in decimal without leading zeros */
@@ -204,12 +211,16 @@ int ns_counts_fold(const struct ns_machine *m, const struct ns_counts *c, unsign
 	*total = 0;
 	if (!*per_node)
 		return -ENOMEM;
-	for (size_t cpu = 0; cpu < c->n; cpu++) {
-		int node = ns_machine_cpu_node(m, (int)cpu);
+	/* the CPUs the map knows, by its array (ns_machine_cpu_node's), then the rest's total */
+	size_t mapped = c->n < m->ncpu_node ? c->n : m->ncpu_node, cpu;
+	for (cpu = 0; cpu < mapped; cpu++) {
+		int node = m->cpu_node[cpu];
 		*total += c->v[cpu];
-		if (node >= 0 && (size_t)node < *nper_node)
+		if (node >= 0 && (size_t)node < nodes)
 			(*per_node)[node] += c->v[cpu];
 	}
+	for (; cpu < c->n; cpu++)
+		*total += c->v[cpu];
 	return 0;
 }
 
