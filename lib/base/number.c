@@ -3,12 +3,6 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <stddef.h>
-
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
 
 int ns_hex_digit(char c)
 {
@@ -21,42 +15,9 @@ int ns_hex_digit(char c)
 	return -1;
 }
 
-/* Digits at *p in canonical form (no leading zero unless the number is 0), accumulated
- * into *out; -ERANGE once the value passes max (all digits are still consumed). */
 static int digits(const char **p, uint64_t max, uint64_t *out)
 {
-	const char *s = *p;
-	uint64_t v = 0;
-	bool over = false;
-	size_t n = 0;
-
-	if (!is_digit(*s))
-		return -EINVAL;
-	if (s[0] == '0' && is_digit(s[1]))
-		return -EINVAL;
-	/* up to 19 digits cannot pass UINT64_MAX: nearly every number the kernel writes is
-	 * accumulated without a check per digit, and held to max once */
-	while (n < 19 && is_digit(s[n]))
-		v = v * 10 + (unsigned)(s[n++] - '0');
-	if (!is_digit(s[n])) {
-		*p = s + n;
-		if (v > max)
-			return -ERANGE;
-		*out = v;
-		return 0;
-	}
-	for (v = 0; is_digit(*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (over || d > max || v > (max - d) / 10)
-			over = true;
-		else
-			v = v * 10 + d;
-	}
-	*p = s;
-	if (over)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	return ns_dec_digits(p, max, out);
 }
 
 int ns_parse_dec_prefix(const char **p, uint64_t max, uint64_t *out)
