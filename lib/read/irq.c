@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/number.h"
+#include "base/util.h"
 
 const char *ns_managed_source_name(enum ns_managed_source s)
 {
@@ -179,7 +180,7 @@ int ns_counts_read(struct ns_root *root, int irq, struct ns_counts *c, char **ra
 	memset(c, 0, sizeof(*c));
 	if (raw)
 		*raw = NULL;
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/per_cpu_count", irq);
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", irq, "/per_cpu_count");
 	r = ns_read_str(root, path, &txt);
 	if (r < 0)
 		return r;
@@ -255,7 +256,7 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 	char *txt;
 	int r;
 
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/per_cpu_count", irq->irq);
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", irq->irq, "/per_cpu_count");
 	r = ns_read_str(root, path, &txt);
 	if (r < 0) {
 		ns_note_read(notes, subj, "total_count", path, r, NULL);
@@ -304,7 +305,7 @@ static void read_managed(struct ns_root *root, const struct ns_machine *m, struc
 	char path[96], *txt;
 
 	if (debugfs) {
-		snprintf(path, sizeof(path), "sys/kernel/debug/irq/irqs/%d", irq->irq);
+		ns_path_num(path, sizeof(path), "sys/kernel/debug/irq/irqs/", irq->irq, "");
 		if (ns_read_str(root, path, &txt) == 0) {
 			irq->managed = strstr(txt, "IRQD_AFFINITY_MANAGED") ? 1 : 0;
 			irq->managed_source = NS_MANAGED_DEBUGFS;
@@ -345,32 +346,32 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	irq->user_settable = -1;
 	irq->hw_queue = -1;
 	irq->queue_of_ctl = -1;
-	snprintf(subj, sizeof(subj), "irq %d", n);
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+	ns_path_num(subj, sizeof(subj), "irq ", n, "");
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/actions");
 	r = ns_read_str(root, path, &irq->actions);
 	if (r == -ENOENT) {
 		/* no actions file: the IRQ may have vanished since it was listed */
-		snprintf(path, sizeof(path), "proc/irq/%d", n);
+		ns_path_num(path, sizeof(path), "proc/irq/", n, "");
 		if (!ns_exists(root, path))
 			return -ENOENT;
-		snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+		ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/actions");
 	}
 	if (r < 0 && r != -ENODATA)
 		ns_note_read(notes, subj, "actions", path, r, NULL);
 	if (irq->actions)
 		irq->name = strndup(irq->actions, strcspn(irq->actions, ","));
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/chip_name", n);
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/chip_name");
 	r = ns_read_str(root, path, &irq->chip);
 	if (r < 0)
 		ns_note_read(notes, subj, "chip", path, r, NULL);
 
-	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", n);
+	ns_path_num(path, sizeof(path), "proc/irq/", n, "/smp_affinity_list");
 	/* the mode tells only from 6.12 on (read_managed): before, it costs an fstat for nothing */
 	read_list(root, m, path, &irq->affinity, notes, subj, "affinity", false,
 		  ns_machine_kernel_at_least(m, 6, 12) ? &mode : NULL);
-	snprintf(path, sizeof(path), "proc/irq/%d/effective_affinity_list", n);
+	ns_path_num(path, sizeof(path), "proc/irq/", n, "/effective_affinity_list");
 	read_list(root, m, path, &irq->effective, notes, subj, "effective_affinity", false, NULL);
-	snprintf(path, sizeof(path), "proc/irq/%d/affinity_hint", n);
+	ns_path_num(path, sizeof(path), "proc/irq/", n, "/affinity_hint");
 	if ((r = ns_read_str(root, path, &txt)) == 0) {
 		if ((r = ns_machine_parse_cpus(m, &irq->hint, txt, true)) < 0)
 			ns_note_read(notes, subj, "affinity_hint", path, r, txt);
@@ -378,7 +379,7 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	} else if (r != -ENOENT) {
 		ns_note_read(notes, subj, "affinity_hint", path, r, NULL);
 	}
-	snprintf(path, sizeof(path), "proc/irq/%d/node", n);
+	ns_path_num(path, sizeof(path), "proc/irq/", n, "/node");
 	/* -1 or a node id below MAX_NUMNODES, in decimal (0x1 and 4294967297 are not node 1) */
 	if ((r = ns_read_dec(root, path, -1, NS_NODE_MAX - 1, &node, &txt)) == 0) {
 		irq->node = (int)node;
@@ -463,7 +464,7 @@ char *ns_irq_first_action(struct ns_root *root, int n)
 {
 	char path[64], *a = NULL, *name;
 
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/actions");
 	if (ns_read_str(root, path, &a) < 0)
 		return NULL;
 	name = strndup(a, strcspn(a, ","));
