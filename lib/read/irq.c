@@ -359,7 +359,9 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	if (r < 0 && r != -ENODATA)
 		ns_note_read(notes, subj, "actions", path, r, NULL);
 	if (irq->actions)
-		irq->name = strndup(irq->actions, strcspn(irq->actions, ","));
+		/* one action (nearly every vector): its name is the same string, held once */
+		irq->name = irq->actions[strcspn(irq->actions, ",")] ? strndup(irq->actions, strcspn(irq->actions, ","))
+								     : irq->actions;
 	ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/chip_name");
 	r = ns_read_str(root, path, &irq->chip);
 	if (r < 0)
@@ -441,7 +443,8 @@ void ns_irq_settle(struct ns_irq *irq)
 
 void ns_irq_free(struct ns_irq *irq)
 {
-	free(irq->name);
+	if (irq->name != irq->actions)
+		free(irq->name);
 	free(irq->actions);
 	free(irq->chip);
 	ns_cpuset_clear(&irq->affinity);

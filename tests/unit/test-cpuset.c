@@ -166,7 +166,8 @@ int main(void)
 		CHECK(ns_cpuset_test(&one, 3) && ns_cpuset_test(&one, 63) && ns_cpuset_test(&one, 200));
 		CHECK(ns_cpuset_count(&one) == 3 && ns_cpuset_count(&two) == 2);
 		CHECK(ns_cpuset_and(&two, &two, &one) == 0 && ns_cpuset_count(&two) == 2 && ns_cpuset_test(&two, 63));
-		CHECK(ns_cpuset_andnot(&one, &one, &two) == 0 && ns_cpuset_count(&one) == 1 && ns_cpuset_test(&one, 200));
+		CHECK(ns_cpuset_andnot(&one, &one, &two) == 0 && ns_cpuset_count(&one) == 1 &&
+		      ns_cpuset_test(&one, 200));
 		ns_cpuset_clear(&one);
 		ns_cpuset_clear(&two);
 	}
