@@ -14,10 +14,22 @@
 
 #define WBITS (sizeof(unsigned long) * CHAR_BIT)
 
+/* The words of s, wherever they are held */
+static unsigned long *W(struct ns_cpuset *s)
+{
+	return s->nwords > 1 ? s->u.words : &s->u.word;
+}
+
+static const unsigned long *CW(const struct ns_cpuset *s)
+{
+	return s->nwords > 1 ? s->u.words : &s->u.word;
+}
+
 void ns_cpuset_clear(struct ns_cpuset *s)
 {
-	free(s->words);
-	s->words = NULL;
+	if (s->nwords > 1)
+		free(s->u.words);
+	s->u.words = NULL;
 	s->nwords = 0;
 	s->known = false;
 }
@@ -28,12 +40,25 @@ static int grow(struct ns_cpuset *s, size_t nwords)
 
 	if (nwords <= s->nwords)
 		return 0;
-	w = realloc(s->words, nwords * sizeof(*w));
+	if (nwords > UINT_MAX)
+		return -ERANGE;
+	if (nwords == 1) {
+		s->u.word = 0;
+		s->nwords = 1;
+		return 0;
+	}
+	if (s->nwords <= 1) {
+		w = malloc(nwords * sizeof(*w));
+		if (w && s->nwords)
+			w[0] = s->u.word;
+	} else {
+		w = realloc(s->u.words, nwords * sizeof(*w));
+	}
 	if (!w)
 		return -ENOMEM;
 	memset(w + s->nwords, 0, (nwords - s->nwords) * sizeof(*w));
-	s->words = w;
-	s->nwords = nwords;
+	s->u.words = w;
+	s->nwords = (unsigned)nwords;
 	return 0;
 }
 
@@ -46,7 +71,7 @@ int ns_cpuset_set(struct ns_cpuset *s, unsigned cpu)
 	r = grow(s, cpu / WBITS + 1);
 	if (r < 0)
 		return r;
-	s->words[cpu / WBITS] |= 1UL << (cpu % WBITS);
+	W(s)[cpu / WBITS] |= 1UL << (cpu % WBITS);
 	return 0;
 }
 
@@ -54,14 +79,14 @@ bool ns_cpuset_test(const struct ns_cpuset *s, unsigned cpu)
 {
 	if (cpu / WBITS >= s->nwords)
 		return false;
-	return s->words[cpu / WBITS] & (1UL << (cpu % WBITS));
+	return CW(s)[cpu / WBITS] & (1UL << (cpu % WBITS));
 }
 
 unsigned ns_cpuset_count(const struct ns_cpuset *s)
 {
 	unsigned n = 0;
 	for (size_t i = 0; i < s->nwords; i++)
-		n += (unsigned)__builtin_popcountl(s->words[i]);
+		n += (unsigned)__builtin_popcountl(CW(s)[i]);
 	return n;
 }
 
@@ -69,7 +94,7 @@ int ns_cpuset_next(const struct ns_cpuset *s, int cpu)
 {
 	size_t c = (size_t)(cpu + 1);
 	for (size_t i = c / WBITS; i < s->nwords; i++) {
-		unsigned long w = s->words[i];
+		unsigned long w = CW(s)[i];
 		if (i == c / WBITS)
 			w &= ~0UL << (c % WBITS);
 		if (w)
@@ -85,7 +110,7 @@ int ns_cpuset_first(const struct ns_cpuset *s)
 
 static unsigned long word(const struct ns_cpuset *s, size_t i)
 {
-	return i < s->nwords ? s->words[i] : 0;
+	return i < s->nwords ? CW(s)[i] : 0;
 }
 
 bool ns_cpuset_equal(const struct ns_cpuset *a, const struct ns_cpuset *b)
@@ -100,7 +125,7 @@ bool ns_cpuset_equal(const struct ns_cpuset *a, const struct ns_cpuset *b)
 bool ns_cpuset_subset(const struct ns_cpuset *a, const struct ns_cpuset *of)
 {
 	for (size_t i = 0; i < a->nwords; i++)
-		if (a->words[i] & ~word(of, i))
+		if (CW(a)[i] & ~word(of, i))
 			return false;
 	return true;
 }
@@ -108,7 +133,7 @@ bool ns_cpuset_subset(const struct ns_cpuset *a, const struct ns_cpuset *of)
 bool ns_cpuset_intersects(const struct ns_cpuset *a, const struct ns_cpuset *b)
 {
 	for (size_t i = 0; i < a->nwords; i++)
-		if (a->words[i] & word(b, i))
+		if (CW(a)[i] & word(b, i))
 			return true;
 	return false;
 }
@@ -119,7 +144,7 @@ int ns_cpuset_or(struct ns_cpuset *dst, const struct ns_cpuset *src)
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < src->nwords; i++)
-		dst->words[i] |= src->words[i];
+		W(dst)[i] |= CW(src)[i];
 	return 0;
 }
 
@@ -132,16 +157,20 @@ int ns_cpuset_copy(struct ns_cpuset *dst, const struct ns_cpuset *src)
 
 static int combine(struct ns_cpuset *dst, const struct ns_cpuset *a, const struct ns_cpuset *b, bool invert)
 {
-	size_t n = a->nwords;
-	unsigned long *w = n ? malloc(n * sizeof(*w)) : NULL;
+	unsigned n = a->nwords;
+	unsigned long one, *w = n > 1 ? malloc(n * sizeof(*w)) : &one;
+	const unsigned long *aw = CW(a);
 
-	if (n && !w)
+	if (!w)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		w[i] = a->words[i] & (invert ? ~word(b, i) : word(b, i));
+		w[i] = aw[i] & (invert ? ~word(b, i) : word(b, i));
 	bool known = a->known && b->known;
 	ns_cpuset_clear(dst);
-	dst->words = w;
+	if (n > 1)
+		dst->u.words = w;
+	else if (n == 1)
+		dst->u.word = one;
 	dst->nwords = n;
 	dst->known = known;
 	return 0;
@@ -165,13 +194,13 @@ static void set_range(struct ns_cpuset *s, unsigned a, unsigned b)
 	unsigned long last = ~0UL >> (WBITS - 1 - b % WBITS);
 
 	if (wa == wb) {
-		s->words[wa] |= first & last;
+		W(s)[wa] |= first & last;
 		return;
 	}
-	s->words[wa] |= first;
+	W(s)[wa] |= first;
 	for (size_t i = wa + 1; i < wb; i++)
-		s->words[i] = ~0UL;
-	s->words[wb] |= last;
+		W(s)[i] = ~0UL;
+	W(s)[wb] |= last;
 }
 
 static bool blank(char c)
@@ -357,7 +386,7 @@ int ns_cpuset_parse_mask_max(struct ns_cpuset *s, const char *text, unsigned lim
 			continue;
 		v = ns_hex_digit(text[i]);
 		if (v)
-			s->words[bit / WBITS] |= (unsigned long)v << (bit % WBITS);
+			W(s)[bit / WBITS] |= (unsigned long)v << (bit % WBITS);
 		bit += 4;
 	}
 	s->known = true;

@@ -12,8 +12,13 @@
 struct json_object;
 
 struct ns_cpuset {
-	unsigned long *words;
-	size_t nwords;
+	/* nwords words: one is held here (a node set, a machine of up to 64 CPUs), more on the
+	 * heap; only lib/base/cpuset.c looks inside */
+	union {
+		unsigned long *words;
+		unsigned long word;
+	} u;
+	unsigned nwords;
 	bool known;
 };
 

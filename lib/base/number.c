@@ -4,11 +4,6 @@
 #include <errno.h>
 #include <stdbool.h>
 
-static bool is_digit(char c)
-{
-	return c >= '0' && c <= '9';
-}
-
 int ns_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
@@ -20,30 +15,9 @@ int ns_hex_digit(char c)
 	return -1;
 }
 
-/* Digits at *p in canonical form (no leading zero unless the number is 0), accumulated
- * into *out; -ERANGE once the value passes max (all digits are still consumed). */
 static int digits(const char **p, uint64_t max, uint64_t *out)
 {
-	const char *s = *p;
-	uint64_t v = 0;
-	bool over = false;
-
-	if (!is_digit(*s))
-		return -EINVAL;
-	if (s[0] == '0' && is_digit(s[1]))
-		return -EINVAL;
-	for (; is_digit(*s); s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (over || d > max || v > (max - d) / 10)
-			over = true;
-		else
-			v = v * 10 + d;
-	}
-	*p = s;
-	if (over)
-		return -ERANGE;
-	*out = v;
-	return 0;
+	return ns_dec_digits(p, max, out);
 }
 
 int ns_parse_dec_prefix(const char **p, uint64_t max, uint64_t *out)

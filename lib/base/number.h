@@ -12,6 +12,9 @@
 #ifndef NUMASTOR_NUMBER_H
 #define NUMASTOR_NUMBER_H
 
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Node ids are below MAX_NUMNODES (1 << CONFIG_NODES_SHIFT: 1024 with x86's MAXSMP). */
@@ -40,6 +43,51 @@ int ns_parse_hex(const char *text, uint64_t max, uint64_t *out);
  * a name ("node12", "Node 0 MemTotal: 123 kB"): digits only (no sign), *p is moved past
  * them. -EINVAL when *p does not start with a digit or has a leading zero. */
 int ns_parse_dec_prefix(const char **p, uint64_t max, uint64_t *out);
+/*
+ * The digits every decimal above is read by, inline for the loops that read thousands of
+ * numbers (per_cpu_count): digits at *p in canonical form (no leading zero unless the number
+ * is 0), *p moved past all of them; -EINVAL when none or a leading zero, -ERANGE above max.
+ */
+static inline bool ns_is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static inline int ns_dec_digits(const char **p, uint64_t max, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	bool over = false;
+	size_t n = 0;
+
+	if (!ns_is_digit(*s))
+		return -EINVAL;
+	if (s[0] == '0' && ns_is_digit(s[1]))
+		return -EINVAL;
+	/* up to 19 digits cannot pass UINT64_MAX: nearly every number the kernel writes is
+	 * accumulated without a check per digit, and held to max once */
+	while (n < 19 && ns_is_digit(s[n]))
+		v = v * 10 + (unsigned)(s[n++] - '0');
+	if (!ns_is_digit(s[n])) {
+		*p = s + n;
+		if (v > max)
+			return -ERANGE;
+		*out = v;
+		return 0;
+	}
+	for (v = 0; ns_is_digit(*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (over || d > max || v > (max - d) / 10)
+			over = true;
+		else
+			v = v * 10 + d;
+	}
+	*p = s;
+	if (over)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
 /* The value of one hex digit (either case), or -1. */
 int ns_hex_digit(char c);
 

@@ -14,6 +14,38 @@ char *ns_vfmt(const char *fmt, va_list ap)
 	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
 }
 
+/* src appended at buf + *len, within size (the NUL included) */
+static void put(char *buf, size_t size, size_t *len, const char *src, size_t n)
+{
+	if (*len + 1 >= size)
+		return;
+	if (n > size - 1 - *len)
+		n = size - 1 - *len;
+	memcpy(buf + *len, src, n);
+	*len += n;
+}
+
+char *ns_path_num(char *buf, size_t size, const char *pre, long long n, const char *post)
+{
+	char num[24], *d = num + sizeof(num);
+	unsigned long long u = n < 0 ? -(unsigned long long)n : (unsigned long long)n;
+	size_t len = 0;
+
+	if (!size)
+		return buf;
+	do {
+		*--d = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (n < 0)
+		*--d = '-';
+	put(buf, size, &len, pre, strlen(pre));
+	put(buf, size, &len, d, (size_t)(num + sizeof(num) - d));
+	put(buf, size, &len, post, strlen(post));
+	buf[len] = '\0';
+	return buf;
+}
+
 char *ns_fmt(const char *fmt, ...)
 {
 	va_list ap;

@@ -12,6 +12,10 @@
 __attribute__((format(printf, 1, 2))) char *ns_fmt(const char *fmt, ...);
 /* The same from a va_list, for the variadic helpers of other rooms. */
 __attribute__((format(printf, 1, 0))) char *ns_vfmt(const char *fmt, va_list ap);
+/* pre, n in decimal, post into buf of size bytes ("proc/irq/" 70 "/node"), cut short as
+ * snprintf would cut it; buf. What the per-IRQ and per-queue reads name their files with,
+ * thousands of times, without a format to interpret each time. */
+char *ns_path_num(char *buf, size_t size, const char *pre, long long n, const char *post);
 /* Append a copy of s to the list *v of *n strings. */
 int ns_strv_add(char ***v, size_t *n, const char *s);
 /* The same, unless s is there already. */

@@ -118,6 +118,7 @@ struct ns_member {
 
 struct ns_hctx {
 	int index;
+	int memory_node;       /* node of the first CPU of cpus, -1 unknown */
 	char *controller;      /* the path it belongs to (multipath) */
 	struct ns_cpuset cpus; /* the CPUs it serves: cpu_list, plus isolated_cpus */
 	struct ns_cpuset
@@ -126,7 +127,6 @@ struct ns_hctx {
 				  * not present or offline (hotplug headroom: possible > present) */
 	struct ns_cpuset nodes;	 /* node ids of cpus */
 	long nr_tags;		 /* -1 unknown */
-	int memory_node;	 /* node of the first CPU of cpus, -1 unknown */
 	const struct ns_irq *irq;
 	const struct ns_pci *pci;
 	enum ns_pairing pairing;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/number.h"
+#include "base/util.h"
 
 const char *ns_managed_source_name(enum ns_managed_source s)
 {
@@ -69,7 +70,7 @@ static int parse_counts(const char *txt, struct ns_counts *c, bool runs)
 	for (;;) {
 		uint64_t v, k = 1;
 		/* "%u" each: the kernel's per-CPU counts are 32-bit, in decimal without leading zeros */
-		if (ns_parse_dec_prefix(&s, 0xffffffffULL, &v) < 0)
+		if (ns_dec_digits(&s, 0xffffffffULL, &v) < 0)
 			goto bad;
 		if (runs && *s == '*') {
 			s++;
@@ -106,9 +107,38 @@ bad:
 	return -EINVAL;
 }
 
+/* The file's own form, read for every IRQ (448 values each on the bench's machine): sized once
+ * (a value and its comma take two bytes at least), filled through locals. */
 int ns_counts_parse(const char *txt, struct ns_counts *c)
 {
-	return parse_counts(txt, c, false);
+	const char *s = txt;
+	unsigned long long *v;
+	size_t n = 0;
+
+	memset(c, 0, sizeof(*c));
+	if (!s || !*s)
+		return -EINVAL;
+	v = malloc((strlen(s) / 2 + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (;;) {
+		uint64_t x;
+		/* "%u" each: the kernel's per-CPU counts are 32-bit, in decimal without leading zeros */
+		if (ns_dec_digits(&s, 0xffffffffULL, &x) < 0)
+			break;
+		v[n++] = x;
+		if (!*s || *s == '\n') {
+			if (*s == '\n' && s[1])
+				break;
+			c->v = v;
+			c->n = n;
+			return 0;
+		}
+		if (*s++ != ',')
+			break;
+	}
+	free(v);
+	return -EINVAL;
 }
 
 int ns_counts_format(const struct ns_counts *c, char **out)
@@ -150,7 +180,7 @@ int ns_counts_read(struct ns_root *root, int irq, struct ns_counts *c, char **ra
 	memset(c, 0, sizeof(*c));
 	if (raw)
 		*raw = NULL;
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/per_cpu_count", irq);
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", irq, "/per_cpu_count");
 	r = ns_read_str(root, path, &txt);
 	if (r < 0)
 		return r;
@@ -204,12 +234,16 @@ int ns_counts_fold(const struct ns_machine *m, const struct ns_counts *c, unsign
 	*total = 0;
 	if (!*per_node)
 		return -ENOMEM;
-	for (size_t cpu = 0; cpu < c->n; cpu++) {
-		int node = ns_machine_cpu_node(m, (int)cpu);
+	/* the CPUs the map knows, by its array (ns_machine_cpu_node's), then the rest's total */
+	size_t mapped = c->n < m->ncpu_node ? c->n : m->ncpu_node, cpu;
+	for (cpu = 0; cpu < mapped; cpu++) {
+		int node = m->cpu_node[cpu];
 		*total += c->v[cpu];
-		if (node >= 0 && (size_t)node < *nper_node)
+		if (node >= 0 && (size_t)node < nodes)
 			(*per_node)[node] += c->v[cpu];
 	}
+	for (; cpu < c->n; cpu++)
+		*total += c->v[cpu];
 	return 0;
 }
 
@@ -222,7 +256,7 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 	char *txt;
 	int r;
 
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/per_cpu_count", irq->irq);
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", irq->irq, "/per_cpu_count");
 	r = ns_read_str(root, path, &txt);
 	if (r < 0) {
 		ns_note_read(notes, subj, "total_count", path, r, NULL);
@@ -271,7 +305,7 @@ static void read_managed(struct ns_root *root, const struct ns_machine *m, struc
 	char path[96], *txt;
 
 	if (debugfs) {
-		snprintf(path, sizeof(path), "sys/kernel/debug/irq/irqs/%d", irq->irq);
+		ns_path_num(path, sizeof(path), "sys/kernel/debug/irq/irqs/", irq->irq, "");
 		if (ns_read_str(root, path, &txt) == 0) {
 			irq->managed = strstr(txt, "IRQD_AFFINITY_MANAGED") ? 1 : 0;
 			irq->managed_source = NS_MANAGED_DEBUGFS;
@@ -312,32 +346,34 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	irq->user_settable = -1;
 	irq->hw_queue = -1;
 	irq->queue_of_ctl = -1;
-	snprintf(subj, sizeof(subj), "irq %d", n);
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+	ns_path_num(subj, sizeof(subj), "irq ", n, "");
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/actions");
 	r = ns_read_str(root, path, &irq->actions);
 	if (r == -ENOENT) {
 		/* no actions file: the IRQ may have vanished since it was listed */
-		snprintf(path, sizeof(path), "proc/irq/%d", n);
+		ns_path_num(path, sizeof(path), "proc/irq/", n, "");
 		if (!ns_exists(root, path))
 			return -ENOENT;
-		snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+		ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/actions");
 	}
 	if (r < 0 && r != -ENODATA)
 		ns_note_read(notes, subj, "actions", path, r, NULL);
 	if (irq->actions)
-		irq->name = strndup(irq->actions, strcspn(irq->actions, ","));
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/chip_name", n);
+		/* one action (nearly every vector): its name is the same string, held once */
+		irq->name = irq->actions[strcspn(irq->actions, ",")] ? strndup(irq->actions, strcspn(irq->actions, ","))
+								     : irq->actions;
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/chip_name");
 	r = ns_read_str(root, path, &irq->chip);
 	if (r < 0)
 		ns_note_read(notes, subj, "chip", path, r, NULL);
 
-	snprintf(path, sizeof(path), "proc/irq/%d/smp_affinity_list", n);
+	ns_path_num(path, sizeof(path), "proc/irq/", n, "/smp_affinity_list");
 	/* the mode tells only from 6.12 on (read_managed): before, it costs an fstat for nothing */
 	read_list(root, m, path, &irq->affinity, notes, subj, "affinity", false,
 		  ns_machine_kernel_at_least(m, 6, 12) ? &mode : NULL);
-	snprintf(path, sizeof(path), "proc/irq/%d/effective_affinity_list", n);
+	ns_path_num(path, sizeof(path), "proc/irq/", n, "/effective_affinity_list");
 	read_list(root, m, path, &irq->effective, notes, subj, "effective_affinity", false, NULL);
-	snprintf(path, sizeof(path), "proc/irq/%d/affinity_hint", n);
+	ns_path_num(path, sizeof(path), "proc/irq/", n, "/affinity_hint");
 	if ((r = ns_read_str(root, path, &txt)) == 0) {
 		if ((r = ns_machine_parse_cpus(m, &irq->hint, txt, true)) < 0)
 			ns_note_read(notes, subj, "affinity_hint", path, r, txt);
@@ -345,7 +381,7 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	} else if (r != -ENOENT) {
 		ns_note_read(notes, subj, "affinity_hint", path, r, NULL);
 	}
-	snprintf(path, sizeof(path), "proc/irq/%d/node", n);
+	ns_path_num(path, sizeof(path), "proc/irq/", n, "/node");
 	/* -1 or a node id below MAX_NUMNODES, in decimal (0x1 and 4294967297 are not node 1) */
 	if ((r = ns_read_dec(root, path, -1, NS_NODE_MAX - 1, &node, &txt)) == 0) {
 		irq->node = (int)node;
@@ -407,7 +443,8 @@ void ns_irq_settle(struct ns_irq *irq)
 
 void ns_irq_free(struct ns_irq *irq)
 {
-	free(irq->name);
+	if (irq->name != irq->actions)
+		free(irq->name);
 	free(irq->actions);
 	free(irq->chip);
 	ns_cpuset_clear(&irq->affinity);
@@ -430,7 +467,7 @@ char *ns_irq_first_action(struct ns_root *root, int n)
 {
 	char path[64], *a = NULL, *name;
 
-	snprintf(path, sizeof(path), "sys/kernel/irq/%d/actions", n);
+	ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/actions");
 	if (ns_read_str(root, path, &a) < 0)
 		return NULL;
 	name = strndup(a, strcspn(a, ","));

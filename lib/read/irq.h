@@ -33,8 +33,9 @@ enum ns_settable_source {
 
 struct ns_irq {
 	int irq;
-	bool msi;   /* from msi_irqs/, else legacy INTx */
-	char *name; /* first action: "nvme0q3", "virtio1-req.0" */
+	bool msi;    /* from msi_irqs/, else legacy INTx */
+	bool placed; /* numastor fix placed it (the journal says so) */
+	char *name;  /* first action: "nvme0q3", "virtio1-req.0" */
 	char *actions;
 	char *chip;
 	struct ns_cpuset affinity, effective, hint;
@@ -43,15 +44,14 @@ struct ns_irq {
 	enum ns_managed_source managed_source;
 	int user_settable; /* 1, 0, -1 unknown */
 	enum ns_settable_source user_settable_source;
+	int hw_queue;	   /* hctx index this vector serves, -1 none/unknown */
+	int queue_of_ctl;  /* for nvme: the N of nvmeXqN, -1 */
 	bool counts_known; /* per_cpu_count was read */
 	size_t ncpu;
 	unsigned long long total;
 	unsigned long long *per_node;	/* indexed by node id, nper_node entries */
 	unsigned long long on_isolated; /* of total, on the machine's isolated CPUs (isolation.cpus) */
 	size_t nper_node;
-	int hw_queue;	  /* hctx index this vector serves, -1 none/unknown */
-	int queue_of_ctl; /* for nvme: the N of nvmeXqN, -1 */
-	bool placed;	  /* numastor fix placed it (the journal says so) */
 	/* lib/read/rates.h: counts on other bases than since boot, per node (nper_node entries) */
 	unsigned long long *since_fix; /* since numastor fix placed it; NULL when not placed or no usable baseline */
 	unsigned long long since_fix_total;

@@ -365,18 +365,34 @@ static bool kernel_file(const struct ns_root *root, const char *p)
 	return root->live && (strncmp(p, "proc/", 5) == 0 || strncmp(p, "sys/", 4) == 0);
 }
 
+/* Not a regular file: what the reader answers (a FIFO or a device planted in a captured tree). */
+static int not_regular(int fd, struct stat *st)
+{
+	if (fstat(fd, st) < 0)
+		return -errno;
+	if (S_ISREG(st->st_mode))
+		return 0;
+	return S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
+}
+
 /*
  * Into tbuf, len bytes. A live procfs or sysfs file is read with one open and reads until a
  * short one (the kernel's show() or seq_file fills what it is asked for, so a short read is
  * the end; /proc files report size 0 and are not read twice), without an fstat unless the
  * mode is wanted (ns_read_str_mode, or a recorder). Everything else (a captured tree, /etc,
- * /run) is opened non-blocking and must be a regular file (a FIFO planted in a capture
- * would hang the reader), and its size ends the reading.
+ * /run) is opened non-blocking (a FIFO planted in a capture must not hang the reader) and
+ * must be a regular file. Its fstat is paid only when the first read does not settle the
+ * question: a first read that comes back short of the buffer with a whole line (a captured
+ * attribute, or any text file under a page) is the file, as for the live kernel's files; an
+ * empty read, a failed one, a full buffer or a last byte that is not a newline get the fstat,
+ * which refuses what is not a regular file (-EISDIR, -EINVAL) as before, and whose size then
+ * ends the reading.
  */
 static int read_raw(struct ns_root *root, const char *p, size_t max, size_t *lenp, mode_t *modep)
 {
 	bool fast = kernel_file(root, p);
 	bool want_mode = modep || root->recorder;
+	bool statted = fast || want_mode; /* the kernel's files need none; a mode is read first */
 	struct stat st = {0};
 	size_t len = 0;
 	int r;
@@ -385,12 +401,9 @@ static int read_raw(struct ns_root *root, const char *p, size_t max, size_t *len
 
 	if (fd < 0)
 		return fd;
-	if (!fast || want_mode) {
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			int err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-			close(fd);
-			return err;
-		}
+	if (want_mode && (r = not_regular(fd, &st)) < 0) {
+		close(fd);
+		return r;
 	}
 	for (;;) {
 		size_t want;
@@ -401,10 +414,22 @@ static int read_raw(struct ns_root *root, const char *p, size_t max, size_t *len
 		}
 		want = tcap - len - 1;
 		n = read(fd, tbuf + len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (!statted) {
+			int err = n < 0 ? -errno : 0;
+			if (n > 0 && (size_t)n < want && tbuf[len + (size_t)n - 1] == '\n') {
+				len += (size_t)n; /* a whole text in one short read: the end */
+				break;
+			}
+			statted = true;
+			if ((r = not_regular(fd, &st)) < 0 || (r = err) < 0) {
+				close(fd);
+				return r;
+			}
+		}
 		if (n < 0) {
 			int err = -errno;
-			if (errno == EINTR)
-				continue;
 			close(fd);
 			return err;
 		}

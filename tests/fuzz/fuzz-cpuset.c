@@ -67,7 +67,7 @@ static void ops(const struct ns_cpuset *a, const struct ns_cpuset *b)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = fuzz_strndup(data, size), *texts[2];
-	struct ns_cpuset list[2] = {{0}}, mask[2] = {{0}};
+	struct ns_cpuset list[2] = {0}, mask[2] = {0};
 	size_t first = strlen(buf);
 
 	texts[0] = buf;

@@ -157,5 +157,19 @@ int main(void)
 	}
 	ns_cpuset_clear(&a);
 	ns_cpuset_clear(&b);
+	/* a set held in its one word, grown onto the heap and copied: the CPUs stay */
+	{
+		struct ns_cpuset one = {0}, two = {0};
+		CHECK(ns_cpuset_set(&one, 3) == 0 && ns_cpuset_set(&one, 63) == 0);
+		CHECK(ns_cpuset_copy(&two, &one) == 0 && ns_cpuset_equal(&one, &two));
+		CHECK(ns_cpuset_set(&one, 200) == 0);
+		CHECK(ns_cpuset_test(&one, 3) && ns_cpuset_test(&one, 63) && ns_cpuset_test(&one, 200));
+		CHECK(ns_cpuset_count(&one) == 3 && ns_cpuset_count(&two) == 2);
+		CHECK(ns_cpuset_and(&two, &two, &one) == 0 && ns_cpuset_count(&two) == 2 && ns_cpuset_test(&two, 63));
+		CHECK(ns_cpuset_andnot(&one, &one, &two) == 0 && ns_cpuset_count(&one) == 1 &&
+		      ns_cpuset_test(&one, 200));
+		ns_cpuset_clear(&one);
+		ns_cpuset_clear(&two);
+	}
 	return tap_done("cpuset");
 }

@@ -10,6 +10,7 @@
 
 #include "fakeroot.h"
 #include "base/number.h"
+#include "base/util.h"
 #include "read/root.h"
 #include "tap.h"
 
@@ -170,5 +171,16 @@ int main(void)
 	test_hex();
 	test_prefix();
 	test_read_dec();
+	/* the per-IRQ paths: a number between two strings, cut short as snprintf cuts */
+	{
+		char b[16], big[32];
+		CHECK_STR(ns_path_num(big, sizeof(big), "proc/irq/", 70, "/node"), "proc/irq/70/node");
+		CHECK_STR(ns_path_num(big, sizeof(big), "", LLONG_MIN, ""), "-9223372036854775808");
+		CHECK_STR(ns_path_num(b, sizeof(b), "irq ", 0, ""), "irq 0");
+		CHECK_STR(ns_path_num(b, sizeof(b), "n", -12, "x"), "n-12x");
+		CHECK_STR(ns_path_num(b, sizeof(b), "", LLONG_MIN, ""), "-92233720368547");
+		CHECK_STR(ns_path_num(b, sizeof(b), "proc/irq/", 123456, "/node"), "proc/irq/123456");
+		CHECK_STR(ns_path_num(b, 1, "proc", 1, ""), "");
+	}
 	return tap_done("number");
 }

@@ -62,6 +62,20 @@ int main(void)
 	lnk(base, "sys/block/b", "../devices/a/b");
 	lnk(base, "sys/block/abs", "/sys/devices/a/b");
 	lnk(base, "sys/block/escape", "../../../../../../../etc");
+	/* what the reader takes without an fstat (a short read ending in a newline) and what it
+	 * still stats: no newline at the end, a buffer filled, a directory, a FIFO */
+	put(base, "sys/devices/a/b/nonl", "7 8");
+	dir(base, "sys/devices/a/b/adir");
+	{
+		char big[9001], p[4096];
+		memset(big, 'x', sizeof(big) - 2);
+		big[sizeof(big) - 2] = '\n';
+		big[sizeof(big) - 1] = '\0';
+		put(base, "sys/devices/a/b/big", big);
+		snprintf(p, sizeof(p), "%s/sys/devices/a/b/fifo", base);
+		if (mkfifo(p, 0644) < 0)
+			perror("mkfifo");
+	}
 
 	CHECK(ns_root_open("/nonexistent/numastor", &root) == -ENOENT);
 	CHECK(ns_root_open(base, &root) == 0);
@@ -74,6 +88,16 @@ int main(void)
 	free(s);
 	CHECK(ns_read_str(root, "sys/block/b/empty", &s) == -ENODATA);
 	CHECK(ns_read_str(root, "sys/block/b/missing", &s) == -ENOENT);
+	CHECK(ns_read_str(root, "sys/block/b/nonl", &s) == 0);
+	CHECK_STR(s, "7 8");
+	free(s);
+	s = NULL;
+	CHECK(ns_read_str(root, "sys/block/b/big", &s) == 0);
+	CHECK(s && strlen(s) == 8999 && s[8998] == 'x');
+	free(s);
+	CHECK(ns_read_str(root, "sys/block/b/adir", &s) == -EISDIR);
+	/* a FIFO: opened without blocking, its empty read not taken for an empty file */
+	CHECK(ns_read_str(root, "sys/block/b/fifo", &s) == -EINVAL);
 	CHECK(ns_realpath(root, "sys/block/b", &s) == 0);
 	CHECK_STR(s, "sys/devices/a/b");
 	free(s);
