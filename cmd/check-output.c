@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "check-output.h"
@@ -23,17 +25,53 @@ static size_t json_budget(void)
 }
 
 /*
+ * Where a refused document can be taken back: a regular file (-O's temporary file, or standard
+ * output redirected to one: cut back to where the document began) or /dev/null (nothing is
+ * kept). A pipe, terminal or socket cannot: what went out stays out. *start is the offset to
+ * cut back to.
+ */
+static bool takes_back(FILE *out, off_t *start)
+{
+	struct stat st;
+	int fd = fileno(out);
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
+		*start = -1;
+		return true;
+	}
+	if (!S_ISREG(st.st_mode) || fflush(out) != 0 || (*start = ftello(out)) < 0)
+		return false;
+	return true;
+}
+
+/*
  * The JSON document, streamed by lib/out/jsonw (no object tree: memory stays flat on machines
- * with hundreds of disks and thousands of vectors). Its budget (NS_SNAPSHOT_MAX_JSON,
- * numastor-snapshot(8)) is checked on a counting pass that keeps nothing, before the pass
- * that writes: beyond the budget nothing is written (-EFBIG). One pass into a buffer would
- * hold the whole document (8 MiB at 64 disks) in memory; counting costs less.
+ * with hundreds of disks and thousands of vectors). Beyond its budget (NS_SNAPSHOT_MAX_JSON,
+ * numastor-snapshot(8)) nothing is written (-EFBIG): into a file, in one pass that writes and
+ * counts, cut back when refused; into a pipe or terminal, a counting pass that keeps nothing
+ * first, then the pass that writes (one pass into a buffer would hold the whole document, 8 MiB
+ * at 64 disks, in memory).
  */
 static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const struct ns_findings *findings)
 {
 	struct ns_jsonw w;
+	off_t start;
 	int r;
 
+	if (takes_back(out, &start)) {
+		r = ns_jsonw_init_file(&w, out, json_budget());
+		if (r == 0)
+			r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, true);
+		if (r == 0)
+			r = ns_jsonw_finish(&w);
+		ns_jsonw_free(&w);
+		if (r == -EFBIG && start >= 0 &&
+		    (fflush(out) != 0 || ftruncate(fileno(out), start) < 0 || fseeko(out, start, SEEK_SET) < 0))
+			r = -errno;
+		return r;
+	}
 	ns_jsonw_init_count(&w, json_budget());
 	r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, true);
 	if (r == 0)

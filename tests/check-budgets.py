@@ -704,6 +704,44 @@ def json_budget_case(env):
     if (q.returncode != 3 or not is_error_document(q.stdout.decode(errors="replace"), msg)
             or f"more than {size - 1} bytes" not in msg or "budget" not in msg):
         return fail(f"json budget: one byte over: exit {q.returncode}, {len(q.stdout)} bytes out, {msg!r}")
+    # standard output a regular file (written in one pass, cut back when refused; here appended
+    # to, after what the file held) or /dev/null: the same two outcomes
+    redirected = os.path.join(env.tmp, "redirected.json")
+    for budget, want_report in ((size, True), (size - 1, False)):
+        with open(redirected, "wb") as f:
+            f.write(b"kept\n")
+        with open(redirected, "ab") as f:
+            q = subprocess.run([env.numastor, "check", "--snapshot", bundle, "--json"], stdout=f,
+                               stderr=subprocess.PIPE, env=dict(penv, NUMASTOR_TEST_JSON_MAX=str(budget)))
+        data = open(redirected, "rb").read()
+        body = data[len(b"kept\n"):] if data.startswith(b"kept\n") else None
+        ok = (body == p.stdout and q.returncode == p.returncode) if want_report else (
+            q.returncode == 3 and body is not None and is_error_document(body.decode(errors="replace"),
+                                                                         q.stderr.decode(errors="replace")))
+        if not ok:
+            return fail(f"json budget: standard output a file, budget {budget} of {size}: exit {q.returncode}, "
+                        f"the file holds {data[:120]!r}...: expected what it held, then "
+                        f"{'the report' if want_report else 'the error document alone'}")
+        with open(os.devnull, "wb") as f:
+            q = subprocess.run([env.numastor, "check", "--snapshot", bundle, "--json"], stdout=f,
+                               stderr=subprocess.PIPE, env=dict(penv, NUMASTOR_TEST_JSON_MAX=str(budget)))
+        if q.returncode != (p.returncode if want_report else 3):
+            return fail(f"json budget: standard output /dev/null, budget {budget} of {size}: exit {q.returncode}")
+    # a document well past the writer's 64 KiB staging: refused after some of it went to the file
+    fx = os.path.join(env.tmp, "json-budget-fx")
+    name = "cloud-2n64c-8nvme-forced-node0"
+    subprocess.run([sys.executable, os.path.join(HERE, "fixtures", "gen-fixtures.py"), fx, name], check=True,
+                   stdout=subprocess.DEVNULL)
+    with open(redirected, "wb") as f:
+        f.write(b"kept\n")
+    with open(redirected, "ab") as f:
+        q = subprocess.run([env.numastor, "check", "--sysroot", os.path.join(fx, name), "--json"], stdout=f,
+                           stderr=subprocess.PIPE, env=dict(penv, NUMASTOR_TEST_JSON_MAX=str(200000)))
+    data = open(redirected, "rb").read()
+    if (q.returncode != 3 or not data.startswith(b"kept\n")
+            or not is_error_document(data[5:].decode(errors="replace"), q.stderr.decode(errors="replace"))):
+        return fail(f"json budget: {name}'s report refused at 200000 bytes into a file: exit {q.returncode}, "
+                    f"{len(data)} bytes there: expected what the file held, then the error document alone")
     out = os.path.join(env.tmp, "report.json")
     q = subprocess.run([env.numastor, "check", "--snapshot", bundle, "--json", "-O", out], capture_output=True,
                        env=dict(penv, NUMASTOR_TEST_JSON_MAX=str(size - 1)))
