@@ -446,7 +446,8 @@ void ns_irq_free(struct ns_irq *irq)
 	if (irq->name != irq->actions)
 		free(irq->name);
 	free(irq->actions);
-	free(irq->chip);
+	if (!irq->chip_shared)
+		free(irq->chip);
 	ns_cpuset_clear(&irq->affinity);
 	ns_cpuset_clear(&irq->effective);
 	ns_cpuset_clear(&irq->hint);
@@ -454,6 +455,18 @@ void ns_irq_free(struct ns_irq *irq)
 	free(irq->since_fix);
 	free(irq->in_interval);
 	memset(irq, 0, sizeof(*irq));
+}
+
+void ns_irq_share_chips(struct ns_irq *irqs, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct ns_irq *prev = &irqs[i - 1], *irq = &irqs[i];
+		if (irq->chip_shared || !irq->chip || !prev->chip || strcmp(irq->chip, prev->chip) != 0)
+			continue;
+		free(irq->chip);
+		irq->chip = prev->chip;
+		irq->chip_shared = true;
+	}
 }
 
 const struct ns_cpuset *ns_irq_target(const struct ns_irq *irq)

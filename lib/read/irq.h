@@ -35,7 +35,9 @@ struct ns_irq {
 	int irq;
 	bool msi;    /* from msi_irqs/, else legacy INTx */
 	bool placed; /* numastor fix placed it (the journal says so) */
-	char *name;  /* first action: "nvme0q3", "virtio1-req.0" */
+	/* chip is the string of a vector before it in the same array, which frees it (ns_irq_share_chips) */
+	bool chip_shared;
+	char *name; /* first action: "nvme0q3", "virtio1-req.0" */
 	char *actions;
 	char *chip;
 	struct ns_cpuset affinity, effective, hint;
@@ -98,6 +100,12 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 /* Decide managed-ness from what the driver is known to do, when nothing better was found. */
 void ns_irq_guess_managed(struct ns_irq *irq, const char *driver, unsigned nvectors);
 void ns_irq_free(struct ns_irq *irq);
+/*
+ * A function's vectors mostly name one chip ("PCI-MSIX-0000:01:00.0", 65 times for an NVMe
+ * drive): each run of equal names is held once, by its first vector. Free such an array from
+ * its first element on (ns_irq_free in index order).
+ */
+void ns_irq_share_chips(struct ns_irq *irqs, size_t n);
 /* The set of CPUs the IRQ is really delivered to: effective affinity when known, else affinity. */
 const struct ns_cpuset *ns_irq_target(const struct ns_irq *irq);
 const char *ns_managed_source_name(enum ns_managed_source s);

@@ -679,6 +679,7 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	free(b.notes);
 	free(b.ret);
 	free(nums);
+	ns_irq_share_chips(pci->irqs, pci->nirqs);
 	if (pci->driver && strncmp(pci->driver, "virtio", 6) == 0)
 		pair_virtio(pci);
 	for (size_t i = 0; i < pci->nirqs; i++)

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "act/apply.h"
 #include "read/irq.h"
@@ -199,8 +200,31 @@ static void test_settle(void)
 	CHECK(irq.managed == -1 && irq.user_settable == -1);
 }
 
+/* A function's vectors hold each run of one chip name once, owned by the run's first vector. */
+static void test_share_chips(void)
+{
+	struct ns_irq v[4] = {0};
+	const char *names[4] = {"PCI-MSIX-0000:01:00.0", "PCI-MSIX-0000:01:00.0", "IR-PCI-MSIX-0000:01:00.0",
+				"IR-PCI-MSIX-0000:01:00.0"};
+
+	for (int i = 0; i < 4; i++)
+		v[i].chip = strdup(names[i]);
+	v[2].chip[0] = 'I';
+	ns_irq_share_chips(v, 4);
+	CHECK(!v[0].chip_shared && v[1].chip_shared &&
+	      v[1].chip == v[0].chip);					   /* a run of one chip is held by its first */
+	CHECK(!v[2].chip_shared && v[2].chip != v[1].chip);		   /* another chip is its own */
+	CHECK(v[3].chip == v[2].chip && strcmp(v[3].chip, names[3]) == 0); /* each run its own string */
+	ns_irq_share_chips(v, 4);					   /* twice changes nothing */
+	CHECK(v[1].chip == v[0].chip && !v[2].chip_shared);		   /* sharing again changes nothing */
+	for (int i = 0; i < 4; i++)
+		ns_irq_free(&v[i]); /* in index order: ASan sees any double free */
+	CHECK(v[3].chip == NULL);   /* freed */
+}
+
 int main(void)
 {
+	test_share_chips();
 	test_node();
 	test_driver();
 	test_errno();
