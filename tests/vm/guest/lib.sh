@@ -16,6 +16,17 @@ vm_send_results() {
 	} > /dev/ttyS1
 }
 
+# Wait until process $1 holds $2 open on its standard input (at most 10 s): a reader started as
+# `sleep 600 < /dev/X &` opens X in the child, after the fork, and under load the parent looks
+# first (a CI run's modswap-interrupted saw no reader yet, then the reader open a moment later).
+vm_wait_holding() { # pid device
+	_i=0
+	while [ "$(readlink "/proc/$1/fd/0" 2>/dev/null)" != "$2" ] && [ "$_i" -lt 100 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+
 # Is module $1 built into this kernel (modules.builtin)? Is it in the initramfs (modules.dep)?
 vm_builtin() {
 	grep -q "/$1\.ko\$" "/lib/modules/$(uname -r)/modules.builtin"

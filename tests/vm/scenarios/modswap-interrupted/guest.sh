@@ -192,6 +192,7 @@ vm_fact pci.nsteps "$nsteps"
 # shellcheck disable=SC2217 # holding the disk open is the point
 sleep 600 < "/dev/$rdisk" &
 reader=$!
+vm_wait_holding "$reader" "/dev/$rdisk"
 vm_fact pci.reader "$([ -e "/proc/$reader/fd/0" ] && echo open)"
 rc=0
 wait "$fixpid" || rc=$?

@@ -242,6 +242,7 @@ done
 # shellcheck disable=SC2217 # holding the disk open is the point
 sleep 600 < "/dev/$head" &
 reader=$!
+vm_wait_holding "$reader" "/dev/$head"
 vm_fact recheck.pid "$reader"
 vm_fact recheck.planned "$(grep -c "every check passed" "$VM_OUT/recheck.out")"
 rc=0

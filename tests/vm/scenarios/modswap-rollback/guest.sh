@@ -61,6 +61,7 @@ vm_disk_with_id "$mega"
 # shellcheck disable=SC2217 # holding the disk open is the point
 sleep 600 < "/dev/$_v" &
 holder=$!
+vm_wait_holding "$holder" "/dev/$_v"
 vm_fact open.disk "$_v"
 vm_swap_state open-before "$SCSI_MODULES" ""
 vm_numastor open fix --modules
