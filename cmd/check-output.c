@@ -61,12 +61,7 @@ static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const st
 	int r;
 
 	if (takes_back(out, &start)) {
-		r = ns_jsonw_init_file(&w, out, json_budget());
-		if (r == 0)
-			r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, true);
-		if (r == 0)
-			r = ns_jsonw_finish(&w);
-		ns_jsonw_free(&w);
+		r = ns_json_write_check_file(out, json_budget(), sys, findings, NUMASTOR_VERSION, true);
 		if (r == -EFBIG && start >= 0 &&
 		    (fflush(out) != 0 || ftruncate(fileno(out), start) < 0 || fseeko(out, start, SEEK_SET) < 0))
 			r = -errno;
@@ -74,14 +69,8 @@ static int ns_print_json_stream(FILE *out, const struct ns_system *sys, const st
 	}
 	ns_jsonw_init_count(&w, json_budget());
 	r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, true);
-	if (r == 0)
-		r = ns_jsonw_init_file(&w, out, SIZE_MAX);
-	if (r == 0)
-		r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, true);
-	if (r == 0)
-		r = ns_jsonw_finish(&w);
 	ns_jsonw_free(&w);
-	return r;
+	return r ? r : ns_json_write_check_file(out, SIZE_MAX, sys, findings, NUMASTOR_VERSION, true);
 }
 
 void write_failed_verdict(const struct verdict_file *vf)

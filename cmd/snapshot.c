@@ -103,7 +103,6 @@ static int add_udev(struct ns_capture *c, const struct ns_system *sys)
 /* The check's JSON into a new temporary file (*fd), within its budget (-EFBIG beyond). */
 static int json_spool(const struct ns_system *sys, const struct ns_findings *findings, int *fd)
 {
-	struct ns_jsonw w;
 	FILE *f;
 	int r, dupfd;
 
@@ -118,12 +117,7 @@ static int json_spool(const struct ns_system *sys, const struct ns_findings *fin
 			close(dupfd);
 		return r;
 	}
-	r = ns_jsonw_init_file(&w, f, NS_SNAPSHOT_MAX_JSON);
-	if (r == 0)
-		r = ns_json_write_check(&w, sys, findings, NUMASTOR_VERSION, false);
-	if (r == 0)
-		r = ns_jsonw_finish(&w);
-	ns_jsonw_free(&w);
+	r = ns_json_write_check_file(f, NS_SNAPSHOT_MAX_JSON, sys, findings, NUMASTOR_VERSION, false);
 	if (fclose(f) != 0 && r == 0)
 		r = -errno;
 	return r;

@@ -900,3 +900,17 @@ struct json_object *ns_json_error(const struct ns_root *root, const char *comman
 	add(doc, "error", err);
 	return doc;
 }
+
+int ns_json_write_check_file(FILE *f, size_t max, const struct ns_system *sys, const struct ns_findings *findings,
+			     const char *version, bool streamed)
+{
+	struct ns_jsonw w;
+	int r = ns_jsonw_init_file(&w, f, max);
+
+	if (r == 0)
+		r = ns_json_write_check(&w, sys, findings, version, streamed);
+	if (r == 0)
+		r = ns_jsonw_finish(&w);
+	ns_jsonw_free(&w);
+	return r;
+}

@@ -31,6 +31,10 @@
  */
 int ns_json_write_check(struct ns_jsonw *w, const struct ns_system *sys, const struct ns_findings *findings,
 			const char *version, bool streamed);
+/* The same into f in one pass, held to max bytes (-EFBIG past it: what went out stays there, the
+ * caller cuts it back), flushed through f's buffer. */
+int ns_json_write_check_file(FILE *f, size_t max, const struct ns_system *sys, const struct ns_findings *findings,
+			     const char *version, bool streamed);
 /* The notes as json-c objects (check --list --json). NULL when out of memory. */
 struct json_object *ns_json_notes(const struct ns_system *sys);
 /*
