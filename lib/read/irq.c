@@ -221,14 +221,22 @@ int ns_counts_delta(const struct ns_counts *earlier, const struct ns_counts *lat
 	return 0;
 }
 
-int ns_counts_fold(const struct ns_machine *m, const struct ns_counts *c, unsigned long long **per_node,
-		   size_t *nper_node, unsigned long long *total)
+/* One past the largest node id (ids are below NS_NODE_MAX): the length of a per_node array. */
+static size_t node_slots(const struct ns_machine *m)
 {
-	size_t nodes = 0; /* one past the largest node id (ids are below NS_NODE_MAX) */
+	size_t nodes = 0;
 
 	for (size_t i = 0; i < m->nnodes; i++)
 		if (m->nodes[i].id >= 0 && (size_t)m->nodes[i].id + 1 > nodes)
 			nodes = (size_t)m->nodes[i].id + 1;
+	return nodes;
+}
+
+int ns_counts_fold(const struct ns_machine *m, const struct ns_counts *c, unsigned long long **per_node,
+		   size_t *nper_node, unsigned long long *total)
+{
+	size_t nodes = node_slots(m);
+
 	*nper_node = nodes;
 	*per_node = calloc(*nper_node ? *nper_node : 1, sizeof(**per_node));
 	*total = 0;
@@ -247,12 +255,47 @@ int ns_counts_fold(const struct ns_machine *m, const struct ns_counts *c, unsign
 	return 0;
 }
 
-/* per_cpu_count, folded per node (the per-CPU values are not kept). */
+int ns_counts_sum(const char *s, const struct ns_machine *m, unsigned long long *per_node, size_t nodes,
+		  struct ns_counts_sum *sum)
+{
+	const char *end = s + strlen(s);
+
+	memset(sum, 0, sizeof(*sum));
+	for (;;) {
+		uint64_t v;
+		size_t cpu;
+
+		while (end - s >= 8 && memcmp(s, "0,0,0,0,", 8) == 0) {
+			s += 8;
+			sum->n += 4;
+		}
+		/* "%u" each: the kernel's per-CPU counts are 32-bit, in decimal without leading zeros */
+		if (ns_dec_digits(&s, 0xffffffffULL, &v) < 0)
+			return -EINVAL;
+		cpu = sum->n++;
+		if (v) {
+			sum->total += v;
+			if (per_node && cpu < m->ncpu_node && m->cpu_node[cpu] >= 0 && (size_t)m->cpu_node[cpu] < nodes)
+				per_node[m->cpu_node[cpu]] += v;
+			if (ns_cpuset_test(&m->isolation.cpus, (unsigned)cpu))
+				sum->on_isolated += v;
+		}
+		if (!*s || *s == '\n')
+			return *s == '\n' && s[1] ? -EINVAL : 0;
+		if (*s++ != ',')
+			return -EINVAL;
+	}
+}
+
+/* per_cpu_count, summed per node (the per-CPU values are not kept). */
 static void read_counts(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq, struct ns_notes *notes,
 			const char *subj)
 {
 	char path[96];
-	struct ns_counts c;
+	struct ns_counts_sum sum;
+	unsigned long long *per_node = NULL;
+	size_t nodes = 0;
+	unsigned possible = m->possible.known ? ns_cpuset_count(&m->possible) : 0;
 	char *txt;
 	int r;
 
@@ -262,41 +305,44 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 		ns_note_read(notes, subj, "total_count", path, r, NULL);
 		return;
 	}
-	r = ns_counts_parse(txt, &c);
+	if (ns_machine_cpu_map_complete(m)) {
+		/* a node's CPUs are unknown: the total is, the per-node split is not */
+		nodes = node_slots(m);
+		per_node = calloc(nodes ? nodes : 1, sizeof(*per_node));
+		if (!per_node) {
+			free(txt);
+			return;
+		}
+	}
+	r = ns_counts_sum(txt, m, per_node, nodes, &sum);
 	if (r < 0) {
 		ns_note_read(notes, subj, "total_count", path, r, txt);
 		free(txt);
+		free(per_node);
 		return;
 	}
 	free(txt);
-	if (m->possible.known && c.n < (size_t)ns_cpuset_count(&m->possible)) {
+	if (m->possible.known && sum.n < possible) {
 		/* a truncated list would put counts on the wrong CPUs: refuse it */
-		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, c.n,
-			ns_cpuset_count(&m->possible));
-	} else if ((m->possible.known && c.n > (size_t)ns_cpuset_count(&m->possible)) || c.n > m->cpu_limit) {
-		/* one entry per possible CPU (for_each_possible_cpu): more is not this machine's file */
-		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (too many)", path, c.n,
-			ns_cpuset_count(&m->possible));
-	} else if (!ns_machine_cpu_map_complete(m)) {
-		/* a node's CPUs are unknown: the total is, the per-node split is not */
-		for (size_t i = 0; i < c.n; i++)
-			irq->total += c.v[i];
-		irq->ncpu = c.n;
-		irq->counts_known = true;
-	} else if (ns_counts_fold(m, &c, &irq->per_node, &irq->nper_node, &irq->total) == 0) {
-		irq->ncpu = c.n;
-		irq->counts_known = true;
-	} else {
-		irq->per_node = NULL;
-		irq->nper_node = 0;
-		irq->total = 0;
+		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (truncated)", path, sum.n,
+			possible);
+		free(per_node);
+		return;
 	}
+	if ((m->possible.known && sum.n > possible) || sum.n > m->cpu_limit) {
+		/* one entry per possible CPU (for_each_possible_cpu): more is not this machine's file */
+		ns_note(notes, subj, "total_count", "/%s has %zu entries for %u possible CPUs (too many)", path, sum.n,
+			possible);
+		free(per_node);
+		return;
+	}
+	irq->per_node = per_node;
+	irq->nper_node = per_node ? nodes : 0;
+	irq->total = sum.total;
+	irq->ncpu = sum.n;
+	irq->counts_known = true;
 	/* since boot, on the CPUs isolated now (the isolation findings' evidence that it fired there) */
-	if (irq->counts_known)
-		ns_cpuset_foreach (cpu, &m->isolation.cpus)
-			if ((size_t)cpu < c.n)
-				irq->on_isolated += c.v[cpu];
-	ns_counts_free(&c);
+	irq->on_isolated += sum.on_isolated;
 }
 
 static void read_managed(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq, mode_t mode,

@@ -2,10 +2,85 @@
 /* lib/read/rates.c: per_cpu_count parsing, per-CPU differences (wraps and counters that went
  * backwards), folding onto nodes, and which counts the fire-location rule judges. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "read/irq.h"
 #include "read/rates.h"
 #include "tap.h"
+
+/*
+ * ns_counts_sum (check's one pass over per_cpu_count) against ns_counts_parse and
+ * ns_counts_fold on the same text: the same verdict, count, total, per-node sums and isolated
+ * sum. The texts put zeros and values at every offset of its four-zeros step.
+ */
+static void sum_matches(const struct ns_machine *m, const char *txt)
+{
+	struct ns_counts c = {0};
+	struct ns_counts_sum sum;
+	unsigned long long per_node[3] = {0}, *ref = NULL, total = 0, iso = 0;
+	size_t nref = 0;
+	int want = ns_counts_parse(txt, &c), got = ns_counts_sum(txt, m, per_node, 3, &sum);
+	bool same = (want == 0) == (got == 0);
+
+	if (same && want == 0) {
+		CHECK(ns_counts_fold(m, &c, &ref, &nref, &total) == 0 && nref == 3);
+		for (size_t i = 0; i < c.n; i++)
+			if (ns_cpuset_test(&m->isolation.cpus, (unsigned)i))
+				iso += c.v[i];
+		same = sum.n == c.n && sum.total == total && sum.on_isolated == iso &&
+		       memcmp(per_node, ref, sizeof(per_node)) == 0;
+		free(ref);
+	}
+	if (!same)
+		printf("# ns_counts_sum differs on \"%s\": parse %d, sum %d\n", txt, want, got);
+	CHECK(same);
+	ns_counts_free(&c);
+}
+
+static void sums(void)
+{
+	struct ns_node nodes[2] = {{.id = 0}, {.id = 2}};
+	int cpu_node[12] = {0, 0, -1, 2, 2, 0, 2, 0, 0, 2, -1, 2};
+	struct ns_machine m = {.nodes = nodes, .nnodes = 2, .cpu_node = cpu_node, .ncpu_node = 12};
+	static const char *bad[] = {"",
+				    "\n",
+				    "0,0,0,0,",
+				    "0,0,0,0,\n",
+				    "0,0,0,0,01",
+				    "0,0,0,0,0\n\n",
+				    "00,0",
+				    "0,0,0,0,4294967296",
+				    "0,0,0,0,0,0,0,0,x",
+				    "0,0,0,0,-1",
+				    "0,0,0,0,0 "};
+	unsigned seed = 12345;
+	char txt[256];
+
+	ns_cpuset_set(&m.isolation.cpus, 5);
+	ns_cpuset_set(&m.isolation.cpus, 9);
+	m.isolation.cpus.known = true;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		sum_matches(&m, bad[i]);
+	/* 1 to 14 values (past the map's 12 CPUs too), mostly zeros, with and without the newline */
+	for (int round = 0; round < 4000; round++) {
+		size_t len = 0, n;
+
+		seed = seed * 1103515245u + 12345u;
+		n = 1 + (seed >> 16) % 14;
+		for (size_t i = 0; i < n; i++) {
+			unsigned v;
+			seed = seed * 1103515245u + 12345u;
+			v = (seed >> 16) % 5 ? 0 : (seed >> 8) % 3 == 0 ? 4294967295u : (seed >> 20) % 100;
+			len += (size_t)snprintf(txt + len, sizeof(txt) - len, "%s%u", i ? "," : "", v);
+		}
+		if (round % 2)
+			snprintf(txt + len, sizeof(txt) - len, "\n");
+		sum_matches(&m, txt);
+	}
+	ns_cpuset_clear(&m.isolation.cpus);
+}
 
 int main(void)
 {
@@ -95,5 +170,6 @@ int main(void)
 		CHECK(ns_irq_judged_counts(&irq, &t) == iv && t == 2);
 		CHECK_STR(ns_count_basis_name(ns_irq_count_basis(&irq)), "interval");
 	}
+	sums();
 	return tap_done("rates");
 }
