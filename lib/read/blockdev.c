@@ -720,7 +720,11 @@ static void read_hctx(struct ns_disk_env *env, struct ns_disk *d, const struct n
 		ns_strv_free(names, n);
 		return;
 	}
+	/* each queue's files are under mq/: their walks start there */
+	bool held = ns_root_hold_dir(env->root, p) == 0;
 	ns_root_parallel(env->root, n, read_hctx_item, &b);
+	if (held)
+		ns_root_drop_dir(env->root);
 	/* in the listed order, as if read one after the other */
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < b.notes[i].n; k++)

@@ -651,7 +651,14 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 		free(nums);
 		return;
 	}
+	/* every vector's files are under these: their walks start there */
+	static const char *const under[] = {"proc/irq", "sys/kernel/irq", "sys/kernel/debug/irq/irqs"};
+	size_t held = 0;
+	for (size_t i = 0; i < (debugfs ? 3u : 2u); i++)
+		held += ns_root_hold_dir(root, under[i]) == 0;
 	ns_root_parallel(root, nnums, read_irq_item, &b);
+	while (held--)
+		ns_root_drop_dir(root);
 	/* in the listed order, the slots that read moved down over those that did not */
 	for (size_t i = 0; i < nnums; i++) {
 		struct ns_irq *irq = &pci->irqs[pci->nirqs];

@@ -45,6 +45,13 @@ struct ns_root {
 	unsigned threads;  /* ns_threads_pick */
 	struct pool *pool; /* NULL until the first parallel batch */
 	bool pool_failed;  /* no worker could be started: everything runs here */
+	/* directories held open by ns_root_hold_dir: a read under one walks from it */
+	struct held_dir {
+		char *path; /* relative to the root, no trailing '/' */
+		size_t len;
+		int fd; /* O_PATH */
+	} held[NS_HELD_DIRS_MAX];
+	size_t nheld;
 };
 
 unsigned ns_threads_pick(const char *env, long online)
@@ -251,6 +258,8 @@ void ns_root_free(struct ns_root *root)
 		return;
 	if (root->pool)
 		pool_stop(root->pool);
+	while (root->nheld)
+		ns_root_drop_dir(root);
 	if (root->dirfd >= 0)
 		close(root->dirfd);
 	free(root->dir);
@@ -279,11 +288,43 @@ static const char *rel(const char *path)
 	return *path ? path : ".";
 }
 
+/*
+ * Under a held directory: the rest of the path walked from it. Only a success is trusted: in a
+ * captured tree the walk may not leave the held directory (RESOLVE_BENEATH: a link that goes
+ * up or to an absolute target fails with EXDEV), so a file found is the file the walk from the
+ * root finds; on the live root the walk from the directory's fd is the kernel's own walk. Any
+ * failure (a link that leaves it, a missing file, an old kernel without openat2) is -errno,
+ * and the walk from the root then decides.
+ */
+static int held_openat(const struct ns_root *root, const char *p, int flags)
+{
+	for (size_t i = 0; i < root->nheld; i++) {
+		const struct held_dir *h = &root->held[i];
+		int fd;
+
+		if (strncmp(p, h->path, h->len) != 0 || p[h->len] != '/' || !p[h->len + 1])
+			continue;
+		if (root->have_openat2) {
+			struct open_how how = {
+				.flags = (unsigned long long)(flags | O_CLOEXEC),
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+			};
+			fd = (int)syscall(SYS_openat2, h->fd, p + h->len + 1, &how, sizeof(how));
+		} else {
+			fd = openat(h->fd, p + h->len + 1, flags | O_CLOEXEC);
+		}
+		return fd < 0 ? -errno : fd;
+	}
+	return -ENOENT;
+}
+
 /* Open inside the root: a captured tree never lets a link escape it. */
 static int root_openat(struct ns_root *root, const char *path, int flags)
 {
 	int fd;
 
+	if (root->nheld && (fd = held_openat(root, rel(path), flags)) >= 0)
+		return fd;
 	if (root->have_openat2) {
 		struct open_how how = {
 			.flags = (unsigned long long)(flags | O_CLOEXEC),
@@ -301,6 +342,45 @@ static int root_openat(struct ns_root *root, const char *path, int flags)
 }
 
 static int read_text(struct ns_root *root, const char *path, size_t max, char **out, mode_t *mode, bool nul_is_error);
+
+int ns_root_hold_dir(struct ns_root *root, const char *path)
+{
+	const char *p = rel(path);
+	struct held_dir *h;
+	size_t len = strlen(p);
+	int fd;
+
+	if (root->nheld == NS_HELD_DIRS_MAX)
+		return -EBUSY;
+	while (len > 1 && p[len - 1] == '/')
+		len--;
+	h = &root->held[root->nheld];
+	h->path = strndup(p, len);
+	if (!h->path)
+		return -ENOMEM;
+	fd = root_openat(root, h->path, O_RDONLY | O_DIRECTORY | O_PATH);
+	if (fd < 0) {
+		free(h->path);
+		h->path = NULL;
+		return fd;
+	}
+	h->len = len;
+	h->fd = fd;
+	root->nheld++;
+	return 0;
+}
+
+void ns_root_drop_dir(struct ns_root *root)
+{
+	struct held_dir *h;
+
+	if (!root->nheld)
+		return;
+	h = &root->held[--root->nheld];
+	close(h->fd);
+	free(h->path);
+	h->path = NULL;
+}
 
 int ns_read_str(struct ns_root *root, const char *path, char **out)
 {

@@ -89,6 +89,19 @@ bool ns_root_needs(const struct ns_root *root, unsigned what);
 unsigned ns_threads_pick(const char *env, long online);
 unsigned ns_root_threads(const struct ns_root *root);
 void ns_root_parallel(struct ns_root *root, size_t n, void (*fn)(size_t i, void *data), void *data);
+/*
+ * A directory many reads will go under (a PCI function's vectors in proc/irq and
+ * sys/kernel/irq, a disk's mq/): held open, so that each read under it walks from there and
+ * not from the root (the walk of "sys/devices/.../nvme0n1/mq/3/cpu_list" is most of what its
+ * open costs). What a read returns does not change: only a read that succeeds from the held
+ * directory is taken (in a captured tree it may not leave it), anything else is read from the
+ * root as before. Held and dropped (last held first) only while no ns_root_parallel batch
+ * runs, at most NS_HELD_DIRS_MAX at once; -EBUSY beyond, or the open's -errno (then reads walk
+ * from the root). The snapshot's recorder and the paths in notes are unchanged.
+ */
+#define NS_HELD_DIRS_MAX 4
+int ns_root_hold_dir(struct ns_root *root, const char *path);
+void ns_root_drop_dir(struct ns_root *root);
 /* What reports call the root ("/", the --sysroot directory, "snapshot:FILE"). */
 void ns_root_set_label(struct ns_root *root, const char *label);
 

@@ -111,21 +111,36 @@ static void opened(int dirfd, const char *path, int flags, int fd)
 		free(parent_path[fd]);
 		parent_path[fd] = NULL;
 	}
-	if (path && path[0] != '/' && is_root(dirfd)) {
+	/* relative to the root, or to a directory opened under it (O_PATH: the parent of a link
+	 * about to be read, or a directory numastor holds open for the reads under it,
+	 * ns_root_hold_dir): the path as if from the root */
+	const char *base = NULL;
+	char *full = NULL;
+	if (path && path[0] != '/') {
+		if (is_root(dirfd))
+			base = "";
+		else if (dirfd >= 0 && dirfd < MAXFD && fdkind[dirfd] == F_PARENT && parent_path[dirfd])
+			base = parent_path[dirfd];
+	}
+	if (base && *base && asprintf(&full, "%s/%s", base, path) < 0)
+		full = NULL;
+	if (base && (!*base || full)) {
+		const char *fp = *base ? full : path;
 		if ((flags & O_PATH) && (flags & O_DIRECTORY)) {
-			/* the parent of a link about to be read: the readlinkat logs it */
+			/* not an access of its own: the reads under it, or the readlinkat, log theirs */
 			if (fd >= 0 && fd < MAXFD) {
 				fdkind[fd] = F_PARENT;
-				parent_path[fd] = strdup(path);
+				parent_path[fd] = strdup(fp);
 			}
 		} else if (flags & O_PATH) {
-			put('s', fd < 0, path, NULL);
+			put('s', fd < 0, fp, NULL);
 		} else if (flags & O_DIRECTORY) {
-			put('d', fd < 0, path, NULL);
+			put('d', fd < 0, fp, NULL);
 		} else if (!(flags & (O_WRONLY | O_RDWR))) {
-			put('r', fd < 0, path, NULL);
+			put('r', fd < 0, fp, NULL);
 		}
 	}
+	free(full);
 	pthread_mutex_unlock(&lock);
 }
 

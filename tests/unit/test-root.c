@@ -117,6 +117,39 @@ int main(void)
 	free(s);
 	CHECK(ns_list_dir(root, "sys/block", &names, &n) == 0 && n == 3);
 	ns_strv_free(names, n);
+
+	/*
+	 * Held directories (ns_root_hold_dir): a read under one gets what the walk from the root
+	 * gets. Under sys/held: a plain file, a link up and out of it, an absolute link, and their
+	 * decoys — a file of the same name under the held directory, which a walk that took the
+	 * held directory for the root would find instead.
+	 */
+	dir(base, "sys/held");
+	dir(base, "sys/held/q");
+	dir(base, "sys/held/sys");
+	dir(base, "sys/held/sys/devices");
+	dir(base, "sys/held/sys/devices/a");
+	dir(base, "sys/held/sys/devices/a/b");
+	put(base, "sys/held/q/plain", "1\n");
+	put(base, "sys/held/sys/devices/a/b/size", "999\n");
+	put(base, "sys/held/outside-secret", "decoy\n");
+	lnk(base, "sys/held/q/up", "../../devices/a/b/size");
+	lnk(base, "sys/held/q/abs", "/sys/devices/a/b/size");
+	lnk(base, "sys/held/q/top", "../../../../outside-secret");
+	CHECK(ns_root_hold_dir(root, "sys/held/") == 0);
+	CHECK(ns_root_hold_dir(root, "sys/nothing-here") == -ENOENT);
+	CHECK(ns_read_long(root, "sys/held/q/plain", &v, NULL) == 0 && v == 1);
+	CHECK(ns_read_long(root, "sys/held/q/up", &v, NULL) == 0 && v == 2048);
+	CHECK(ns_read_long(root, "/sys/held/q/abs", &v, NULL) == 0 && v == 2048);
+	CHECK(ns_read_str(root, "sys/held/q/top", &s) == 0);
+	CHECK_STR(s, "secret");
+	free(s);
+	CHECK(ns_read_str(root, "sys/held/q/missing", &s) == -ENOENT);
+	CHECK(ns_read_str(root, "sys/heldxq/plain", &s) == -ENOENT); /* a prefix, not its directory */
+	CHECK(ns_list_dir(root, "sys/held/q", &names, &n) == 0 && n == 4);
+	ns_strv_free(names, n);
+	ns_root_drop_dir(root);
+	CHECK(ns_read_long(root, "sys/held/q/up", &v, NULL) == 0 && v == 2048);
 	ns_root_free(root);
 
 	CHECK(ns_root_open(NULL, &root) == 0);
