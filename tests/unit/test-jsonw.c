@@ -371,6 +371,59 @@ static struct json_object *big_doc(void)
 	return a;
 }
 
+
+/*
+ * Keys at the edges of the writer's fast path (a buffer with room: the key copied as it is
+ * scanned): 63, 64 and 65 bytes and longer, one byte to escape at the end, after a sibling;
+ * and every budget from 0 to the document's size: a write takes at most its budget, and
+ * succeeds exactly when the document fits.
+ */
+static void keys(void)
+{
+	char k[130];
+	size_t lens[] = {1, 63, 64, 65, 66, 129};
+
+	for (size_t i = 0; i < sizeof(lens) / sizeof(*lens); i++) {
+		for (int esc = 0; esc < 2; esc++) {
+			struct json_object *o = json_object_new_object();
+			memset(k, 'k', lens[i]);
+			k[lens[i]] = '\0';
+			if (esc)
+				k[lens[i] - 1] = '"';
+			json_object_object_add(o, "first", json_object_new_int(1));
+			json_object_object_add(o, k, json_object_new_int(2));
+			json_object_object_add(o, "last", json_object_new_object());
+			json_object_object_add(json_object_object_get(o, "last"), k, json_object_new_int(3));
+			same(o, "a long key");
+		}
+	}
+	{
+		struct json_object *o = json_object_new_object();
+		const char *want;
+		size_t len;
+		for (int i = 0; i < 20; i++) {
+			snprintf(k, sizeof(k), "key%d", i);
+			json_object_object_add(o, k, json_object_new_int(i));
+		}
+		want = json_object_to_json_string_ext(o, FLAGS);
+		len = strlen(want);
+		for (size_t b = 0; b <= len + 1; b++) {
+			struct ns_jsonw w;
+			int err;
+			ns_jsonw_init_buffer(&w, b);
+			ns_jsonw_json(&w, o);
+			err = ns_jsonw_finish(&w);
+			tap_run++;
+			if (w.n > b || (err == 0) != (b >= len)) {
+				tap_failed++;
+				fprintf(stderr, "budget %zu of %zu: took %zu, error %d\n", b, len, w.n, err);
+			}
+			ns_jsonw_free(&w);
+		}
+		json_object_put(o);
+	}
+}
+
 static void sinks(void)
 {
 	struct json_object *doc = big_doc();
@@ -433,6 +486,7 @@ int main(void)
 	invalid_utf8();
 	random_trees();
 	sinks();
+	keys();
 	printf("jsonw: %d values compared with json-c\n", compared);
 	return tap_done("jsonw");
 }

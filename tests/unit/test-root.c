@@ -4,7 +4,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,6 +39,11 @@ static void lnk(const char *base, const char *rel, const char *target)
 	snprintf(p, sizeof(p), "%s/%s", base, rel);
 	if (symlink(target, p) < 0)
 		perror("symlink");
+}
+
+static int by_version(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
 int main(void)
@@ -150,6 +157,32 @@ int main(void)
 	ns_strv_free(names, n);
 	ns_root_drop_dir(root);
 	CHECK(ns_read_long(root, "sys/held/q/up", &v, NULL) == 0 && v == 2048);
+
+	/* a listing in strverscmp's order, numbers and stems with numbers included */
+	{
+		static const char *order[] = {"0",    "1",	"9",	 "10",	   "100",   "01",    "007", "0x",
+					      "cpu0", "cpu9",	"cpu10", "cpu1a",  "cpu01", "a",     "b10", "b9x",
+					      "x1y2", "x1y10", "x10y1", "65",	   "127",   "1000", "99",  "cpu447", "x010", "x09"};
+		size_t norder = sizeof(order) / sizeof(*order);
+		char *want[sizeof(order) / sizeof(*order)];
+		bool same = true;
+		dir(base, "sys/order");
+		for (size_t i = 0; i < norder; i++) {
+			char rp[64];
+			snprintf(rp, sizeof(rp), "sys/order/%s", order[i]);
+			put(base, rp, "1\n");
+			want[i] = (char *)order[i];
+		}
+		qsort(want, norder, sizeof(*want), by_version);
+		CHECK(ns_list_dir(root, "sys/order", &names, &n) == 0 && n == norder);
+		for (size_t i = 0; i < n && i < norder; i++)
+			if (strcmp(names[i], want[i]) != 0) {
+				fprintf(stderr, "listing %zu: %s, strverscmp puts %s\n", i, names[i], want[i]);
+				same = false;
+			}
+		CHECK(same);
+		ns_strv_free(names, n);
+	}
 	ns_root_free(root);
 
 	CHECK(ns_root_open(NULL, &root) == 0);
