@@ -69,7 +69,7 @@ static int device_forced(struct ns_root *root, const char *devpath)
 		ns_notes_free(&notes);
 		return 0;
 	}
-	if (ns_modules_new(root, &mods) == 0 && ns_pci_read(root, &m, mods, real, &pci, &notes) == 0) {
+	if (ns_modules_new(root, &mods) == 0 && ns_pci_read(root, &m, mods, NULL, real, &pci, &notes) == 0) {
 		/* whether its driver can force, as check judges it (the module build's manifest) */
 		struct ns_kernel_fix fixes[2] = {{0}};
 		ns_kernel_fixes_read(root, &m, fixes);

@@ -79,7 +79,11 @@ int ns_system_pci(struct ns_system *sys, const char *syspath, struct ns_pci **ou
 	pci = calloc(1, sizeof(*pci));
 	if (!pci)
 		return -ENOMEM;
-	r = ns_pci_read(sys->root, &sys->machine, sys->modules, syspath, pci, &sys->notes);
+	if (!sys->buses && !(sys->buses = ns_pci_buses_new())) {
+		free(pci);
+		return -ENOMEM;
+	}
+	r = ns_pci_read(sys->root, &sys->machine, sys->modules, sys->buses, syspath, pci, &sys->notes);
 	if (r < 0) {
 		ns_pci_free(pci);
 		free(pci);
@@ -906,6 +910,7 @@ void ns_system_free(struct ns_system *sys)
 	}
 	free(sys->pcis);
 	free(sys->pci_slots);
+	ns_pci_buses_free(sys->buses);
 	ns_modules_free(sys->modules);
 	ns_identity_close(sys->udev);
 	ns_machine_free(&sys->machine);

@@ -34,6 +34,7 @@ struct ns_system {
 	size_t *pci_slots; /* the cache's hash of syspaths: 1 + index into pcis, 0 empty */
 	size_t npci_slots; /* a power of two, at least twice npcis */
 	size_t cap_pcis;
+	struct ns_pci_buses *buses; /* what the functions on each root bus read of one another */
 	struct ns_disk *disks;
 	size_t ndisks;
 	size_t *by_name; /* indices into disks sorted by name (ns_system_disk) */

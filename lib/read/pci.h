@@ -73,8 +73,17 @@ struct ns_pci {
 	size_t nirqs;
 };
 
-int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modules *mods, const char *syspath,
-		struct ns_pci *pci, struct ns_notes *notes);
+/*
+ * What the functions on one root bus read of one another (each other function's node and
+ * driver, for the forcing verdict), kept across ns_pci_read calls so that a bus of N functions
+ * costs N reads of each, not N x N. Owned by whoever reads the functions (the system); a NULL
+ * one reads them for each function.
+ */
+struct ns_pci_buses;
+struct ns_pci_buses *ns_pci_buses_new(void);
+void ns_pci_buses_free(struct ns_pci_buses *buses);
+int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modules *mods, struct ns_pci_buses *buses,
+		const char *syspath, struct ns_pci *pci, struct ns_notes *notes);
 void ns_pci_free(struct ns_pci *pci);
 /* Judge the node again with the kernel's nvme fix presence as the system knows it (the module
  * build's manifest); ns_pci_read judges by the kernel version alone. */

@@ -371,7 +371,6 @@ static struct json_object *big_doc(void)
 	return a;
 }
 
-
 /*
  * Keys at the edges of the writer's fast path (a buffer with room: the key copied as it is
  * scanned): 63, 64 and 65 bytes and longer, one byte to escape at the end, after a sibling;

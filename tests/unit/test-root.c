@@ -160,9 +160,10 @@ int main(void)
 
 	/* a listing in strverscmp's order, numbers and stems with numbers included */
 	{
-		static const char *order[] = {"0",    "1",	"9",	 "10",	   "100",   "01",    "007", "0x",
-					      "cpu0", "cpu9",	"cpu10", "cpu1a",  "cpu01", "a",     "b10", "b9x",
-					      "x1y2", "x1y10", "x10y1", "65",	   "127",   "1000", "99",  "cpu447", "x010", "x09"};
+		static const char *order[] = {"0",    "1",    "9",	"10",	 "100",	  "01",	   "007",
+					      "0x",   "cpu0", "cpu9",	"cpu10", "cpu1a", "cpu01", "a",
+					      "b10",  "b9x",  "x1y2",	"x1y10", "x10y1", "65",	   "127",
+					      "1000", "99",   "cpu447", "x010",	 "x09"};
 		size_t norder = sizeof(order) / sizeof(*order);
 		char *want[sizeof(order) / sizeof(*order)];
 		bool same = true;
