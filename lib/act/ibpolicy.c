@@ -110,15 +110,20 @@ int ns_ibpolicy_inspect(struct ns_root *root, const struct ns_irqbalance *ib, st
 	int r = 0;
 
 	memset(st, 0, sizeof(*st));
-	st->journaled = ns_exists(root, NS_IBPOLICY_JOURNAL);
-	if (ns_readlink(root, NS_IBPOLICY_LINK, &target) == 0) {
+	int e = ns_probe(root, NS_IBPOLICY_JOURNAL);
+	st->journaled = e == 1;
+	if (e < 0) /* ours or not: not told, so nothing is done to it */
+		r = note(&st->conflict, ns_fmt("/%s could not be looked at: %s", NS_IBPOLICY_JOURNAL, strerror(-e)));
+	if (r == 0 && ns_readlink(root, NS_IBPOLICY_LINK, &target) == 0) {
 		st->linked = strcmp(target, NUMASTOR_IRQBALANCE_DROPIN) == 0;
 		if (!st->linked)
 			r = note(&st->conflict, ns_fmt("/%s is a link to %s, not to numastor's drop-in %s",
 						       NS_IBPOLICY_LINK, target, NUMASTOR_IRQBALANCE_DROPIN));
 		free(target);
-	} else if (ns_exists(root, NS_IBPOLICY_LINK)) {
-		r = note(&st->conflict, ns_fmt("/%s is a file of its own, not numastor's link", NS_IBPOLICY_LINK));
+	} else if (r == 0 && (e = ns_probe(root, NS_IBPOLICY_LINK)) != 0) {
+		r = note(&st->conflict,
+			 e > 0 ? ns_fmt("/%s is a file of its own, not numastor's link", NS_IBPOLICY_LINK)
+			       : ns_fmt("/%s could not be looked at: %s", NS_IBPOLICY_LINK, strerror(-e)));
 	}
 	for (size_t d = 0; r == 0 && d < sizeof(dropin_dirs) / sizeof(*dropin_dirs); d++) {
 		char **names;
@@ -189,10 +194,14 @@ int ns_ibpolicy_enable(struct ns_root *root, char **problem)
 {
 	struct json_object *doc;
 	char *target = NULL;
-	bool made_dir = !ns_exists(root, NS_IBPOLICY_DIR), have = false;
-	int r;
+	int r = ns_probe(root, NS_IBPOLICY_DIR);
+	bool made_dir = r == 0, have = false;
 
 	*problem = NULL;
+	if (r < 0) {
+		*problem = ns_fmt("/%s could not be looked at: %s", NS_IBPOLICY_DIR, strerror(-r));
+		return r;
+	}
 	if (ns_readlink(root, NS_IBPOLICY_LINK, &target) == 0) {
 		bool same = strcmp(target, NUMASTOR_IRQBALANCE_DROPIN) == 0;
 		free(target);
@@ -201,9 +210,10 @@ int ns_ibpolicy_enable(struct ns_root *root, char **problem)
 			*problem = ns_fmt("/%s exists and is not numastor's", NS_IBPOLICY_LINK);
 			return -EEXIST;
 		}
-	} else if (ns_exists(root, NS_IBPOLICY_LINK)) {
-		*problem = ns_fmt("/%s exists and is not numastor's", NS_IBPOLICY_LINK);
-		return -EEXIST;
+	} else if ((r = ns_probe(root, NS_IBPOLICY_LINK)) != 0) {
+		*problem = r > 0 ? ns_fmt("/%s exists and is not numastor's", NS_IBPOLICY_LINK)
+				 : ns_fmt("/%s could not be looked at: %s", NS_IBPOLICY_LINK, strerror(-r));
+		return r > 0 ? -EEXIST : r;
 	}
 	/* the record first: a link made and then forgotten is what --revert could not undo */
 	r = ns_state_dir_ensure(root, JOURNAL_DIR, problem);
@@ -309,10 +319,14 @@ int ns_ibpolicy_reload(struct ns_root *root, char **said)
 			*said = ns_fmt("not reloaded: a captured tree runs no systemctl");
 			return -ENOSYS;
 		}
-		if (!ns_exists(root, "run/systemd/system")) {
-			*said = ns_fmt("not reloaded: systemd does not run here; restart irqbalance with the drop-in "
-				       "yourself");
-			return -ENOSYS;
+		if ((r = ns_probe(root, "run/systemd/system")) <= 0) {
+			*said = r == 0 ? ns_fmt("not reloaded: systemd does not run here; restart irqbalance with the "
+						"drop-in yourself")
+				       : ns_fmt("not reloaded: whether systemd runs here could not be told "
+						"(/run/systemd/system: %s); restart irqbalance with the drop-in "
+						"yourself",
+						strerror(-r));
+			return r == 0 ? -ENOSYS : r;
 		}
 		path = ns_exec_find(paths);
 		if (!path) {

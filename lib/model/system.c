@@ -247,7 +247,9 @@ static int disk_of(struct ns_root *root, const char *name, char **out)
 	int r;
 
 	snprintf(p, sizeof(p), "sys/class/block/%s/partition", name);
-	if (!ns_exists(root, p))
+	if ((r = ns_probe(root, p)) < 0)
+		return r; /* a partition or a disk: not known */
+	if (r == 0)
 		return (*out = strdup(name)) ? 0 : -ENOMEM;
 	snprintf(p, sizeof(p), "sys/class/block/%s", name);
 	if ((r = ns_realpath(root, p, &real)) < 0)
@@ -784,7 +786,10 @@ static bool is_hidden(struct ns_root *root, const char *name, struct ns_notes *n
 
 	snprintf(p, sizeof(p), "sys/block/%s/hidden", name);
 	r = ns_read_dec(root, p, 0, 1, &v, &raw);
-	if (r == -EINVAL || r == -ERANGE)
+	/* absent: a kernel before the file (4.x), where no path disk is in sys/block. Any other
+	 * failure leaves it unknown, and says so: a path disk then shows as a device of its own
+	 * with the note that explains why (issue 36), never silently */
+	if (r < 0 && r != -ENOENT)
 		ns_note_read(notes, name, "hidden", p, r, raw);
 	free(raw);
 	return r == 0 && v == 1;

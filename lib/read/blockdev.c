@@ -430,27 +430,38 @@ static int resolve_path(struct ns_disk_env *env, const char *disk_syspath, struc
 	return ancestor_node(env, disk_syspath, path);
 }
 
-static void read_list_names(struct ns_root *root, const char *dir, char ***v, size_t *n)
+/* slaves/, holders/: absent is none (old kernels, a capture without them); unread is a note */
+static void read_list_names(struct ns_disk_env *env, const char *name, const char *field, const char *dir, char ***v,
+			    size_t *n)
 {
-	if (ns_list_dir(root, dir, v, n) < 0) {
+	int r = ns_list_dir(env->root, dir, v, n);
+
+	if (r < 0) {
+		if (r != -ENOENT)
+			ns_note_read(env->notes, name, field, dir, r, NULL);
 		*v = NULL;
 		*n = 0;
 	}
 }
 
-static void read_partitions(struct ns_root *root, struct ns_disk *d)
+static void read_partitions(struct ns_disk_env *env, struct ns_disk *d)
 {
 	char **names;
 	size_t n;
+	int r = ns_list_dir(env->root, d->syspath, &names, &n);
 
-	if (ns_list_dir(root, d->syspath, &names, &n) < 0)
+	if (r < 0) {
+		ns_note_read(env->notes, d->name, "partitions", d->syspath, r, NULL);
 		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char p[4096];
 		if (strncmp(names[i], d->name, strlen(d->name)) != 0)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s/partition", d->syspath, names[i]);
-		if (!ns_exists(root, p))
+		if ((r = ns_probe(env->root, p)) < 0)
+			ns_note_read(env->notes, d->name, "partitions", p, r, NULL);
+		if (r != 1)
 			continue;
 		char **nv = realloc(d->partitions, (d->npartitions + 1) * sizeof(*nv));
 		if (!nv)
@@ -475,7 +486,10 @@ static void read_queue(struct ns_disk_env *env, struct ns_disk *d)
 	 * nr_requests, which is no fault of the machine's.
 	 */
 	snprintf(p, sizeof(p), "%s/mq", d->syspath);
-	bio_based = ns_disk_is_virtual(d) || !ns_exists(env->root, p);
+	r = ns_disk_is_virtual(d) ? 0 : ns_probe(env->root, p);
+	if (r < 0) /* request-based or not: not told; the queue's own notes follow as for one */
+		ns_note_read(env->notes, d->name, "queue.mq", p, r, NULL);
+	bio_based = r == 0;
 	snprintf(p, sizeof(p), "%s/queue/rq_affinity", d->syspath);
 	d->rq_affinity = -1;
 	if ((r = ns_read_dec(env->root, p, 0, 2, &v, &txt)) == 0)
@@ -804,8 +818,8 @@ static int cmp_listed_order(const void *pa, const void *pb)
  * resolve): one readlink each and one resolution per distinct target, since the same text in
  * the same directory resolves alike (20,000 links to one path cost one resolution).
  */
-static int resolve_listed(struct ns_root *root, const char *dir, char *const *names, size_t n, char ***out,
-			  size_t *nout)
+static int resolve_listed(struct ns_root *root, struct ns_notes *notes, const char *subject, const char *field,
+			  const char *dir, char *const *names, size_t n, char ***out, size_t *nout)
 {
 	struct listed_link *e = calloc(n ? n : 1, sizeof(*e));
 	char p[4096];
@@ -814,8 +828,11 @@ static int resolve_listed(struct ns_root *root, const char *dir, char *const *na
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		e[i].order = i;
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-		if (ns_readlink(root, p, &e[i].link) == -ENOMEM)
+		int e2 = ns_readlink(root, p, &e[i].link);
+		if (e2 == -ENOMEM)
 			r = -ENOMEM;
+		else if (e2 < 0 && e2 != -ENOENT && e2 != -EINVAL && notes)
+			ns_note_read(notes, subject, field, p, e2, NULL);
 	}
 	if (r == 0)
 		qsort(e, n, sizeof(*e), cmp_listed_link);
@@ -826,8 +843,11 @@ static int resolve_listed(struct ns_root *root, const char *dir, char *const *na
 			continue;
 		}
 		snprintf(p, sizeof(p), "%s/%s", dir, names[e[i].order]);
-		if (ns_realpath(root, p, &e[i].real) == -ENOMEM)
+		int e2 = ns_realpath(root, p, &e[i].real);
+		if (e2 == -ENOMEM)
 			r = -ENOMEM;
+		else if (e2 < 0 && e2 != -ENOENT && notes) /* dangling: no path; unread: a note */
+			ns_note_read(notes, subject, field, p, e2, NULL);
 	}
 	if (r == 0)
 		qsort(e, n, sizeof(*e), cmp_listed_order);
@@ -869,7 +889,8 @@ static int head_paths(struct ns_disk_env *env, const char *head_syspath, const c
 				"/%s lists %zu entries, more than the %u controllers an NVMe subsystem can have "
 				"(16-bit controller IDs): only the first %u are read",
 				p, n, NS_NVME_PATHS_MAX, NS_NVME_PATHS_MAX);
-		r = resolve_listed(root, p, names, n < NS_NVME_PATHS_MAX ? n : NS_NVME_PATHS_MAX, out, nout);
+		r = resolve_listed(root, env->notes, head, "paths", p, names,
+				   n < NS_NVME_PATHS_MAX ? n : NS_NVME_PATHS_MAX, out, nout);
 		ns_strv_free(names, n);
 		return r < 0 ? r : *nout ? 0 : -ENOENT;
 	}
@@ -897,8 +918,11 @@ static int head_paths(struct ns_disk_env *env, const char *head_syspath, const c
 			continue;
 		snprintf(p, sizeof(p), "%s/nvme%uc%un%u", real, subsys, ctrl, nsid);
 		free(real);
-		if (ns_exists(root, p))
+		int e = ns_probe(root, p);
+		if (e == 1)
 			r = ns_strv_add(out, nout, p);
+		else if (e < 0)
+			ns_note_read(env->notes, head, "paths", p, e, NULL);
 	}
 	if (listed == 0)
 		ns_strv_free(names, n);
@@ -1077,8 +1101,10 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 	r = ns_realpath(env->root, p, &d->syspath);
 	if (r < 0)
 		return r;
-	if (!ns_exists(env->root, d->syspath))
+	if ((r = ns_probe(env->root, d->syspath)) == 0)
 		return -ENOENT; /* vanished, or a dangling link in a capture */
+	if (r < 0)		/* its link resolved: read on, its files say what they can */
+		ns_note_read(env->notes, name, "device", d->syspath, r, NULL);
 	d->kind = classify(name, d->syspath);
 
 	snprintf(p, sizeof(p), "%s/dev", d->syspath);
@@ -1099,13 +1125,13 @@ int ns_disk_read(struct ns_disk_env *env, const char *name, struct ns_disk *d)
 	free(txt);
 	/* lists the chosen output may not show (ns_root_needs) */
 	if (ns_root_needs(env->root, NS_NEED_PARTITIONS))
-		read_partitions(env->root, d);
+		read_partitions(env, d);
 	snprintf(p, sizeof(p), "%s/slaves", d->syspath);
 	if (ns_root_needs(env->root, NS_NEED_SLAVES))
-		read_list_names(env->root, p, &d->slaves, &d->nslaves);
+		read_list_names(env, name, "slaves", p, &d->slaves, &d->nslaves);
 	snprintf(p, sizeof(p), "%s/holders", d->syspath);
 	if (ns_root_needs(env->root, NS_NEED_HOLDERS))
-		read_list_names(env->root, p, &d->holders, &d->nholders);
+		read_list_names(env, name, "holders", p, &d->holders, &d->nholders);
 	if (d->kind == NS_DISK_LOOP) {
 		snprintf(p, sizeof(p), "%s/loop/backing_file", d->syspath);
 		r = ns_read_str(env->root, p, &d->backing_file);

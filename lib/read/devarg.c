@@ -42,7 +42,12 @@ static int by_devnum(struct ns_root *root, const char *devnum, char **disk, char
 			continue;
 		for (size_t k = 0; k < ns && r == -ENODEV; k++) {
 			snprintf(p, sizeof(p), "sys/block/%s/%s/partition", names[i], sub[k]);
-			if (!ns_exists(root, p))
+			int e = ns_probe(root, p);
+			if (e < 0) {
+				r = e; /* not told: never "no such partition" */
+				break;
+			}
+			if (e == 0)
 				continue;
 			snprintf(p, sizeof(p), "sys/block/%s/%s/dev", names[i], sub[k]);
 			if (ns_read_str(root, p, &v) == 0) {
@@ -101,7 +106,10 @@ static int disk_of_partition(struct ns_root *root, const char *name, char **disk
 	r = -ENODEV;
 	for (size_t i = 0; i < n && r == -ENODEV; i++) {
 		snprintf(p, sizeof(p), "sys/block/%s/%s/partition", names[i], name);
-		if (ns_exists(root, p))
+		int e = ns_probe(root, p);
+		if (e < 0)
+			r = e;
+		else if (e == 1)
 			r = (*disk = strdup(names[i])) ? 0 : -ENOMEM;
 	}
 	ns_strv_free(names, n);
@@ -144,9 +152,14 @@ int ns_devarg_resolve(struct ns_root *root, const char *arg, struct ns_devarg *o
 	r = -ENODEV;
 	if (plain_name(name)) {
 		snprintf(p, sizeof(p), "sys/block/%s", name);
-		if (ns_exists(root, p)) {
+		r = ns_probe(root, p);
+		if (r == 1) {
 			out->disk = name;
 			return 0;
+		}
+		if (r < 0) {
+			free(name);
+			return r;
 		}
 		r = disk_of_partition(root, name, &out->disk);
 		if (r == 0) {

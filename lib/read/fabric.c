@@ -253,8 +253,9 @@ static int netdev_device(struct ns_root *root, const char *ifname, int depth, ch
 
 	*device = NULL;
 	snprintf(p, sizeof(p), "sys/class/net/%s", ifname);
-	if (!ns_exists(root, p)) {
-		*reason = ns_fmt("netdev %s is not in /sys/class/net", ifname);
+	if ((r = ns_probe(root, p)) <= 0) {
+		*reason = r == 0 ? ns_fmt("netdev %s is not in /sys/class/net", ifname)
+				 : ns_fmt("/%s could not be read: %s", p, strerror(-r));
 		return *reason ? 0 : -ENOMEM;
 	}
 	snprintf(p, sizeof(p), "sys/class/net/%s/device", ifname);

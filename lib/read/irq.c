@@ -398,8 +398,8 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	if (r == -ENOENT) {
 		/* no actions file: the IRQ may have vanished since it was listed */
 		ns_path_num(path, sizeof(path), "proc/irq/", n, "");
-		if (!ns_exists(root, path))
-			return -ENOENT;
+		if (ns_probe(root, path) == 0)
+			return -ENOENT; /* an error here is no proof it went: the actions note says it */
 		ns_path_num(path, sizeof(path), "sys/kernel/irq/", n, "/actions");
 	}
 	if (r < 0 && r != -ENODATA)

@@ -235,7 +235,14 @@ static void read_cgroup(struct ns_root *root, unsigned limit, struct ns_isolatio
 		return;
 	}
 	/* no cgroup v2 hierarchy here (none mounted, or v1): no isolated partition can exist */
-	if (!ns_exists(root, CGROUP_DIR "/cgroup.controllers")) {
+	r = ns_probe(root, CGROUP_DIR "/cgroup.controllers");
+	if (r < 0) {
+		/* v2 or not: not told, so neither is whether a partition isolates CPUs */
+		ns_note_read(notes, "machine", "isolation.cgroup_isolated_cpus", CGROUP_DIR "/cgroup.controllers", r,
+			     NULL);
+		return;
+	}
+	if (r == 0) {
 		iso->cgroup_basis = "no-cgroup2";
 		iso->cgroup.known = true;
 		return;

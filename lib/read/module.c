@@ -490,6 +490,8 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 	m->out_of_tree = -1;
 	snprintf(path, sizeof(path), "sys/bus/pci/drivers/%s/module", driver);
 	r = ns_readlink_base(mods->root, path, &m->name);
+	if (r < 0 && r != -ENOENT && r != -ENOMEM)
+		ns_note_read(notes, driver, "module.name", path, r, NULL);
 	if (r < 0) {
 		/* a built-in driver has no module link */
 		m->name = strdup(driver);
@@ -503,10 +505,15 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 	}
 	/* a built-in module has a sys/module directory but no initstate */
 	snprintf(path, sizeof(path), "sys/module/%s/initstate", m->name);
-	if (!ns_exists(mods->root, path)) {
+	if ((r = ns_probe(mods->root, path)) == 0) {
 		snprintf(path, sizeof(path), "sys/module/%s", m->name);
-		if (ns_exists(mods->root, path))
+		r = ns_probe(mods->root, path);
+		if (r == 1)
 			m->state = NS_MODULE_BUILTIN;
+	}
+	if (r < 0) {
+		m->state = NS_MODULE_UNKNOWN; /* loadable or built in: not told */
+		ns_note_read(notes, m->name, "module.state", path, r, NULL);
 	}
 	snprintf(path, sizeof(path), "sys/module/%s/srcversion", m->name);
 	ns_read_str(mods->root, path, &m->srcversion);

@@ -723,9 +723,14 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	int *nums = NULL;
 	size_t nnums = 0;
 	bool msi = true, debugfs;
+	int r;
 
 	snprintf(p, sizeof(p), "%s/msi_irqs", pci->syspath);
-	if (ns_list_dir(root, p, &names, &n) == 0 && n > 0) {
+	r = ns_list_dir(root, p, &names, &n);
+	if (r < 0 && r != -ENOENT)
+		/* unread, not absent: the legacy line below is then all that is known */
+		ns_note_read(notes, pci->address, "irqs", p, r, NULL);
+	if (r == 0 && n > 0) {
 		nums = calloc(n, sizeof(int));
 		for (size_t i = 0; nums && i < n; i++) {
 			long long v;
@@ -739,15 +744,21 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 		ns_strv_free(names, n);
 		msi = false;
 		snprintf(p, sizeof(p), "%s/irq", pci->syspath);
-		if (ns_read_dec(root, p, 1, INT_MAX, &v, NULL) == 0) {
+		if ((r = ns_read_dec(root, p, 1, INT_MAX, &v, NULL)) == 0) {
 			nums = calloc(1, sizeof(int));
 			if (nums)
 				nums[nnums++] = (int)v;
+		} else if (r != -ENOENT && r != -EINVAL && r != -ERANGE) {
+			ns_note_read(notes, pci->address, "irqs", p, r, NULL);
 		}
 	}
 	if (!nums)
 		return;
-	debugfs = ns_exists(root, "sys/kernel/debug/irq/irqs");
+	r = ns_probe(root, "sys/kernel/debug/irq/irqs");
+	if (r < 0)
+		/* read as not mounted: managed-ness then comes from the other sources or is unknown */
+		ns_note_read(notes, pci->address, "irq.managed", "sys/kernel/debug/irq/irqs", r, NULL);
+	debugfs = r == 1;
 	qsort(nums, nnums, sizeof(int), cmp_int);
 	pci->irqs = calloc(nnums ? nnums : 1, sizeof(*pci->irqs));
 	struct irq_batch b = {.root = root,
@@ -777,13 +788,18 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	/* in the listed order, the slots that read moved down over those that did not */
 	for (size_t i = 0; i < nnums; i++) {
 		struct ns_irq *irq = &pci->irqs[pci->nirqs];
-		int r = b.ret[i];
+		r = b.ret[i];
 		move_notes(notes, &b.notes[i]);
 		if (r == -ENOENT) {
 			char subj[32];
 			snprintf(subj, sizeof(subj), "irq %d", nums[i]);
 			ns_note(notes, subj, "irq", "listed in /%s/msi_irqs but gone from /proc/irq: skipped",
 				pci->syspath);
+		} else if (r < 0) {
+			char subj[32];
+			snprintf(subj, sizeof(subj), "irq %d", nums[i]);
+			ns_note(notes, subj, "irq", "listed in /%s/msi_irqs and could not be read: %s: skipped",
+				pci->syspath, strerror(-r));
 		}
 		if (r < 0) {
 			ns_irq_free(&pci->irqs[i]);
@@ -832,7 +848,10 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 		ns_modules_lookup(mods, pci->driver, notes, &pci->module);
 	/* a VF probed while its PF's driver probes runs on the calling CPU (pci_physfn_is_probed) */
 	snprintf(p, sizeof(p), "%s/physfn", syspath);
-	pci->virtfn = ns_exists(root, p);
+	r = ns_probe(root, p);
+	if (r < 0)
+		ns_note_read(notes, pci->address, "pci.virtfn", p, r, NULL);
+	pci->virtfn = r < 0 ? -1 : r;
 	pci->numa_node = read_node(root, syspath, notes, pci->address, "pci.numa_node");
 	if (pci->numa_node >= 0 && !ns_machine_node(m, pci->numa_node)) {
 		ns_note(notes, pci->address, "pci.numa_node",

@@ -61,7 +61,7 @@ struct ns_pci {
 	int bus_node;	   /* root bus node from cpulistaffinity: -1 spans nodes, NS_NODE_UNREAD */
 	int *bridge_nodes; /* numa_node of each bridge above, top first */
 	size_t nbridges;
-	int virtfn; /* 1 an SR-IOV virtual function (it has a physfn link), 0 not */
+	int virtfn; /* 1 an SR-IOV virtual function (it has a physfn link), 0 not, -1 unread (noted) */
 	int forced; /* 1 a driver forced the node, 0 not, -1 cannot tell */
 	char *forced_evidence;
 	int node_set; /* 1 the node was set by someone other than the firmware and a forcing driver */

@@ -318,27 +318,42 @@ static int held_openat(const struct ns_root *root, const char *p, int flags)
 	return -ENOENT;
 }
 
-/* Open inside the root: a captured tree never lets a link escape it. */
+/*
+ * Open inside the root: a captured tree never lets a link escape it. openat2's scoped walk
+ * (RESOLVE_IN_ROOT) fails with EAGAIN when a rename or a mount anywhere on the system races
+ * with a ".." it follows (every sys/block/X link has one): the kernel cannot tell then that the
+ * walk stayed inside, and asks the caller to retry. On a busy machine that is one walk in a few
+ * thousand (issue 36: a path disk's `hidden` unread, the disk drawn as a device of its own), so
+ * it is retried, as an interrupted open (EINTR) is; what still fails after NS_OPEN_TRIES is the
+ * caller's error to note, never "absent".
+ */
+#define NS_OPEN_TRIES 64
+
 static int root_openat(struct ns_root *root, const char *path, int flags)
 {
 	int fd;
 
 	if (root->nheld && (fd = held_openat(root, rel(path), flags)) >= 0)
 		return fd;
-	if (root->have_openat2) {
-		struct open_how how = {
-			.flags = (unsigned long long)(flags | O_CLOEXEC),
-			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-		};
-		fd = (int)syscall(SYS_openat2, root->dirfd, rel(path), &how, sizeof(how));
+	for (int tries = 1;; tries++) {
+		if (root->have_openat2) {
+			struct open_how how = {
+				.flags = (unsigned long long)(flags | O_CLOEXEC),
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+			};
+			fd = (int)syscall(SYS_openat2, root->dirfd, rel(path), &how, sizeof(how));
+			if (fd < 0 && errno == ENOSYS) {
+				root->have_openat2 = false;
+				continue;
+			}
+		} else {
+			fd = openat(root->dirfd, rel(path), flags | O_CLOEXEC);
+		}
 		if (fd >= 0)
 			return fd;
-		if (errno != ENOSYS)
+		if ((errno != EAGAIN && errno != EINTR) || tries >= NS_OPEN_TRIES)
 			return -errno;
-		root->have_openat2 = false;
 	}
-	fd = openat(root->dirfd, rel(path), flags | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
 }
 
 static int read_text(struct ns_root *root, const char *path, size_t max, char **out, mode_t *mode, bool nul_is_error);
@@ -695,7 +710,22 @@ int ns_list_dir(struct ns_root *root, const char *path, char ***names, size_t *n
 		close(fd);
 		return err;
 	}
-	while ((de = readdir(d))) {
+	for (int eintr = 0;;) {
+		errno = 0;
+		if (!(de = readdir(d))) {
+			/* NULL is the end only when errno is untouched: a failed getdents64 is an
+			 * error, never a shorter listing (an interrupted one is asked again) */
+			if (errno == EINTR && ++eintr < NS_OPEN_TRIES)
+				continue;
+			if (errno) {
+				int err = -errno;
+				closedir(d);
+				ns_strv_free(v, cnt);
+				free(types);
+				return err;
+			}
+			break;
+		}
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (cnt == cap) {
@@ -759,10 +789,14 @@ int ns_stat(struct ns_root *root, const char *path, struct stat *st)
 	return r;
 }
 
-bool ns_exists(struct ns_root *root, const char *path)
+int ns_probe(struct ns_root *root, const char *path)
 {
 	struct stat st;
-	return ns_stat(root, path, &st) == 0;
+	int r = ns_stat(root, path, &st);
+
+	if (r == 0)
+		return 1;
+	return r == -ENOENT || r == -ENOTDIR ? 0 : r;
 }
 
 /* Append component c (length n) to the resolved path res. */

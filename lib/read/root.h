@@ -152,7 +152,13 @@ int ns_readlink_base(struct ns_root *root, const char *path, char **out);
 int ns_list_dir(struct ns_root *root, const char *path, char ***names, size_t *n);
 void ns_strv_free(char **v, size_t n);
 int ns_stat(struct ns_root *root, const char *path, struct stat *st);
-bool ns_exists(struct ns_root *root, const char *path);
+/*
+ * Is there anything at path: 1 present, 0 absent (-ENOENT, -ENOTDIR: nothing there or a file
+ * where a directory is walked through), -errno when it could not be told (EIO, EMFILE, ENOMEM,
+ * EACCES, ELOOP...). The caller decides what an error means: a note and the fact unknown where
+ * it reports, a refusal where it changes the machine; never "absent".
+ */
+int ns_probe(struct ns_root *root, const char *path);
 /* Canonical path (no symlinks, no "..") of path inside the root, relative to it. */
 int ns_realpath(struct ns_root *root, const char *path, char **out);
 

@@ -149,19 +149,19 @@ static int add_disk(struct scan *s, const char *name)
 	r = ns_realpath(s->root, p, &sp);
 	if (r < 0)
 		return r;
-	if (!ns_exists(s->root, sp)) {
+	if ((r = ns_probe(s->root, sp)) <= 0) {
 		free(sp);
-		return -ENOENT;
+		return r < 0 ? r : -ENOENT;
 	}
 	r = add_dev(s, name, sp, NULL);
-	if (r == 0 && ns_list_dir(s->root, sp, &names, &n) == 0) {
+	if (r == 0 && (r = ns_list_dir(s->root, sp, &names, &n)) == 0) { /* unlisted: partitions unknown */
 		for (size_t i = 0; i < n && r == 0; i++) {
 			char part[PATH_MAX];
 			if (strncmp(names[i], name, strlen(name)) != 0)
 				continue;
 			snprintf(part, sizeof(part), "%s/%s/partition", sp, names[i]);
-			if (!ns_exists(s->root, part))
-				continue;
+			if ((r = ns_probe(s->root, part)) <= 0)
+				continue; /* not a partition, or not told: r ends the scan */
 			snprintf(part, sizeof(part), "%s/%s", sp, names[i]);
 			r = add_dev(s, names[i], part, s->devs[first].name);
 		}
@@ -490,8 +490,9 @@ static int scan_mountinfo(struct scan *s, const char *pid, const char *ns, char 
 			 * file system mounted, which disks it uses is not known */
 			char mod[64];
 			snprintf(mod, sizeof(mod), "sys/module/%s", m.fstype);
-			if ((ns_exists(s->root, mod) ||
-			     (strcmp(m.fstype, "bcachefs") == 0 && ns_exists(s->root, "sys/fs/bcachefs"))) &&
+			/* the module there, or not told: its members are unknown either way */
+			if ((ns_probe(s->root, mod) != 0 ||
+			     (strcmp(m.fstype, "bcachefs") == 0 && ns_probe(s->root, "sys/fs/bcachefs") != 0)) &&
 			    !ns_strv_has(*unknown_fs, *nunknown, m.fstype)) {
 				r = ns_strv_add(unknown_fs, nunknown, m.fstype);
 				if (r == 0)
@@ -950,7 +951,7 @@ static int scan_loops(struct scan *s)
 		} else {
 			/* no loop/ directory: not bound */
 			snprintf(p, sizeof(p), "sys/block/%s/loop", names[i]);
-			if (e != -ENOENT || ns_exists(s->root, p))
+			if (e != -ENOENT || ns_probe(s->root, p) != 0) /* bound, or not told */
 				r = add(s, s->devs[0].name, "unknown-user",
 					"%s is bound and its backing file cannot be read (/%s/backing_file: %s): "
 					"whether it lies on %s is unknown",
@@ -966,9 +967,15 @@ static int scan_loops(struct scan *s)
 static int configfs_known(struct scan *s, const char *module, const char *dir, const char *what)
 {
 	char p[64];
+	int mod, mounted;
+
 	snprintf(p, sizeof(p), "sys/module/%s", module);
-	if (!ns_exists(s->root, p) || ns_exists(s->root, dir))
+	if ((mod = ns_probe(s->root, p)) == 0 || (mounted = ns_probe(s->root, dir)) == 1)
 		return 0;
+	if (mod < 0 || mounted < 0)
+		return add(s, s->devs[0].name, "unknown-user",
+			   "/%s could not be looked at (%s): whether %s uses %s is unknown", mod < 0 ? p : dir,
+			   strerror(-(mod < 0 ? mod : mounted)), what, s->devs[0].name);
 	return add(s, s->devs[0].name, "unknown-user",
 		   "the %s module is loaded and /%s is not there (configfs not mounted at /sys/kernel/config): "
 		   "whether %s uses %s is unknown",

@@ -65,15 +65,18 @@ int ns_swap_check_candidate(struct ns_system *sys, struct kmod_ctx *ctx, struct 
 {
 	struct ns_root *root = sys->root;
 	char hex[65], *abs = ns_swap_abs_path(root, mm->file), *vm, *stock_vm, *problem;
-	const char *state = ns_swap_module_state(root, mm->name);
+	const char *state = NULL;
+	int sr = ns_swap_module_state(root, mm->name, &state);
 	int fd, r;
 
 	if (!abs)
 		return -ENOMEM;
-	/* built-in modules cannot be replaced */
+	/* built-in modules cannot be replaced; one not told is refused as one */
 	r = ns_swap_add_check(
-		p, !state || strcmp(state, "builtin") != 0, ns_fmt("%s is a loadable module", mm->name),
-		state && strcmp(state, "builtin") == 0
+		p, sr == 0 && (!state || strcmp(state, "builtin") != 0), ns_fmt("%s is a loadable module", mm->name),
+		sr < 0 ? ns_fmt("whether %s is built into the kernel could not be told (/sys/module/%s: %s)", mm->name,
+				mm->name, strerror(-sr))
+		: state && strcmp(state, "builtin") == 0
 			? ns_fmt("%s is built into the kernel: it cannot be replaced at runtime", mm->name)
 			: NULL);
 	if (r < 0)

@@ -83,8 +83,8 @@ static int remove_module(struct run *x, const char *name)
 	struct kmod_module *mod = NULL;
 	int r;
 
-	if (!ns_swap_module_state(x->sys->root, name))
-		return 0; /* already out */
+	if ((r = ns_swap_module_loaded(x->sys->root, name)) <= 0)
+		return r; /* already out, or not told: never removed blind */
 	r = kmod_module_new_from_name(x->ctx, name, &mod);
 	if (r < 0)
 		return r;
@@ -105,8 +105,8 @@ static int insert_module(struct run *x, const char *name, const char *file, cons
 	struct kmod_module *mod = NULL;
 	int r;
 
-	if (ns_swap_module_state(x->sys->root, name))
-		return 0; /* loaded already (a dependency brought it) */
+	if ((r = ns_swap_module_loaded(x->sys->root, name)) != 0)
+		return r > 0 ? 0 : r; /* loaded already (a dependency brought it), or not told */
 	if (file) {
 		char *abs = ns_swap_abs_path(x->sys->root, file);
 		if (!abs)
@@ -139,8 +139,12 @@ static int rescan(struct run *x, const struct ns_swap_plan *p, char **bdfs, size
 	for (size_t i = 0; i < n; i++) {
 		char path[256], what[300];
 		snprintf(path, sizeof(path), "sys/bus/pci/devices/%s/remove", bdfs[i]);
-		if (!ns_exists(x->sys->root, path))
+		if ((r = ns_probe(x->sys->root, path)) == 0)
 			continue;
+		if (r < 0) {
+			event(x, false, "/%s could not be looked at: %s", path, strerror(-r));
+			return r;
+		}
 		if (stop_asked(x, p))
 			return -EINTR;
 		/* LVM event activation or mdadm -I may have claimed the disks that came back */
@@ -309,7 +313,7 @@ static bool verify_modules(struct run *x, const struct ns_swap_plan *p)
 	if (p->to_stock) {
 		for (size_t i = 0; i < p->nexpect_stock; i++) {
 			const char *m = p->expect_stock[i];
-			bool live = ns_swap_module_state(x->sys->root, m) != NULL;
+			bool live = ns_swap_module_loaded(x->sys->root, m) == 1; /* unknown: not shown live */
 			bool stock = live && ns_swap_runs_stock(x->sys->root, x->ctx, m, step_file(p, m));
 			event(x, stock, "%s %s", m,
 			      stock ? "is live (stock)"
@@ -317,10 +321,13 @@ static bool verify_modules(struct run *x, const struct ns_swap_plan *p)
 			ok &= stock;
 		}
 		for (size_t i = 0; i < p->nexpect_out; i++) {
-			bool live = ns_swap_module_state(x->sys->root, p->expect_out[i]) != NULL;
-			event(x, !live, "%s %s", p->expect_out[i],
-			      live ? "is loaded, but was not before the swap" : "is out, as before the swap");
-			ok &= !live;
+			int e = ns_swap_module_loaded(x->sys->root, p->expect_out[i]);
+			event(x, e == 0, "%s %s%s", p->expect_out[i],
+			      e > 0   ? "is loaded, but was not before the swap"
+			      : e < 0 ? "may be loaded (/sys/module could not be read): "
+				      : "is out, as before the swap",
+			      e < 0 ? strerror(-e) : "");
+			ok &= e == 0;
 		}
 		return ok;
 	}
@@ -331,7 +338,7 @@ static bool verify_modules(struct run *x, const struct ns_swap_plan *p)
 		bool live;
 		if (s->remove)
 			continue;
-		live = ns_swap_module_state(x->sys->root, s->module) != NULL;
+		live = ns_swap_module_loaded(x->sys->root, s->module) == 1; /* unknown: not verified */
 		mm = s->file ? ns_manifest_find(&p->manifest, s->module) : NULL;
 		if (live && mm) {
 			snprintf(path, sizeof(path), "sys/module/%s/srcversion", s->module);
@@ -428,9 +435,12 @@ static int run_steps(struct run *x, const struct ns_swap_plan *p)
 			break;
 		}
 		if (s->remove) {
-			if (removals_stopped || !ns_swap_module_state(x->sys->root, s->module))
+			if (removals_stopped || (r = ns_swap_module_loaded(x->sys->root, s->module)) == 0)
 				continue; /* out already (a swap killed half-way, or a holder took it along) */
-			r = recheck(x, p, s->group, s->module);
+			if (r < 0)	  /* loaded or not: not told, so neither removed nor passed over */
+				event(x, false, "whether %s is loaded could not be told: %s", s->module, strerror(-r));
+			else
+				r = recheck(x, p, s->group, s->module);
 			if (r < 0 && !p->to_stock) {
 				/* nothing changed yet: nothing to roll back */
 				x->rep->untouched = x->nsteps == 0 && !x->rep->rolled_back;
@@ -448,12 +458,15 @@ static int run_steps(struct run *x, const struct ns_swap_plan *p)
 			}
 		} else {
 			const char *fail = ns_test_hook("NUMASTOR_TEST_FAIL_INSERT_BACK");
-			if (ns_swap_module_state(x->sys->root, s->module))
+			if ((r = ns_swap_module_loaded(x->sys->root, s->module)) == 1) {
+				r = 0;
 				continue;
-			/* test only: the way back cannot load this module (EIO), as a broken file would */
-			if (fail && p->to_stock && strcmp(fail, s->module) == 0)
+			}
+			/* r < 0: not told whether it is in, said below, never loaded twice. test only:
+			 * the way back cannot load this module (EIO), as a broken file would */
+			if (r == 0 && fail && p->to_stock && strcmp(fail, s->module) == 0)
 				r = -EIO;
-			else
+			else if (r == 0)
 				r = insert_module(x, s->module, s->file, s->options);
 			event(x, r == 0, "loaded %s %s%s%s%s%s%s",
 			      s->file && ns_manifest_find(&p->manifest, s->module) ? "patched" : "stock", s->module,

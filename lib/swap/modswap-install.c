@@ -37,12 +37,22 @@ static const char *const kernel_install_marks[] = {"usr/bin/kernel-install", "et
 /* where else depmod finds a module of the release, at updates/numastor's priority or beside it */
 static const char *const other_dirs[] = {"updates", "extra", "weak-updates", NULL};
 
-/* The first of marks that exists in root, or NULL. */
-static const char *first_present(struct ns_root *root, const char *const *marks)
+/* The first of marks that exists in root, or NULL; one that could not be looked at ends the
+ * search: NULL, and *unread names it with its errno (the first such of the check). */
+static const char *first_present(struct ns_root *root, const char *const *marks, const char **unread, int *err)
 {
-	for (size_t i = 0; marks[i]; i++)
-		if (ns_exists(root, marks[i]))
+	for (size_t i = 0; marks[i]; i++) {
+		int r = ns_probe(root, marks[i]);
+		if (r == 1)
 			return marks[i];
+		if (r < 0) {
+			if (!*unread) {
+				*unread = marks[i];
+				*err = r;
+			}
+			return NULL;
+		}
+	}
 	return NULL;
 }
 
@@ -196,27 +206,37 @@ static int other_copies(struct ns_root *root, const char *dir, const char *name,
 static int check_initramfs_tool(struct ns_system *sys, struct ns_swap_plan *p, const char *rel)
 {
 	struct ns_root *root = sys->root;
-	const char *dracut = first_present(root, dracut_marks), *tools = first_present(root, initramfs_tools_marks);
+	const char *unread = NULL;
+	int uerr = 0;
+	const char *dracut = first_present(root, dracut_marks, &unread, &uerr),
+		   *tools = first_present(root, initramfs_tools_marks, &unread, &uerr);
+	const char *mk = first_present(root, (const char *const[]){"usr/sbin/mkinitramfs", "sbin/mkinitramfs", NULL},
+				       &unread, &uerr);
+	const char *ls = first_present(root, (const char *const[]){"usr/bin/lsinitramfs", "bin/lsinitramfs", NULL},
+				       &unread, &uerr);
 	char *initrd = initrd_path(rel), *problem = NULL;
 	struct stat st;
 	int sr = 0;
 
 	if (!initrd)
 		return -ENOMEM;
-	if (dracut)
+	if (unread)
+		problem = ns_fmt("/%s could not be looked at (%s): which tool builds this machine's initramfs is "
+				 "not known",
+				 unread, strerror(-uerr));
+	else if (dracut)
 		problem = ns_fmt("dracut is installed (/%s): numastor knows only initramfs-tools' initramfs and "
 				 "does not rewrite one another tool builds",
 				 dracut);
-	else if (!tools ||
-		 !first_present(root, (const char *const[]){"usr/sbin/mkinitramfs", "sbin/mkinitramfs", NULL}))
+	else if (!tools || !mk)
 		problem = ns_fmt("initramfs-tools is not installed (no /usr/sbin/update-initramfs or "
 				 "/usr/sbin/mkinitramfs): numastor does not know what builds this machine's "
 				 "initramfs");
-	else if (!first_present(root, (const char *const[]){"usr/bin/lsinitramfs", "bin/lsinitramfs", NULL}))
+	else if (!ls)
 		problem = ns_fmt("no /usr/bin/lsinitramfs: the initramfs could not be read back");
 	else if ((sr = ns_stat(root, initrd, &st)) < 0 || !S_ISREG(st.st_mode)) {
 		/* a UKI or kernel-install layout, or no initramfs at all: say what is there */
-		const char *ki = first_present(root, kernel_install_marks);
+		const char *ki = first_present(root, kernel_install_marks, &unread, &uerr);
 		char **v = NULL, *seen = NULL;
 		size_t n = 0;
 		ns_list_dir(root, "boot", &v, &n);
@@ -247,8 +267,8 @@ static bool plan_checked(struct ns_system *sys, const struct ns_swap_plan *p, co
 {
 	bool nvme = strcmp(mm->name, "nvme") == 0;
 
-	if (!ns_swap_module_state(sys->root, nvme ? "nvme" : "scsi_mod"))
-		return true;
+	if (ns_swap_module_loaded(sys->root, nvme ? "nvme" : "scsi_mod") == 0)
+		return true; /* not loaded; loaded or not told: the checks are run here */
 	for (size_t i = 0; i < p->nsteps; i++)
 		if (!p->steps[i].remove && p->steps[i].file && strcmp(p->steps[i].file, mm->file) == 0)
 			return true;
@@ -641,7 +661,7 @@ int ns_swap_install(struct ns_system *sys, const struct ns_swap_plan *p, struct 
 		/* nothing written: the journal forgets the files it named for this install */
 		size_t kept = 0;
 		for (size_t i = 0; i < j->ninstalled; i++) {
-			if (ns_exists(sys->root, j->installed[i]))
+			if (ns_probe(sys->root, j->installed[i]) != 0) /* there, or not told: kept */
 				j->installed[kept++] = j->installed[i];
 			else
 				free(j->installed[i]);

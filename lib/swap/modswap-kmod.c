@@ -12,21 +12,37 @@
 
 #include "base/util.h"
 
-/* "live", "builtin" or NULL (not loaded), from the rooted sysfs. */
-const char *ns_swap_module_state(struct ns_root *root, const char *name)
+/* "live", "builtin" or NULL (not loaded), from the rooted sysfs; -errno when not told. */
+int ns_swap_module_state(struct ns_root *root, const char *name, const char **state)
 {
 	char path[256], *s = NULL;
-	static char state[16];
+	static char buf[16];
+	int r;
 
+	*state = NULL;
 	snprintf(path, sizeof(path), "sys/module/%s", name);
-	if (!ns_exists(root, path))
-		return NULL;
+	if ((r = ns_probe(root, path)) <= 0)
+		return r;
 	snprintf(path, sizeof(path), "sys/module/%s/initstate", name);
-	if (ns_read_str(root, path, &s) < 0)
-		return "builtin";
-	snprintf(state, sizeof(state), "%s", s);
+	r = ns_read_str(root, path, &s);
+	if (r == -ENOENT) {
+		*state = "builtin"; /* a built-in module has its directory and no initstate */
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	snprintf(buf, sizeof(buf), "%s", s);
 	free(s);
-	return state;
+	*state = buf;
+	return 0;
+}
+
+int ns_swap_module_loaded(struct ns_root *root, const char *name)
+{
+	const char *state;
+	int r = ns_swap_module_state(root, name, &state);
+
+	return r < 0 ? r : state != NULL;
 }
 
 /* Holders of a module that are themselves modules, from sys/module/NAME/holders. */
@@ -116,9 +132,13 @@ int ns_swap_stock_path(struct ns_system *sys, const char *name, char **path)
 				r = -ENOMEM;
 				break;
 			}
-			if (ns_exists(sys->root, p)) {
-				*path = p;
-				r = 0;
+			int e = ns_probe(sys->root, p);
+			if (e != 0) {
+				if (e == 1)
+					*path = p;
+				else
+					free(p); /* not told: no file is named for an unread one */
+				r = e == 1 ? 0 : e;
 				break;
 			}
 			free(p);

@@ -10,9 +10,12 @@
 
 struct kmod_ctx;
 
-/* "live", "coming", "going", "builtin" or NULL (not loaded), from the rooted sysfs. The string
- * is only valid until the next call. */
-const char *ns_swap_module_state(struct ns_root *root, const char *name);
+/* *state: "live", "coming", "going", "builtin" or NULL (not loaded), from the rooted sysfs; the
+ * string is only valid until the next call. -errno when sys/module/NAME could not be looked at:
+ * loaded or not is then unknown, and the swap refuses or stops on it, never reads it as out. */
+int ns_swap_module_state(struct ns_root *root, const char *name, const char **state);
+/* 1 loaded (or built in), 0 not, -errno unknown: ns_swap_module_state as a yes or no. */
+int ns_swap_module_loaded(struct ns_root *root, const char *name);
 /* Holders of a module that are themselves modules (sys/module/NAME/holders); empty on error. */
 void ns_swap_module_holders(struct ns_root *root, const char *name, char ***v, size_t *n);
 /* The first value of a modinfo key of a .ko file (absolute path), or of the stock module

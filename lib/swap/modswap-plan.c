@@ -568,10 +568,16 @@ static int check_in_tree(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_
 	for (size_t i = 0; i < n && r == 0; i++) {
 		const struct ns_manifest_module *mm = ns_manifest_find(&p->manifest, order[i]);
 		bool replaced = mm || (strcmp(group, "nvme") == 0 && strcmp(order[i], "nvme") == 0);
-		const char *state = ns_swap_module_state(sys->root, order[i]);
+		const char *state = NULL;
 		char *stock = NULL, *note = NULL, *why, *tmp;
 		int err;
 
+		int sr = ns_swap_module_state(sys->root, order[i], &state);
+		if (sr < 0) { /* loaded, built in or out: not told */
+			r = ns_swap_add_check(p, false, ns_fmt("whether %s is loaded is known", order[i]),
+					      ns_fmt("/sys/module/%s could not be read: %s", order[i], strerror(-sr)));
+			continue;
+		}
 		/* built in: never removed nor reloaded ("is a loadable module" refuses it) */
 		if (state && strcmp(state, "builtin") == 0)
 			continue;
@@ -613,12 +619,15 @@ static int check_in_tree(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_
 static int plan_group(struct ns_system *sys, struct kmod_ctx *ctx, struct ns_swap_plan *p, const char *group)
 {
 	const char *top = strcmp(group, "nvme") == 0 ? "nvme" : "scsi_mod";
-	const char *state = ns_swap_module_state(sys->root, top);
+	const char *state = NULL;
 	char **order = NULL;
 	const struct ns_manifest_module **loaded = NULL;
 	size_t n = 0, first, nloaded = 0;
-	int r;
+	int r = ns_swap_module_state(sys->root, top, &state);
 
+	if (r < 0) /* whether anything of the group runs: not told, so no plan */
+		return ns_swap_add_check(p, false, ns_fmt("whether %s is loaded is known", top),
+					 ns_fmt("/sys/module/%s could not be read: %s", top, strerror(-r)));
 	if (!state) {
 		/* nothing runs that could be swapped; --install makes the next load the patched one, so
 		 * the group's files pass the checks of a swap all the same (what --install copies is
@@ -746,8 +755,9 @@ int ns_swap_plan_build(struct ns_system *sys, const char *moddir, struct ns_swap
 		 * loaded pre-fix build, or only a rescan of forced functions */
 		size_t first = p->nsteps;
 		ns_swap_stock_path(sys, "nvme", &nvme_stock);
+		/* nvme loaded or not told (plan_group refuses then, and says why) */
 		if (nvme_patched ||
-		    (nvme_upstream && (nvme_forced || (ns_swap_module_state(sys->root, "nvme") &&
+		    (nvme_upstream && (nvme_forced || (ns_swap_module_loaded(sys->root, "nvme") != 0 &&
 						       !ns_swap_runs_stock(sys->root, ctx, "nvme", nvme_stock)))))
 			r = plan_group(sys, ctx, p, "nvme");
 		free(nvme_stock);
@@ -825,24 +835,27 @@ static const struct ns_disk *disk_with_id(struct ns_system *sys, const char *id)
 	return NULL;
 }
 
-static bool pci_present(struct ns_root *root, const char *bdf)
+/* 1 present, 0 not, -errno not told */
+static int pci_present(struct ns_root *root, const char *bdf)
 {
 	char path[256];
 	snprintf(path, sizeof(path), "sys/bus/pci/devices/%s", bdf);
-	return ns_exists(root, path);
+	return ns_probe(root, path);
 }
 
-/* Does the machine already run what the journal describes? */
+/* Does the machine already run what the journal describes? What is not told is not (the plan
+ * below then meets it and refuses). */
 static bool as_journaled(struct ns_system *sys, struct kmod_ctx *ctx, const struct ns_swap_journal *j)
 {
 	for (size_t i = 0; i < j->nmodules; i++) {
 		const struct ns_swap_jmodule *m = &j->modules[i];
-		bool live = ns_swap_module_state(sys->root, m->name) != NULL;
-		if (live != m->loaded || (live && !ns_swap_runs_stock(sys->root, ctx, m->name, m->stock_path)))
+		int live = ns_swap_module_loaded(sys->root, m->name);
+		if (live < 0 || live != m->loaded ||
+		    (live && !ns_swap_runs_stock(sys->root, ctx, m->name, m->stock_path)))
 			return false;
 	}
 	for (size_t i = 0; i < j->nremoved_pci; i++)
-		if (!pci_present(sys->root, j->removed_pci[i]))
+		if (pci_present(sys->root, j->removed_pci[i]) != 1)
 			return false;
 	return true;
 }
@@ -892,9 +905,11 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 	 * stacked on it now; what already runs stock stays (its disks are not detached again) */
 	for (size_t i = j->nmodules; i-- > 0 && r == 0;) {
 		const struct ns_swap_jmodule *m = &j->modules[i];
-		if (ns_swap_module_state(sys->root, m->name) &&
+		if ((r = ns_swap_module_loaded(sys->root, m->name)) == 1 &&
 		    !ns_swap_runs_stock(sys->root, ctx, m->name, m->stock_path))
 			r = removal_order(sys->root, m->name, &order, &n, 0);
+		else if (r > 0)
+			r = 0;
 	}
 	for (size_t i = 0; i < n && r == 0; i++)
 		r = check_not_in_use(sys->root, p, order[i]);
@@ -905,8 +920,12 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 	first = p->nsteps;
 	for (size_t i = 0; i < j->nmodules && r == 0; i++) {
 		const struct ns_swap_jmodule *m = &j->modules[i];
-		if (m->loaded && (ns_strv_has(order, n, m->name) || !ns_swap_module_state(sys->root, m->name)))
+		if (!m->loaded)
+			continue;
+		if (ns_strv_has(order, n, m->name) || (r = ns_swap_module_loaded(sys->root, m->name)) == 0)
 			r = add_step(p, m->name, m->stock_path, m->options, false);
+		else if (r > 0)
+			r = 0;
 	}
 	/* and what was stacked on them since (sg loaded meanwhile): out now, so back in after */
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -930,8 +949,10 @@ int ns_swap_plan_revert(struct ns_system *sys, const struct ns_swap_journal *j, 
 		snprintf(p->steps[i].group, sizeof(p->steps[i].group), "%s",
 			 strncmp(p->steps[i].module, "nvme", 4) == 0 ? "nvme" : "scsi");
 	for (size_t i = 0; i < j->nremoved_pci && r == 0; i++)
-		if (!pci_present(sys->root, j->removed_pci[i]))
+		if ((r = pci_present(sys->root, j->removed_pci[i])) == 0)
 			r = ns_strv_add(&p->rescan, &p->nrescan, j->removed_pci[i]);
+		else if (r > 0)
+			r = 0;
 out:
 	ns_strv_free(order, n);
 	if (ctx)
@@ -953,7 +974,10 @@ static int jmodule_add(struct ns_swap_journal *j, struct ns_system *sys, const s
 	m = &nv[j->nmodules++];
 	memset(m, 0, sizeof(*m));
 	m->name = strdup(s->module);
-	m->loaded = ns_swap_module_state(sys->root, s->module) != NULL;
+	int live = ns_swap_module_loaded(sys->root, s->module);
+	if (live < 0)
+		return live; /* the journal would hold a guess: no journal, no swap */
+	m->loaded = live;
 	ns_swap_stock_path(sys, s->module, &m->stock_path);
 	snprintf(path, sizeof(path), "sys/module/%s/srcversion", s->module);
 	if (ns_read_str(sys->root, path, &m->srcversion) < 0)

@@ -45,7 +45,13 @@ int ns_trace_bpf_preflight(struct ns_root *root, enum ns_trace_why *why, char *r
 			   "this numastor was built without BPF support (meson -Dbpf=disabled)");
 		return -EOPNOTSUPP;
 	}
-	if ((forced && strcmp(forced, "btf") == 0) || !ns_exists(root, "sys/kernel/btf/vmlinux")) {
+	r = forced && strcmp(forced, "btf") == 0 ? 0 : ns_probe(root, "sys/kernel/btf/vmlinux");
+	if (r < 0) {
+		set_reason(why, reason, len, NS_TRACE_NO_BTF,
+			   "whether the kernel has BTF could not be told: /sys/kernel/btf/vmlinux: %s", strerror(-r));
+		return r;
+	}
+	if (r == 0) {
 		set_reason(why, reason, len, NS_TRACE_NO_BTF,
 			   "the kernel has no BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF), which numastor's "
 			   "CO-RE program needs");

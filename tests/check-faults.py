@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""A read that fails never changes the answer silently (issue 36).
+
+`check --json` on every fixture machine under tests/fixtures/faults/faultshim.c, an LD_PRELOAD
+shim that fails the Nth open/openat/openat2, read, readdir or readlink under the root with EIO,
+EMFILE, ENOMEM, EINTR or EAGAIN, N spread over the calls a clean run makes. Each run must:
+
+- exit with a documented status (0-3: numastor-check(8) EXIT STATUS) and no sanitizer report;
+- with EINTR (open, read, readdir) or EAGAIN (open: openat2's answer to a racing rename, the
+  cause of the issue) print exactly the clean run's devices and notes: the reader retries;
+- otherwise print the clean run's devices (by name; NUMASTOR_FAULTS_STRICT=1 compares their
+  every value), or a note naming the path it could not read (or a
+  directory above it), or fail as a whole with the error on stderr and in the error document.
+
+`check --map` on the multipath fixtures is held to the same rule (the device lines the clean
+map draws, or a note). The case of the issue is pinned on its own: nvme-fc with its path
+disk's `hidden` unreadable (a directory: EISDIR) lists the path disk only with a note saying so.
+
+    check-faults.py NUMASTOR FAULTSHIM.so [FIXTURE...]
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GEN = os.path.join(HERE, "fixtures", "gen-fixtures.py")
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+RETRIED = {"EINTR": "open,read,readdir", "EAGAIN": "open"}
+NOTED = ["EIO", "EMFILE", "ENOMEM"]
+PER_ERRNO = 3  # positions per errno and fixture (spread, offset per errno)
+MAP_FIXTURES = ("nvme-fc", "nvme-multipath-2ctrl-2nodes", "nvme-multipath-72-numa", "nvme-rdma")
+SANITIZER = ("AddressSanitizer", "runtime error:", "LeakSanitizer", "UndefinedBehaviorSanitizer")
+
+failures = []
+
+
+def fail(name, msg):
+    failures.append(f"{name}: {msg}")
+    print(f"  FAIL {name}: {msg}")
+    if os.environ.get("NUMASTOR_FAIL_FAST") == "1":
+        sys.exit(1)
+
+
+def run(numastor, shim, root, log, args, n=0, err="EIO", ops="open,read,readdir,readlink"):
+    env = dict(os.environ, NUMASTOR_TEST_NOW="1700000000", LANG="C.UTF-8", LC_ALL="C.UTF-8", NO_COLOR="1",
+               FAULT_ROOT=root, FAULT_N=str(n), FAULT_ERRNO=err, FAULT_OPS=ops, FAULT_LOG=log,
+               LD_PRELOAD=shim)
+    env.pop("COLUMNS", None)
+    if os.path.exists(log):
+        os.unlink(log)
+    p = subprocess.run([numastor, "check", "--sysroot", root, *args], capture_output=True, env=env)
+    count, failed = 0, None
+    if os.path.exists(log):
+        for line in open(log):
+            k, _, v = line.rstrip("\n").partition(" ")
+            if k == "count":
+                count = int(v)
+            elif k == "failed":
+                failed = v.split(" ", 1)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), count, failed
+
+
+def notes_of(doc):
+    return [n.get("message", "") for n in doc.get("notes", [])]
+
+
+def names_path(failed, messages):
+    """Does a note name the path failed (or a directory above it)?"""
+    path = "/" + failed[1]
+    while path not in ("", "/"):
+        if any(path + " " in m or path + ":" in m or path + "/" in m or m.endswith(path) for m in messages):
+            return True
+        path = path.rsplit("/", 1)[0]
+    return False
+
+
+def judge(name, what, rc, out, err, failed, clean, retried):
+    if any(s in err for s in SANITIZER) or rc not in (0, 1, 2, 3):
+        fail(name, f"{what}: exit {rc}, stderr {err.strip()[:300]!r}")
+        return
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        fail(name, f"{what}: not JSON (exit {rc}): {out[:200]!r}")
+        return
+    if "error" in doc:
+        if retried or not err.strip() or rc != 3:
+            fail(name, f"{what}: failed ({failed}): exit {rc}, {doc['error'].get('message')!r}")
+        return
+    # the devices (by name); NUMASTOR_FAULTS_STRICT=1: every value of theirs
+    if os.environ.get("NUMASTOR_FAULTS_STRICT") == "1":
+        same = doc.get("devices") == clean.get("devices")
+    else:
+        same = [d["name"] for d in doc.get("devices", [])] == [d["name"] for d in clean.get("devices", [])]
+    if retried:
+        if not same or notes_of(doc) != notes_of(clean):
+            fail(name, f"{what}: {failed} is retried by the reader, yet the report changed "
+                       f"(notes {notes_of(doc)[:3]})")
+        return
+    if not same and failed and not names_path(failed, notes_of(doc)):
+        before = [d["name"] for d in clean.get("devices", [])]
+        after = [d["name"] for d in doc.get("devices", [])]
+        fail(name, f"{what}: {failed[0]} of /{failed[1]} failed and the devices changed silently "
+                   f"({before} -> {after}; notes {notes_of(doc)[:4]})")
+
+
+def map_devices(out):
+    return sorted(ln.split()[0] for ln in out.splitlines() if ln[:1] == " " and ln.split() and
+                  ln.split()[0].startswith(("nvme", "sd", "vd", "md", "pmem", "xvd")))
+
+
+def check_fixture(numastor, shim, name, root, tmp):
+    log = os.path.join(tmp, "fault.log")
+    rc, out, err, count, _ = run(numastor, shim, root, log, ["--json"])
+    clean = json.loads(out)
+    if count < 10:
+        fail(name, f"the shim counted {count} calls under the root: it does not see the reader")
+        return 0
+    runs = 0
+    for e, errname in enumerate(NOTED + list(RETRIED)):
+        ops = RETRIED.get(errname, "open,read,readdir,readlink")
+        for k in range(PER_ERRNO):
+            n = 1 + (count * (k * len(NOTED + list(RETRIED)) + e)) // (PER_ERRNO * (len(NOTED) + len(RETRIED)))
+            rc, out, err, _, failed = run(numastor, shim, root, log, ["--json"], n, errname, ops)
+            runs += 1
+            judge(name, f"{errname} at call {n} of {count}", rc, out, err, failed, clean, errname in RETRIED)
+    if name in MAP_FIXTURES:
+        _, clean_map, _, mcount, _ = run(numastor, shim, root, log, ["--map"])
+        for k in range(6):
+            n = 1 + mcount * k // 6
+            rc, out, err, _, failed = run(numastor, shim, root, log, ["--map"], n, "EIO")
+            runs += 1
+            if any(s in err for s in SANITIZER) or rc not in (0, 1, 2, 3):
+                fail(name, f"--map EIO at {n}: exit {rc}, {err.strip()[:200]!r}")
+            elif rc == 3 and not out.strip() and err.strip():
+                pass  # the run failed as a whole, and said why
+            elif map_devices(out) != map_devices(clean_map) and failed and "/" + failed[1] not in out:
+                fail(name, f"--map EIO at call {n}: /{failed[1]} failed and the map's devices changed "
+                           f"silently ({map_devices(clean_map)} -> {map_devices(out)})")
+    return runs
+
+
+def check_hidden_unreadable(numastor, shim, fx, tmp):
+    """The issue's case: nvme-fc's path disk nvme1c1n1 with `hidden` a directory (EISDIR)."""
+    root = os.path.join(tmp, "nvme-fc-hidden-eisdir")
+    shutil.copytree(os.path.join(fx, "nvme-fc"), root, symlinks=True)
+    hidden = os.path.realpath(os.path.join(root, "sys/block/nvme1c1n1")) + "/hidden"
+    os.unlink(hidden)
+    os.mkdir(hidden)
+    rc, out, err, _, _ = run(numastor, shim, root, os.path.join(tmp, "h.log"), ["--json"])
+    doc = json.loads(out)
+    names = [d["name"] for d in doc.get("devices", [])]
+    noted = [n for n in doc.get("notes", []) if n.get("subject") == "nvme1c1n1" and n.get("field") == "hidden"
+             and "/sys/block/nvme1c1n1/hidden" in n.get("message", "")]
+    if "nvme1c1n1" in names and not noted:
+        fail("nvme-fc", f"hidden unreadable (EISDIR): nvme1c1n1 listed as a device with no note ({names})")
+    elif not noted:
+        fail("nvme-fc", f"hidden unreadable (EISDIR): no note names it ({doc.get('notes')})")
+    else:
+        print(f"  nvme-fc, hidden a directory: noted ({noted[0]['message']})")
+
+
+def main():
+    numastor, shim = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    names = sys.argv[3:]
+    with tempfile.TemporaryDirectory(prefix="numastor-faults.", dir=SCRATCH) as tmp:
+        fx = os.path.join(tmp, "fx")
+        subprocess.run([sys.executable, GEN, fx, *names], check=True)
+        names = names or sorted(os.listdir(fx))
+        if "nvme-fc" in names:
+            check_hidden_unreadable(numastor, shim, fx, tmp)
+        runs = 0
+        for name in names:
+            runs += check_fixture(numastor, shim, name, os.path.join(fx, name), tmp)
+    if failures:
+        print(f"check-faults: {len(failures)} failure(s) in {runs} faulted runs")
+        return 1
+    print(f"check-faults: {len(names)} fixtures, {runs} faulted runs: each the clean report or a note")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
