@@ -44,9 +44,26 @@ EVIL_MODEL = "Evil <b>&\"q'</b>\x01 " + "\u56fa\u6001\u786c\u76d8" * 12
 failures = []
 
 
+# what the last numastor run printed on stderr and the notes of the fixture's --json, shown with
+# a failure (issue 36: a one-off failure must say what numastor could not read)
+LAST = {"args": None, "rc": None, "err": "", "notes": []}
+
+
+def context():
+    lines = [f"    last run: check {' '.join(LAST['args'] or [])}: exit {LAST['rc']}"]
+    err = LAST["err"].strip()
+    lines.append("    its stderr: " + (err.replace("\n", "\n      ") if err else "(empty)"))
+    notes = LAST["notes"]
+    lines.append(f"    the fixture's --json notes ({len(notes)}):" if notes else "    the fixture's --json notes: none")
+    for nt in notes[:20]:
+        lines.append(f"      {nt.get('subject')}: {nt.get('field')}: {nt.get('message')}")
+    return "\n".join(lines)
+
+
 def fail(name, msg):
     failures.append(f"{name}: {msg}")
     print(f"  FAIL {name}: {msg}")
+    print(context())
     if os.environ.get("NUMASTOR_FAIL_FAST") == "1":  # tests/mutation/run.sh: the first one ends it
         sys.exit(1)
 
@@ -67,6 +84,7 @@ def run(numastor, root, *args, lang="C.UTF-8", columns=None):
     if columns:
         env["COLUMNS"] = str(columns)
     p = subprocess.run([numastor, "check", "--sysroot", root, *args], capture_output=True, env=env)
+    LAST.update(args=list(args), rc=p.returncode, err=p.stderr.decode("utf-8", "replace"))
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
@@ -587,6 +605,7 @@ def main():
         for name in names:
             rc, js, err = run(numastor, roots[name], "--json")
             doc = json.loads(js)
+            LAST["notes"] = doc.get("notes") or []
             check_text(name, numastor, roots[name], doc, rc)
             check_svg(name, numastor, roots[name], doc, rc, tmp)
             print(f"  {name}: {len(doc['devices'])} devices, {len(doc['machine']['nodes'])} nodes")
