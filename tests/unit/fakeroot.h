@@ -8,6 +8,7 @@
 #define NUMASTOR_TEST_FAKEROOT_H
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,12 +17,37 @@
 #include <unistd.h>
 
 static char fr_base[64];
+/* every root made, removed when the test ends (NUMASTOR_TEST_KEEP=1 keeps them to look at) */
+static char fr_made[16][64];
+static int fr_nmade;
+
+static inline int fr_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 ? 0 : 0;
+}
+
+static inline void fr_cleanup(void)
+{
+	const char *keep = getenv("NUMASTOR_TEST_KEEP");
+
+	for (int i = 0; i < fr_nmade && !(keep && strcmp(keep, "1") == 0); i++)
+		nftw(fr_made[i], fr_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 /* Make the fake root (a new temporary directory); its path, or NULL. */
 static inline const char *fr_make(const char *name)
 {
 	snprintf(fr_base, sizeof(fr_base), "/tmp/numastor-test-%s.XXXXXX", name);
-	return mkdtemp(fr_base);
+	if (!mkdtemp(fr_base))
+		return NULL;
+	if (fr_nmade < 16) {
+		if (fr_nmade == 0)
+			atexit(fr_cleanup);
+		snprintf(fr_made[fr_nmade++], sizeof(fr_made[0]), "%s", fr_base);
+	}
+	return fr_base;
 }
 
 static inline void fr_mkdirs(const char *rel)

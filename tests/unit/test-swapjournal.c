@@ -13,6 +13,7 @@
 #include "state/swapjournal.h"
 #include "tap.h"
 #include "base/util.h"
+#include "fakeroot.h"
 
 static char base[64];
 
@@ -70,8 +71,10 @@ int main(void)
 	struct ns_swap_journal j = {0}, k;
 	char p[4096];
 
-	snprintf(base, sizeof(base), "/tmp/numastor-test-swapjournal.XXXXXX");
-	if (!mkdtemp(base) || ns_root_open(base, &root) < 0)
+	if (!fr_make("swapjournal")) /* removed when the test ends (fakeroot.h) */
+		return 1;
+	snprintf(base, sizeof(base), "%s", fr_base);
+	if (ns_root_open(base, &root) < 0)
 		return 1;
 
 	CHECK(ns_swap_journal_load(root, &k) == -ENOENT);
