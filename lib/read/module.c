@@ -522,6 +522,8 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 	if (r == 0 || r == -ENODATA) {
 		m->out_of_tree = taint && strchr(taint, 'O');
 		free(taint);
+	} else if (r != -ENOENT) { /* a built-in module has no taint: out of tree not told, nothing to say */
+		ns_note_read(notes, m->name, "module.out_of_tree", path, r, NULL);
 	}
 	if (ns_root_is_live(mods->root))
 		modinfo_live(mods, m, &file_srcversion, notes);
