@@ -306,6 +306,8 @@ static int ancestor_node(struct ns_disk_env *env, const char *syspath, struct ns
 	snprintf(p, sizeof(p), "%.*s/subsystem", (int)len, syspath);
 	if ((r = ns_readlink_base(env->root, p, &subsys)) == -ENOMEM)
 		return r;
+	if (r < 0 && r != -ENOENT) /* a VMBus or nd device taken for a plain one: the source is noted */
+		ns_note_read(env->notes, path->controller ? path->controller : syspath, "node_source", p, r, NULL);
 	if (subsys && strcmp(subsys, "nd") == 0) {
 		/* the namespace (or btt/pfn) in a region: the region's own numa_node */
 		size_t up = len;

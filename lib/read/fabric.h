@@ -28,8 +28,7 @@ struct ns_fabric {
  * when it is no fabrics controller (no transport file, or "pcie"). Not finding a carrier is
  * no error: reason says why (a device link there but unreadable is noted, too).
  */
-int ns_fabric_read(struct ns_root *root, const char *ctrl_syspath, struct ns_fabric *f,
-		   struct ns_notes *notes);
+int ns_fabric_read(struct ns_root *root, const char *ctrl_syspath, struct ns_fabric *f, struct ns_notes *notes);
 /* Split "traddr=...,trsvcid=...,src_addr=..." into f's fields (the others are kept). */
 int ns_fabric_parse_address(const char *address, struct ns_fabric *f);
 void ns_fabric_free(struct ns_fabric *f);

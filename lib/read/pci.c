@@ -182,7 +182,8 @@ static void read_bridges(struct ns_root *root, struct ns_pci *pci, struct ns_not
 				cap = nc;
 			}
 			/* unread: noted, and the verdict that rests on it is not told */
-			pci->bridge_nodes[pci->nbridges++] = read_node(root, dir, notes, pci->address, "pci.bridge_node");
+			pci->bridge_nodes[pci->nbridges++] =
+				read_node(root, dir, notes, pci->address, "pci.bridge_node");
 		}
 		p = next;
 	}
@@ -261,9 +262,10 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
 			above_without |= f->bridge_nodes[i] == -1;
 		if (!above_without && f->siblings_unread) {
 			*bus_node = -1;
-			*evidence = ns_fmt("root bus %s shows the online CPUs and the other functions on it, which tell "
-					   "whether it spans every node, could not all be read (noted)",
-					   f->bus ? f->bus : "?");
+			*evidence =
+				ns_fmt("root bus %s shows the online CPUs and the other functions on it, which tell "
+				       "whether it spans every node, could not all be read (noted)",
+				       f->bus ? f->bus : "?");
 			return;
 		}
 		bus = above_without ? -1 : f->bus_online_node;
@@ -380,8 +382,8 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
  */
 struct bus_fn {
 	char *name;
-	int node;     /* read_node's answer; node_read says whether it was asked */
-	char *driver; /* its driver link's last component, NULL when none or unreadable */
+	int node;	/* read_node's answer; node_read says whether it was asked */
+	char *driver;	/* its driver link's last component, NULL when none or unreadable */
 	int driver_err; /* the link's -errno but -ENOENT (no driver), noted when read */
 	bool node_read, driver_read;
 };
@@ -481,8 +483,7 @@ static struct ns_pci_bus *bus_of(struct ns_root *root, struct ns_pci_buses *buse
 }
 
 /* The other functions directly on the root bus: which node each reads, and whose they are. */
-static void read_siblings(struct ns_root *root, struct ns_pci *pci, struct ns_pci_buses *buses,
-			  struct ns_notes *notes)
+static void read_siblings(struct ns_root *root, struct ns_pci *pci, struct ns_pci_buses *buses, struct ns_notes *notes)
 {
 	const char *top = strstr(pci->syspath, "/pci");
 	const char *end = top ? strchr(top + 1, '/') : NULL;
