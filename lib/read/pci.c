@@ -311,11 +311,16 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
 					   f->numa_node, f->bus ? f->bus : "?", bus);
 		return;
 	}
+	/* the first bridge above with a node decides; one that could not be read (noted) tells nothing */
+	size_t first = 0;
+	while (first < f->nbridges && f->bridge_nodes[first] == -1)
+		first++;
+	if (first < f->nbridges && f->bridge_nodes[first] == NS_NODE_UNREAD) {
+		*evidence = ns_fmt("the numa_node of a bridge above it could not be read (noted)");
+		return;
+	}
 	for (size_t i = 0; i < f->nbridges; i++)
-		if (f->bridge_nodes[i] == NS_NODE_UNREAD) {
-			*evidence = ns_fmt("the numa_node of a bridge above it could not be read (noted)");
-			return;
-		} else if (f->bridge_nodes[i] != -1) {
+		if (f->bridge_nodes[i] != -1) {
 			*forced = 0;
 			*set = f->bridge_nodes[i] >= 0 && f->bridge_nodes[i] != f->numa_node;
 			if (*set)
