@@ -67,7 +67,7 @@ static void from_udev_data(struct ns_root *root, struct ns_disk *d, struct ns_no
 	snprintf(p, sizeof(p), "run/udev/data/b%s", d->devnum);
 	if ((r = ns_read_str(root, p, &txt)) < 0) {
 		/* absent: udev knows nothing of it (sysfs then says what it can) */
-		if (r != -ENOENT)
+		if (r != -ENOENT && r != -ENODATA) /* empty: udev knows nothing either */
 			ns_note_read(notes, d->name, "identity", p, r, NULL);
 		return;
 	}

@@ -517,8 +517,15 @@ static void read_siblings(struct ns_root *root, struct ns_pci *pci, struct ns_pc
 			continue;
 		if (!f->node_read) {
 			snprintf(dir, sizeof(dir), "%s/%s", busdir, f->name);
-			/* noted once, by the first function that asks */
-			f->node = read_node(root, dir, notes, pci->address, "pci.siblings");
+			/* a failed read noted once, by the first function that asks; a garbled or empty
+			 * value is that function's own note (pci.numa_node), not noted twice */
+			char p[4096];
+			long long v;
+			snprintf(p, sizeof(p), "%s/numa_node", dir);
+			int r = ns_read_dec(root, p, -1, NS_NODE_MAX - 1, &v, NULL);
+			f->node = r < 0 ? NS_NODE_UNREAD : (int)v;
+			if (r < 0 && r != -EINVAL && r != -ERANGE && r != -ENODATA)
+				ns_note_read(notes, pci->address, "pci.siblings", p, r, NULL);
 			f->node_read = true;
 		}
 		if (f->node == NS_NODE_UNREAD) {
