@@ -60,7 +60,7 @@ static int errno_named(const char *s)
 	static const struct {
 		const char *name;
 		int e;
-	} t[] = {{"EIO", EIO},	       {"EMFILE", EMFILE}, {"ENOMEM", ENOMEM}, {"EINTR", EINTR},
+	} t[] = {{"EIO", EIO},	     {"EMFILE", EMFILE}, {"ENOMEM", ENOMEM}, {"EINTR", EINTR},
 		 {"EAGAIN", EAGAIN}, {"ENFILE", ENFILE}, {"EACCES", EACCES}};
 	for (size_t i = 0; s && i < sizeof(t) / sizeof(*t); i++)
 		if (strcmp(s, t[i].name) == 0)
@@ -95,7 +95,8 @@ __attribute__((constructor)) static void init(void)
 	if (o) {
 		ops = 0;
 		ops |= strstr(o, "open") ? OP_OPEN : 0;
-		ops |= strstr(o, "read,") || strcmp(o, "read") == 0 || (strlen(o) >= 5 && strcmp(o + strlen(o) - 5, ",read") == 0)
+		ops |= strstr(o, "read,") || strcmp(o, "read") == 0 ||
+				       (strlen(o) >= 5 && strcmp(o + strlen(o) - 5, ",read") == 0)
 			       ? OP_READ
 			       : 0;
 		ops |= strstr(o, "readdir") ? OP_READDIR : 0;
@@ -158,7 +159,10 @@ static int fail_here(unsigned op, int dirfd, const char *rel)
 		return 0;
 	if (!atomic_exchange(&failed_once, 1))
 		snprintf(failed_what, sizeof(failed_what), "%s %s",
-			 op == OP_OPEN ? "open" : op == OP_READ ? "read" : op == OP_READDIR ? "readdir" : "readlink",
+			 op == OP_OPEN	    ? "open"
+			 : op == OP_READ    ? "read"
+			 : op == OP_READDIR ? "readdir"
+					    : "readlink",
 			 p[frootlen] ? p + frootlen + 1 : ".");
 	errno = ferr;
 	return 1;
@@ -179,13 +183,13 @@ long syscall(long nr, ...)
 	return real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-#define OPEN_MODE(flags)                                                                                               \
-	mode_t mode = 0;                                                                                               \
-	if ((flags) & (O_CREAT | __O_TMPFILE)) {                                                                       \
-		va_list ap;                                                                                            \
-		va_start(ap, flags);                                                                                   \
-		mode = (mode_t)va_arg(ap, int);                                                                        \
-		va_end(ap);                                                                                            \
+#define OPEN_MODE(flags)                         \
+	mode_t mode = 0;                         \
+	if ((flags) & (O_CREAT | __O_TMPFILE)) { \
+		va_list ap;                      \
+		va_start(ap, flags);             \
+		mode = (mode_t)va_arg(ap, int);  \
+		va_end(ap);                      \
 	}
 
 int openat(int dirfd, const char *path, int flags, ...)
