@@ -863,7 +863,7 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 			goto out;
 		}
 		if (ns_root_needs(root, NS_NEED_IDENTITY))
-			ns_identity_read(root, sys->udev, d);
+			ns_identity_read(root, sys->udev, d, &sys->notes);
 		resolve_node(d);
 		if ((r = ns_mpath_serves(&sys->machine, d)) < 0) {
 			ns_disk_free(d);

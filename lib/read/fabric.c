@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/notes.h"
 #include "base/util.h"
 
 /* a bond over a VLAN over a NIC, at most */
@@ -245,7 +246,8 @@ static int ip_netdev(struct ns_root *root, struct ns_fabric *f, char **ifname)
  * The device under a netdev: its device link; a VLAN or a bond with a single lower device
  * (lower_X) leads to that one's. Several lowers have no one device: reason says so.
  */
-static int netdev_device(struct ns_root *root, const char *ifname, int depth, char **device, char **reason)
+static int netdev_device(struct ns_root *root, const char *ifname, int depth, char **device, char **reason,
+			 struct ns_notes *notes)
 {
 	char p[512], **names = NULL, *lower = NULL;
 	size_t n = 0, nlower = 0;
@@ -263,6 +265,11 @@ static int netdev_device(struct ns_root *root, const char *ifname, int depth, ch
 		return 0;
 	if (r == -ENOMEM)
 		return r;
+	if (r != -ENOENT) { /* a link there but unreadable: the device is not told, nor is it virtual */
+		ns_note_read(notes, ifname, "fabric.carrier_device", p, r, NULL);
+		*reason = ns_fmt("/%s could not be read: %s", p, strerror(-r));
+		return *reason ? 0 : -ENOMEM;
+	}
 	snprintf(p, sizeof(p), "sys/class/net/%s", ifname);
 	if (ns_list_dir(root, p, &names, &n) == 0) {
 		for (size_t i = 0; i < n; i++)
@@ -271,7 +278,7 @@ static int netdev_device(struct ns_root *root, const char *ifname, int depth, ch
 		ns_strv_free(names, n);
 	}
 	if (nlower == 1 && lower && depth < LOWER_DEPTH) {
-		r = netdev_device(root, lower, depth + 1, device, reason);
+		r = netdev_device(root, lower, depth + 1, device, reason, notes);
 		free(lower);
 		return r;
 	}
@@ -349,7 +356,7 @@ static int fc_carrier(struct ns_root *root, struct ns_fabric *f)
 	return f->reason ? 0 : -ENOMEM;
 }
 
-static int ip_carrier(struct ns_root *root, struct ns_fabric *f, bool rdma)
+static int ip_carrier(struct ns_root *root, struct ns_fabric *f, bool rdma, struct ns_notes *notes)
 {
 	char *ifname = NULL, *device = NULL, *ibdev = NULL;
 	int r = ip_netdev(root, f, &ifname);
@@ -361,7 +368,7 @@ static int ip_carrier(struct ns_root *root, struct ns_fabric *f, bool rdma)
 				      : ns_fmt("the address names no traddr");
 		return f->reason ? 0 : -ENOMEM;
 	}
-	if ((r = netdev_device(root, ifname, 0, &device, &f->reason)) < 0) {
+	if ((r = netdev_device(root, ifname, 0, &device, &f->reason, notes)) < 0) {
 		free(ifname);
 		return r;
 	}
@@ -377,7 +384,7 @@ static int ip_carrier(struct ns_root *root, struct ns_fabric *f, bool rdma)
 	return 0;
 }
 
-int ns_fabric_read(struct ns_root *root, const char *ctrl_syspath, struct ns_fabric *f)
+int ns_fabric_read(struct ns_root *root, const char *ctrl_syspath, struct ns_fabric *f, struct ns_notes *notes)
 {
 	char p[4096];
 	int r;
@@ -397,7 +404,7 @@ int ns_fabric_read(struct ns_root *root, const char *ctrl_syspath, struct ns_fab
 		return r;
 	}
 	if (strcmp(f->transport, "tcp") == 0 || strcmp(f->transport, "rdma") == 0)
-		r = ip_carrier(root, f, strcmp(f->transport, "rdma") == 0);
+		r = ip_carrier(root, f, strcmp(f->transport, "rdma") == 0, notes);
 	else if (strcmp(f->transport, "fc") == 0)
 		r = fc_carrier(root, f);
 	else if (strcmp(f->transport, "loop") == 0)

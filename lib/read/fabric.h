@@ -9,6 +9,7 @@
 #ifndef NUMASTOR_FABRIC_H
 #define NUMASTOR_FABRIC_H
 
+#include "base/notes.h"
 #include "read/root.h"
 
 struct ns_fabric {
@@ -25,9 +26,9 @@ struct ns_fabric {
 /*
  * Read the controller at ctrl_syspath (root-relative, .../nvme-fabrics/ctl/nvmeN). -ENOENT
  * when it is no fabrics controller (no transport file, or "pcie"). Not finding a carrier is
- * no error: reason says why.
+ * no error: reason says why (a device link there but unreadable is noted, too).
  */
-int ns_fabric_read(struct ns_root *root, const char *ctrl_syspath, struct ns_fabric *f);
+int ns_fabric_read(struct ns_root *root, const char *ctrl_syspath, struct ns_fabric *f, struct ns_notes *notes);
 /* Split "traddr=...,trsvcid=...,src_addr=..." into f's fields (the others are kept). */
 int ns_fabric_parse_address(const char *address, struct ns_fabric *f);
 void ns_fabric_free(struct ns_fabric *f);

@@ -2,12 +2,14 @@
 #define _GNU_SOURCE
 #include "read/identity.h"
 
+#include <errno.h>
 #include <libudev.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/notes.h"
 #include "read/blockdev.h"
 #include "read/root.h"
 
@@ -54,16 +56,21 @@ static void from_libudev(struct udev *udev, struct ns_disk *d)
 }
 
 /* The udev database file format: "E:KEY=value" properties, "S:link" symlinks below /dev. */
-static void from_udev_data(struct ns_root *root, struct ns_disk *d)
+static void from_udev_data(struct ns_root *root, struct ns_disk *d, struct ns_notes *notes)
 {
 	char p[128], *txt, *line, *save = NULL;
 	char *serial_short = NULL, *serial_long = NULL;
+	int r;
 
 	if (!d->devnum)
 		return;
 	snprintf(p, sizeof(p), "run/udev/data/b%s", d->devnum);
-	if (ns_read_str(root, p, &txt) < 0)
+	if ((r = ns_read_str(root, p, &txt)) < 0) {
+		/* absent: udev knows nothing of it (sysfs then says what it can) */
+		if (r != -ENOENT && r != -ENODATA) /* empty: udev knows nothing either */
+			ns_note_read(notes, d->name, "identity", p, r, NULL);
 		return;
+	}
 	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (strncmp(line, "E:ID_MODEL=", 11) == 0)
 			set(&d->identity.model, line + 11);
@@ -86,7 +93,7 @@ static void from_udev_data(struct ns_root *root, struct ns_disk *d)
 }
 
 /* What the kernel itself exposes (nvme, SCSI and virtio attributes). */
-static void from_sysfs(struct ns_root *root, struct ns_disk *d)
+static void from_sysfs(struct ns_root *root, struct ns_disk *d, struct ns_notes *notes)
 {
 	static const struct {
 		const char *file;
@@ -105,19 +112,21 @@ static void from_sysfs(struct ns_root *root, struct ns_disk *d)
 		if (*dst)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", d->syspath, attrs[i].file);
-		if (ns_read_str(root, p, &v) == 0) {
+		int r = ns_read_str(root, p, &v);
+		if (r == 0)
 			*dst = v;
-		}
+		else if (r != -ENOENT && r != -ENOTDIR && r != -ENODATA)
+			ns_note_read(notes, d->name, "identity", p, r, NULL);
 	}
 }
 
-void ns_identity_read(struct ns_root *root, void *udev, struct ns_disk *d)
+void ns_identity_read(struct ns_root *root, void *udev, struct ns_disk *d, struct ns_notes *notes)
 {
 	if (ns_disk_is_virtual(d))
 		return;
 	if (udev)
 		from_libudev(udev, d);
 	else
-		from_udev_data(root, d);
-	from_sysfs(root, d);
+		from_udev_data(root, d, notes);
+	from_sysfs(root, d, notes);
 }

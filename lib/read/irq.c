@@ -346,13 +346,17 @@ static void read_counts(struct ns_root *root, const struct ns_machine *m, struct
 }
 
 static void read_managed(struct ns_root *root, const struct ns_machine *m, struct ns_irq *irq, mode_t mode,
-			 bool debugfs)
+			 bool debugfs, struct ns_notes *notes, const char *subj)
 {
 	char path[96], *txt;
+	int r;
 
 	if (debugfs) {
 		ns_path_num(path, sizeof(path), "sys/kernel/debug/irq/irqs/", irq->irq, "");
-		if (ns_read_str(root, path, &txt) == 0) {
+		/* a vector gone since the listing has no file; another error leaves managed untold */
+		if ((r = ns_read_str(root, path, &txt)) < 0 && r != -ENOENT)
+			ns_note_read(notes, subj, "managed", path, r, NULL);
+		if (r == 0) {
 			irq->managed = strstr(txt, "IRQD_AFFINITY_MANAGED") ? 1 : 0;
 			irq->managed_source = NS_MANAGED_DEBUGFS;
 			irq->user_settable = !irq->managed && !strstr(txt, "IRQD_NO_BALANCING");
@@ -442,7 +446,7 @@ int ns_irq_read(struct ns_root *root, const struct ns_machine *m, int n, bool ms
 	free(txt);
 
 	read_counts(root, m, irq, notes, subj);
-	read_managed(root, m, irq, mode, debugfs);
+	read_managed(root, m, irq, mode, debugfs, notes, subj);
 	return 0;
 }
 

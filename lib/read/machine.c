@@ -180,10 +180,13 @@ static void read_node_links(struct ns_root *root, const struct ns_machine *m, co
 {
 	char path[256], **names;
 	size_t n;
+	int r;
 
 	snprintf(path, sizeof(path), NODE_DIR "/%s", node);
-	if (ns_list_dir(root, path, &names, &n) < 0)
+	if ((r = ns_list_dir(root, path, &names, &n)) < 0) {
+		ns_note_read(notes, "machine", "nodes.cpus", path, r, NULL);
 		return;
+	}
 	present->known = true;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t c;

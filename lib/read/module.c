@@ -412,7 +412,8 @@ static char *moddep_path(const char *dep, const char *name)
  * srcversion is the loaded module's (sys/module/nvme/srcversion): a file replaced on disk since
  * is not what runs.
  */
-static void judge_code(struct ns_modules *mods, struct ns_module *m, const char *loaded_srcversion)
+static void judge_code(struct ns_modules *mods, struct ns_module *m, const char *loaded_srcversion,
+		       struct ns_notes *notes)
 {
 	char dir[300], path[1024], *dep = NULL, *rel = NULL, *img = NULL, *src = NULL;
 	const char *form = "ELF";
@@ -435,6 +436,7 @@ static void judge_code(struct ns_modules *mods, struct ns_module *m, const char 
 		return; /* no module directory for this kernel under the root: nothing to say */
 	if (r < 0) {
 		m->code_basis = ns_fmt("/%s could not be read: %s", path, strerror(-r));
+		ns_note_read(notes, m->name, "module.code", path, r, NULL);
 		return;
 	}
 	rel = moddep_path(dep, m->name);
@@ -522,6 +524,8 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 	if (r == 0 || r == -ENODATA) {
 		m->out_of_tree = taint && strchr(taint, 'O');
 		free(taint);
+	} else if (r != -ENOENT) { /* a built-in module has no taint: out of tree not told, nothing to say */
+		ns_note_read(notes, m->name, "module.out_of_tree", path, r, NULL);
 	}
 	if (ns_root_is_live(mods->root))
 		modinfo_live(mods, m, &file_srcversion, notes);
@@ -539,7 +543,7 @@ static int module_read(struct ns_modules *mods, const char *driver, struct ns_mo
 		m->npatches = 0;
 	}
 	m->file_srcversion = file_srcversion;
-	judge_code(mods, m, m->srcversion);
+	judge_code(mods, m, m->srcversion, notes);
 	if (!m->srcversion && file_srcversion)
 		m->srcversion = strdup(file_srcversion);
 	return 0;

@@ -152,7 +152,7 @@ static int read_bus_node(struct ns_root *root, const struct ns_machine *m, const
 	return node;
 }
 
-static void read_bridges(struct ns_root *root, struct ns_pci *pci)
+static void read_bridges(struct ns_root *root, struct ns_pci *pci, struct ns_notes *notes)
 {
 	/* each path component between "pciDDDD:BB" and the function itself is a bridge */
 	char dir[4096];
@@ -181,7 +181,9 @@ static void read_bridges(struct ns_root *root, struct ns_pci *pci)
 				pci->bridge_nodes = nv;
 				cap = nc;
 			}
-			pci->bridge_nodes[pci->nbridges++] = read_node(root, dir, NULL, NULL, NULL);
+			/* unread: noted, and the verdict that rests on it is not told */
+			pci->bridge_nodes[pci->nbridges++] =
+				read_node(root, dir, notes, pci->address, "pci.bridge_node");
 		}
 		p = next;
 	}
@@ -258,6 +260,14 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
 		bool above_without = f->siblings_without > 0;
 		for (size_t i = 0; i < f->nbridges; i++)
 			above_without |= f->bridge_nodes[i] == -1;
+		if (!above_without && f->siblings_unread) {
+			*bus_node = -1;
+			*evidence =
+				ns_fmt("root bus %s shows the online CPUs and the other functions on it, which tell "
+				       "whether it spans every node, could not all be read (noted)",
+				       f->bus ? f->bus : "?");
+			return;
+		}
 		bus = above_without ? -1 : f->bus_online_node;
 	}
 	*bus_node = bus;
@@ -301,6 +311,14 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
 					   f->numa_node, f->bus ? f->bus : "?", bus);
 		return;
 	}
+	/* the first bridge above with a node decides; one that could not be read (noted) tells nothing */
+	size_t first = 0;
+	while (first < f->nbridges && f->bridge_nodes[first] == -1)
+		first++;
+	if (first < f->nbridges && f->bridge_nodes[first] == NS_NODE_UNREAD) {
+		*evidence = ns_fmt("the numa_node of a bridge above it could not be read (noted)");
+		return;
+	}
 	for (size_t i = 0; i < f->nbridges; i++)
 		if (f->bridge_nodes[i] != -1) {
 			*forced = 0;
@@ -340,6 +358,15 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
 				   f->numa_node, f->driver_basis ? f->driver_basis : "its driver cannot force it");
 		return;
 	}
+	if (f->siblings_unread) {
+		/* one of them may read this node with another driver: a vouching sibling */
+		*forced = *set = -1;
+		*evidence = ns_fmt("numa_node reads %d (the first memory node) while nothing above it has a node, "
+				   "and %u other function(s) on root bus %s could not be read (noted): whether one "
+				   "of another driver reads it too is not known",
+				   f->numa_node, f->siblings_unread, f->bus ? f->bus : "?");
+		return;
+	}
 	*forced = 1;
 	*set = 0;
 	t = taint_text(f->tainted);
@@ -360,14 +387,16 @@ void ns_pci_judge_node(const struct ns_node_facts *f, int *forced, int *set, int
  */
 struct bus_fn {
 	char *name;
-	int node;     /* read_node's answer; node_read says whether it was asked */
-	char *driver; /* its driver link's last component, NULL when none or unreadable */
+	int node;	/* read_node's answer; node_read says whether it was asked */
+	char *driver;	/* its driver link's last component, NULL when none or unreadable */
+	int driver_err; /* the link's -errno but -ENOENT (no driver), noted when read */
 	bool node_read, driver_read;
 };
 
 struct ns_pci_bus {
 	char *dir;  /* sys/devices/pci0000:00 */
 	int listed; /* 0, or the listing's -errno */
+	bool noted; /* a failed listing noted */
 	struct bus_fn *fns;
 	size_t n;
 };
@@ -459,7 +488,7 @@ static struct ns_pci_bus *bus_of(struct ns_root *root, struct ns_pci_buses *buse
 }
 
 /* The other functions directly on the root bus: which node each reads, and whose they are. */
-static void read_siblings(struct ns_root *root, struct ns_pci *pci, struct ns_pci_buses *buses)
+static void read_siblings(struct ns_root *root, struct ns_pci *pci, struct ns_pci_buses *buses, struct ns_notes *notes)
 {
 	const char *top = strstr(pci->syspath, "/pci");
 	const char *end = top ? strchr(top + 1, '/') : NULL;
@@ -470,6 +499,13 @@ static void read_siblings(struct ns_root *root, struct ns_pci *pci, struct ns_pc
 		return;
 	snprintf(busdir, sizeof(busdir), "%.*s", (int)(end - pci->syspath), pci->syspath);
 	bus = bus_of(root, buses, busdir, &tmp);
+	if (bus && bus->listed < 0) {
+		/* noted by the function that listed it, once a bus (each run of a bus not kept) */
+		if (!bus->noted)
+			ns_note_read(notes, pci->address, "pci.siblings", busdir, bus->listed, NULL);
+		bus->noted = true;
+		pci->facts.siblings_unread++;
+	}
 	if (!bus || bus->listed < 0) {
 		bus_free(&tmp);
 		return;
@@ -481,19 +517,36 @@ static void read_siblings(struct ns_root *root, struct ns_pci *pci, struct ns_pc
 			continue;
 		if (!f->node_read) {
 			snprintf(dir, sizeof(dir), "%s/%s", busdir, f->name);
-			f->node = read_node(root, dir, NULL, NULL, NULL);
+			/* a failed read noted once, by the first function that asks; a garbled or empty
+			 * value is that function's own note (pci.numa_node), not noted twice */
+			char p[4096];
+			long long v;
+			snprintf(p, sizeof(p), "%s/numa_node", dir);
+			int r = ns_read_dec(root, p, -1, NS_NODE_MAX - 1, &v, NULL);
+			f->node = r < 0 ? NS_NODE_UNREAD : (int)v;
+			if (r < 0 && r != -EINVAL && r != -ERANGE && r != -ENODATA)
+				ns_note_read(notes, pci->address, "pci.siblings", p, r, NULL);
 			f->node_read = true;
 		}
-		if (f->node == -1) {
+		if (f->node == NS_NODE_UNREAD) {
+			pci->facts.siblings_unread++;
+		} else if (f->node == -1) {
 			pci->facts.siblings_without++;
 		} else if (f->node >= 0 && f->node == pci->numa_node) {
 			if (!f->driver_read) {
 				snprintf(dir, sizeof(dir), "%s/%s/driver", busdir, f->name);
-				if (ns_readlink_base(root, dir, &f->driver) < 0)
+				int r = ns_readlink_base(root, dir, &f->driver);
+				if (r < 0)
 					f->driver = NULL;
+				if (r < 0 && r != -ENOENT) {
+					f->driver_err = r;
+					ns_note_read(notes, pci->address, "pci.siblings", dir, r, NULL);
+				}
 				f->driver_read = true;
 			}
-			if (f->driver && pci->driver && strcmp(f->driver, pci->driver) == 0)
+			if (f->driver_err)
+				pci->facts.siblings_unread++;
+			else if (f->driver && pci->driver && strcmp(f->driver, pci->driver) == 0)
 				pci->facts.siblings_same_driver++;
 			else
 				pci->facts.siblings_vouching++;
@@ -551,7 +604,7 @@ static void detect_forced(struct ns_root *root, const struct ns_machine *m, stru
 	pci->facts.hyperv_vpci = strstr(pci->syspath, "/VMBUS:") != NULL;
 	pci->facts.bus_online_node = -1;
 	pci->facts.bus_node = read_bus_node(root, m, pci, &pci->facts.bus_online_node, notes);
-	read_siblings(root, pci, buses);
+	read_siblings(root, pci, buses, notes);
 	pci->bus_name = strdup(bus);
 	pci->facts.bus = pci->bus_name;
 	/* by the kernel version alone; the system knows better from the module build's manifest */
@@ -871,7 +924,7 @@ int ns_pci_read(struct ns_root *root, const struct ns_machine *m, struct ns_modu
 	} else {
 		ns_note_read(notes, pci->address, "pci.local_cpus", mask ? pm : p, r, NULL);
 	}
-	read_bridges(root, pci);
+	read_bridges(root, pci, notes);
 	detect_forced(root, m, pci, buses, notes);
 	if (ns_root_needs(root, NS_NEED_IRQS))
 		read_irqs(root, m, pci, notes);

@@ -38,6 +38,8 @@ struct ns_node_facts {
 	unsigned siblings_same_driver; /* reading this node, bound to the same driver */
 	unsigned siblings_vouching;    /* reading this node, of another driver or none */
 	unsigned siblings_elsewhere;   /* reading another node: set by something else, no bearing */
+	unsigned siblings_unread;      /* whose node or driver could not be read (noted), or 1 when the
+					* bus could not be listed */
 	int driver_forces;	       /* 1 can force, 0 cannot, -1 nothing tells (it may) */
 	const char *driver, *driver_basis;
 	long long tainted; /* -1 unknown */

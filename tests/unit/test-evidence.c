@@ -57,7 +57,7 @@ static void judge(const struct ns_node_facts *f, int *forced, int *set, int *bus
 static void test_node(void)
 {
 	struct ns_node_facts f = seed();
-	static const int bridge0[1] = {0};
+	static const int bridge0[1] = {0}, bridge_unread[1] = {NS_NODE_UNREAD};
 	int fo, se, bus;
 
 	VERDICT(f, 1, 0);
@@ -75,6 +75,16 @@ static void test_node(void)
 	f = seed();
 	f.bridge_nodes = bridge0;
 	VERDICT(f, 0, 0);
+	/* a bridge whose numa_node could not be read (noted): not "not forced", untold */
+	f.bridge_nodes = bridge_unread;
+	VERDICT(f, -1, -1);
+
+	/* a function on the bus that could not be read may be one that vouches: untold (issue 36) */
+	f = seed();
+	f.siblings_unread = 1;
+	VERDICT(f, -1, -1);
+	f.siblings_vouching = 1; /* one that does vouch decides whatever the unread one reads */
+	VERDICT(f, 0, 1);
 
 	/* taint I: by hand */
 	f = seed();
@@ -125,6 +135,9 @@ static void test_node(void)
 	f.bridge_nodes = bridge0;
 	judge(&f, &fo, &se, &bus);
 	CHECK(fo == 0 && bus == 0);
+	f.siblings_unread = 1; /* the one beside that could not be read might read -1 */
+	judge(&f, &fo, &se, &bus);
+	CHECK(fo == -1 && bus == -1);
 }
 
 static void test_driver(void)
