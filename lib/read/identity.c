@@ -113,9 +113,16 @@ static void from_sysfs(struct ns_root *root, struct ns_disk *d, struct ns_notes 
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", d->syspath, attrs[i].file);
 		int r = ns_read_str(root, p, &v);
+		/*
+		 * A SCSI device's wwid read fails with EINVAL when the device has no identification
+		 * VPD page (scsi_vpd_lun_id; QEMU's SCSI disks on 6.1): the kernel's way of saying it
+		 * has none, as an absent file says it. A snapshot records no failed read, so its
+		 * replay finds the file absent: noted live and silent replayed would differ.
+		 */
 		if (r == 0)
 			*dst = v;
-		else if (r != -ENOENT && r != -ENOTDIR && r != -ENODATA)
+		else if (r != -ENOENT && r != -ENOTDIR && r != -ENODATA &&
+			 !(r == -EINVAL && strstr(attrs[i].file, "wwid")))
 			ns_note_read(notes, d->name, "identity", p, r, NULL);
 	}
 }
