@@ -715,6 +715,14 @@ int ns_machine_read(struct ns_root *root, struct ns_machine *m, struct ns_notes 
 	if (r < 0)
 		ns_note_read(notes, "machine", "kernel_release", "proc/sys/kernel/osrelease", r, NULL);
 	parse_kernel_version(m);
+	if (ns_root_needs(root, NS_NEED_IRQS)) {
+		/* one look for the machine, not one for each PCI function: not there, or unreadable, is
+		 * the same for every vector (managed-ness then comes from the other sources) */
+		m->irq_debugfs = ns_probe(root, "sys/kernel/debug/irq/irqs");
+		if (m->irq_debugfs < 0)
+			ns_note_read(notes, "machine", "irq.managed", "sys/kernel/debug/irq/irqs", m->irq_debugfs,
+				     NULL);
+	}
 	{
 		long long t;
 		char *raw = NULL;

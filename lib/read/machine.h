@@ -66,6 +66,10 @@ struct ns_machine {
 	struct ns_irqbalance irqbalance;
 	/* CPU isolation: the command line, cpu/isolated, cpu/nohz_full and cgroup partitions */
 	struct ns_isolation isolation;
+	/* sys/kernel/debug/irq/irqs (the IRQ flags that tell managed vectors): 1 there, 0 not (debugfs
+	 * not mounted), -errno could not be looked at (noted once, for the machine); looked up only
+	 * when the vectors are read (NS_NEED_IRQS), else 0 */
+	int irq_debugfs;
 	/* 1: the kernel has NUMA (node/ exists), 0: built without (node 0 is then the online CPUs,
 	 * cpumask_of_node(0) in include/asm-generic/topology.h), -1: node/ could not be read */
 	int numa_support;

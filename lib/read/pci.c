@@ -807,11 +807,7 @@ static void read_irqs(struct ns_root *root, const struct ns_machine *m, struct n
 	}
 	if (!nums)
 		return;
-	r = ns_probe(root, "sys/kernel/debug/irq/irqs");
-	if (r < 0)
-		/* read as not mounted: managed-ness then comes from the other sources or is unknown */
-		ns_note_read(notes, pci->address, "irq.managed", "sys/kernel/debug/irq/irqs", r, NULL);
-	debugfs = r == 1;
+	debugfs = m->irq_debugfs == 1; /* looked up once for the machine (ns_machine_read) */
 	qsort(nums, nnums, sizeof(int), cmp_int);
 	pci->irqs = calloc(nnums ? nnums : 1, sizeof(*pci->irqs));
 	struct irq_batch b = {.root = root,
