@@ -20,7 +20,9 @@ EMFILE, ENOMEM, EINTR or EAGAIN, N spread over the calls a clean run makes. Each
 
 `check --map` on the multipath fixtures is held to the same rule (the device lines the clean
 map draws, or a note). The case of the issue is pinned on its own: nvme-fc with its path
-disk's `hidden` unreadable (a directory: EISDIR) lists the path disk only with a note saying so.
+disk's `hidden` unreadable (a directory: EISDIR) lists the path disk only with a note saying so;
+so are the files in PINNED (a vector's debugfs irqs/N, a queue's scheduler), made directories:
+the spread positions above move whenever the reader's calls do, so one file cannot rely on them.
 
     check-faults.py NUMASTOR FAULTSHIM.so [FIXTURE...]
 """
@@ -184,6 +186,42 @@ def check_hidden_unreadable(numastor, shim, fx, tmp):
         print(f"  nvme-fc, hidden a directory: noted ({noted[0]['message']})")
 
 
+# files made unreadable (a directory: EISDIR) on one fixture each, and the field whose note must
+# name them: the spread positions above move whenever the reader's calls do, so a file that
+# matters is pinned here as well
+PINNED = (
+    ("nvme-multipath-2ctrl-2nodes", "sys/kernel/debug/irq/irqs/64", "managed"),
+    ("twin-510-2n-forced-vs-described", "sys/block/nvme0n1/queue/scheduler", "queue.scheduler"),
+)
+
+
+def check_pinned_unreadable(numastor, shim, fx, tmp, name, rel, field):
+    """rel on fixture name made a directory: the fact is unknown and a note names the file."""
+    root = os.path.join(tmp, "pinned-" + name)
+    shutil.copytree(os.path.join(fx, name), root, symlinks=True)
+    target = os.path.realpath(os.path.join(root, rel))
+    if not os.path.isfile(target):
+        fail(name, f"pinned case: {rel} is not a file in the fixture")
+        return
+    os.unlink(target)
+    os.mkdir(target)
+    rc, out, err, _, _ = run(numastor, shim, root, os.path.join(tmp, "p.log"), ["--json"])
+    shutil.rmtree(root)
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        fail(name, f"{rel} unreadable (EISDIR): no JSON document (exit {rc}, {err.strip()})")
+        return
+    # the note names the file by the path given or by the one its links resolve to
+    paths = ("/" + rel, "/" + os.path.relpath(target, os.path.realpath(root)))
+    noted = [n for n in doc.get("notes", []) if n.get("field") == field
+             and any(p in n.get("message", "") for p in paths)]
+    if not noted:
+        fail(name, f"{rel} unreadable (EISDIR): no {field} note names it ({doc.get('notes')})")
+    else:
+        print(f"  {name}, {rel} a directory: noted ({noted[0]['message']})")
+
+
 def main():
     numastor, shim = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     names = sys.argv[3:]
@@ -193,6 +231,9 @@ def main():
         names = names or sorted(os.listdir(fx))
         if "nvme-fc" in names:
             check_hidden_unreadable(numastor, shim, fx, tmp)
+        for name, rel, field in PINNED:
+            if name in names:
+                check_pinned_unreadable(numastor, shim, fx, tmp, name, rel, field)
         runs = 0
         for name in names:
             runs += check_fixture(numastor, shim, name, os.path.join(fx, name), tmp)
