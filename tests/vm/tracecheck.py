@@ -34,6 +34,7 @@ SRC_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 SCHEMA = os.path.join(SRC_ROOT, "schema", "numastor-trace.schema.json")
 SHARE_TOL = 0.0015   # trace's shares may be rounded to three decimals
 WINDOWS = ("w1", "w2", "w3", "w4")
+GAP_ROUNDING = 0.0005  # half the last printed decimal of latency_gap
 
 
 def parse(text):
@@ -398,12 +399,19 @@ def check_finding(ctx, subject, disk, doc, t, total, local, irq_remote, lat):
     gap = ev.get("latency_gap")
     p50 = {k: (lat.get(k) or {}).get("p50") for k in ("local", "remote")}
     if p50["local"] and p50["remote"]:
-        ctx.expect(isinstance(gap, (int, float)) and abs(gap - p50["remote"] / p50["local"]) <= 0.01 * gap,
+        # trace prints the gap with three decimals: 1% of it, or the rounding's half unit when
+        # the gap is small (0.0296 prints as 0.030, 1.4% off)
+        ctx.expect(isinstance(gap, (int, float))
+                   and abs(gap - p50["remote"] / p50["local"]) <= max(0.01 * gap, GAP_ROUNDING),
                    f"{subject}: latency_gap {gap}, its own p50s {p50}")
     else:
         ctx.equal(subject, "finding evidence.latency_gap (no local or no remote completion)", gap, None)
     # the contract: warning from 25% when the crossing requests' p50 is 1.1 x the local one's,
     # or when none stayed local to compare with
     warn = max(c_remote, i_remote) >= 0.25 and (t["stayed"] == 0 or (gap is not None and gap >= 1.1))
-    ctx.equal(subject, "finding severity", f.get("severity"), "warning" if warn else "info")
+    if max(c_remote, i_remote) >= 0.25 and t["stayed"] and gap is not None and abs(gap - 1.1) <= GAP_ROUNDING:
+        # the printed gap is rounded: trace judged the unrounded one, which may sit either side
+        ctx.expect(f.get("severity") in ("warning", "info"), f"{subject}: finding severity {f.get('severity')}")
+    else:
+        ctx.equal(subject, "finding severity", f.get("severity"), "warning" if warn else "info")
     return 1 if f.get("severity") == "warning" else 0
