@@ -329,12 +329,16 @@ int trace_print_text(FILE *out, const struct trace_report *r)
 		free(rem);
 		free(name);
 	}
-	if (r->lost_records || r->missed || r->untimed || (r->notes && r->notes->n) || (res && res->unattributed)) {
+	if (r->lost_records || r->missed || r->unseen || r->untimed || (r->notes && r->notes->n) ||
+	    (res && res->unattributed)) {
 		fprintf(out, "\nnotes\n");
 		count_note(&pg, r->lost_records, "requests not counted: a map was full");
 		count_note(&pg, r->missed,
 			   "completions (of any disk) not counted: the kernel skipped the program, already running on "
 			   "that CPU (a completion nested in another's)");
+		count_note(&pg, r->unseen,
+			   "completions not counted: the disks' own counters (sys/block/*/stat) show them, but the "
+			   "kernel did not run the program for them");
 		count_note(&pg, r->untimed,
 			   "requests counted without a latency: issued before the window opened, so their issue time "
 			   "was not seen");
@@ -498,6 +502,7 @@ int trace_print_json(FILE *out, const struct trace_report *r)
 	o = json_object_new_object();
 	json_object_object_add(o, "records", u64_json(r->lost_records));
 	json_object_object_add(o, "missed", u64_json(r->missed));
+	json_object_object_add(o, "unseen", r->unseen_known ? u64_json(r->unseen) : NULL);
 	json_object_object_add(doc, "lost", o);
 	a = json_object_new_array();
 	for (size_t i = 0; i < ndev; i++)

@@ -28,6 +28,8 @@ struct trace_report {
 	uint64_t untimed;		  /* requests counted without a latency (issued before the window) */
 	uint64_t lost_records;		  /* requests not counted: a map was full */
 	uint64_t missed;		  /* completions the kernel skipped the program for (nested runs), any disk's */
+	uint64_t unseen;		  /* completions the disks' own counters show that the program did not see */
+	bool unseen_known;		  /* unseen has a value (some disk's counter was read over the window) */
 	const char *const *devices_asked; /* the DEVICE arguments; none: every disk */
 	size_t ndevices_asked;
 	/* per device (res->devices' order): check's cause findings on it, NULL-terminated, or NULL */

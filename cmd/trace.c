@@ -24,6 +24,7 @@
 #include "numastor.h"
 #include "options.h"
 #include "out/outfile.h"
+#include "read/diskstat.h"
 #include "read/root.h"
 #include "trace-output.h"
 #include "trace/traceagg.h"
@@ -247,6 +248,12 @@ struct trace_window {
 	struct ns_trace_bucket *buckets;
 	size_t nbuckets;
 	uint64_t lost[NS_TRACE_LOST_N];
+	/* per planned disk (trace_plan.disks): the requests its own counter says it completed over
+	 * the window (first read once the completion program runs, last before it detaches) */
+	uint64_t *completed;
+	bool *completed_known;
+	bool unseen_known; /* some disk's counter was read twice: lost.unseen has a value */
+	uint64_t unseen;
 	char *kernel_release;
 	const char *attach;
 	double seconds;
@@ -285,6 +292,10 @@ static int replay_read(const char *file, struct trace_window *w)
 			w->lost[NS_TRACE_LOST_RECORDS] = (uint64_t)json_object_get_int64(v);
 		if (json_object_object_get_ex(o, "missed", &v))
 			w->lost[NS_TRACE_MISSED] = (uint64_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "unseen", &v) && v) {
+			w->unseen = (uint64_t)json_object_get_int64(v);
+			w->unseen_known = true;
+		}
 	}
 	if (!json_object_object_get_ex(doc, "records", &a) || !json_object_is_type(a, json_type_array))
 		goto out;
@@ -343,6 +354,24 @@ out:
 	return r;
 }
 
+struct first_reading {
+	struct ns_root *root;
+	const struct trace_plan *pl;
+	struct trace_window *w;
+};
+
+/* The disks' own counters, once the completion program runs (before the issues are watched, so
+ * that whoever waits for all of trace's programs to be attached knows this reading was taken):
+ * the window's first reading. */
+static void read_first(void *arg)
+{
+	struct first_reading *fr = arg;
+
+	for (size_t i = 0; i < fr->pl->ndisks; i++)
+		fr->w->completed_known[i] =
+			ns_diskstat_completed(fr->root, fr->pl->disks[i], &fr->w->completed[i]) == 0;
+}
+
 /* The live window: attach, wait (SIGINT/SIGTERM end it early), detach and read. Exit code or -1. */
 static int run_window(const struct ns_cli *cli, struct ns_root *root, const struct trace_opts *o,
 		      const struct ns_system *sys, const struct trace_plan *pl, struct trace_window *w)
@@ -366,9 +395,16 @@ static int run_window(const struct ns_cli *cli, struct ns_root *root, const stru
 	char reason[320], *log = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
 	bool tty = isatty(STDERR_FILENO) && o->format == FMT_TEXT;
+	struct first_reading fr = {root, pl, w};
 	double t0, left;
 	int r;
 
+	w->completed = calloc(pl->ndisks ? pl->ndisks : 1, sizeof(*w->completed));
+	w->completed_known = calloc(pl->ndisks ? pl->ndisks : 1, sizeof(*w->completed_known));
+	if (!w->completed || !w->completed_known)
+		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "%s", strerror(ENOMEM));
+	s.counting = read_first;
+	s.counting_arg = &fr;
 	r = ns_trace_bpf_preflight(root, &why, reason, sizeof(reason));
 	if (r == 0)
 		r = ns_trace_bpf_start(&s, &t, &why, reason, sizeof(reason), &log);
@@ -400,11 +436,23 @@ static int run_window(const struct ns_cli *cli, struct ns_root *root, const stru
 		fprintf(stderr, "\r\033[K");
 	w->seconds = now_s() - t0;
 	w->stopped = stop_flag != 0;
+	/* the last reading, before the programs detach: each completion counted after it was seen */
+	for (size_t i = 0; i < pl->ndisks; i++) {
+		uint64_t last;
+		if (w->completed_known[i] && ns_diskstat_completed(root, pl->disks[i], &last) == 0 &&
+		    last >= w->completed[i])
+			w->completed[i] = last - w->completed[i];
+		else
+			w->completed_known[i] = false;
+	}
 	r = ns_trace_bpf_stop(t, &w->recs, &w->nrecs, &w->buckets, &w->nbuckets, w->lost);
 	ns_trace_bpf_free(t);
 	if (r)
 		return ns_cli_fail(cli, NS_EXIT_UNKNOWN, "cannot read the BPF maps: %s", strerror(-r));
 	w->kernel_release = sys->machine.kernel_release ? strdup(sys->machine.kernel_release) : NULL;
+	for (size_t i = 0; i < pl->ndisks; i++)
+		w->unseen_known |= w->completed_known[i];
+	w->unseen = ns_trace_unseen(pl->disks, w->completed, w->completed_known, pl->ndisks, w->recs, w->nrecs);
 	return -1;
 }
 
@@ -582,6 +630,8 @@ int cmd_trace(int argc, char **argv)
 			.untimed = w.lost[NS_TRACE_UNTIMED] + w.lost[NS_TRACE_LOST_BUCKETS],
 			.lost_records = w.lost[NS_TRACE_LOST_RECORDS],
 			.missed = w.lost[NS_TRACE_MISSED],
+			.unseen = w.unseen,
+			.unseen_known = w.unseen_known,
 			.devices_asked = (const char *const *)(argv + optind),
 			.ndevices_asked = (size_t)(argc - optind),
 			.because = because,
@@ -606,6 +656,8 @@ out:
 	ns_trace_result_free(&res);
 	free(w.recs);
 	free(w.buckets);
+	free(w.completed);
+	free(w.completed_known);
 	free(w.kernel_release);
 	plan_free(&pl);
 	ns_findings_free(&findings);

@@ -243,7 +243,8 @@ def check_json(name, fx, asked, dev, causes, nodes, p):
         fail("%s: kernel %s" % (name, doc["kernel"]))
     if not near(doc["window"]["seconds"], rp["seconds"], 0.001) or doc["window"]["stopped"] != rp["stopped"]:
         fail("%s: window %s, the replay says %s s stopped %s" % (name, doc["window"], rp["seconds"], rp["stopped"]))
-    want_lost = {"records": rp["lost"]["records"], "missed": rp["lost"].get("missed", 0)}
+    want_lost = {"records": rp["lost"]["records"], "missed": rp["lost"].get("missed", 0),
+                 "unseen": rp["lost"].get("unseen")}
     if doc["lost"] != want_lost or doc["window"]["untimed"] != rp["lost"]["untimed"]:
         fail("%s: lost %s, window.untimed %s, the replay says %s" % (name, doc["lost"], doc["window"]["untimed"],
                                                                      rp["lost"]))
@@ -401,6 +402,9 @@ def check_text(name, fx, tree, asked, dev, causes, nodes, p, verbose):
     missed = rp["lost"].get("missed", 0)
     if (missed > 0) != bool(re.search(r"^  %d completions \(of any disk\) not counted" % missed, text, re.M)):
         fail("%s: %s notes the %d missed completions wrong" % (name, what, missed))
+    unseen = rp["lost"].get("unseen") or 0
+    if (unseen > 0) != bool(re.search(r"^  %d completions not counted: the disks' own counters" % unseen, text, re.M)):
+        fail("%s: %s notes the %d unseen completions wrong" % (name, what, unseen))
     if verbose:
         for dname, e in dev.items():
             m = re.search(r"^%s: hardware queues.*\n    DISK +QUEUE +IRQ +REQUESTS +SUBMIT +COMPLETE +IRQ-CPUS +SOURCE\n((?:    \S+ +\d.*\n)*)" %

@@ -301,3 +301,21 @@ void ns_trace_judge(const struct ns_trace_device *d, struct ns_trace_verdict *v)
 	if (share >= NS_TRACE_WARN_SHARE && (!d->local.known || v->latency_gap >= NS_TRACE_WARN_GAP))
 		v->severity = NS_TRACE_WARNING;
 }
+
+uint64_t ns_trace_unseen(const uint32_t *devs, const uint64_t *completed, const bool *known, size_t ndevs,
+			 const struct ns_trace_rec *recs, size_t nrecs)
+{
+	uint64_t unseen = 0;
+
+	for (size_t i = 0; i < ndevs; i++) {
+		uint64_t counted = 0;
+		if (!known[i])
+			continue;
+		for (size_t j = 0; j < nrecs; j++)
+			if (recs[j].dev == devs[i])
+				counted += recs[j].requests;
+		if (completed[i] > counted)
+			unseen += completed[i] - counted;
+	}
+	return unseen;
+}

@@ -121,6 +121,16 @@ int ns_trace_attribute(const struct ns_trace_target *targets, size_t ntargets, c
 		       size_t ncpus, struct ns_trace_result *out);
 void ns_trace_result_free(struct ns_trace_result *r);
 
+/*
+ * The completions the disks' own counters show that recs do not hold: the sum, over the disks
+ * whose count is known (known[i]), of completed[i] (the disk's requests completed over the
+ * window, lib/read/diskstat.h) less the requests recs hold for devs[i], where that is more.
+ * A disk whose records hold more (a request traced twice: a partial completion; a passthrough
+ * command the counter leaves out) adds nothing: the difference says only what went unseen.
+ */
+uint64_t ns_trace_unseen(const uint32_t *devs, const uint64_t *completed, const bool *known, size_t ndevs,
+			 const struct ns_trace_rec *recs, size_t nrecs);
+
 /* The verdict on one device (severity NONE: no finding). */
 void ns_trace_judge(const struct ns_trace_device *d, struct ns_trace_verdict *v);
 

@@ -227,8 +227,9 @@ static void keep_programs(struct trace_bpf *skel, bool btf, bool issue_has_queue
 }
 
 /* The window opens with the interrupts watched first and the issues last, so that every request
- * counted was issued, and its interrupt seen, inside it. */
-static int attach_all(struct ns_trace_bpf *t)
+ * counted was issued, and its interrupt seen, inside it. Between the completions and the issues,
+ * the caller's setup->counting: its first reading of the disks' own counters. */
+static int attach_all(struct ns_trace_bpf *t, const struct ns_trace_setup *setup)
 {
 	struct trace_bpf *s = t->skel;
 	struct bpf_program *order[4];
@@ -248,7 +249,10 @@ static int attach_all(struct ns_trace_bpf *t)
 		links[3] = t->issue_has_queue ? &s->links.raw_issue_q : &s->links.raw_issue;
 	}
 	for (size_t i = 0; i < 4; i++) {
-		struct bpf_link *l = bpf_program__attach(order[i]);
+		struct bpf_link *l;
+		if (i == 3 && setup->counting) /* completions counted from here on */
+			setup->counting(setup->counting_arg);
+		l = bpf_program__attach(order[i]);
 		if (!l)
 			return -errno ? -errno : -EINVAL;
 		*links[i] = l;
@@ -332,7 +336,7 @@ int ns_trace_bpf_start(const struct ns_trace_setup *s, struct ns_trace_bpf **out
 		set_reason(why, reason, len, NS_TRACE_OTHER, "cannot fill the BPF maps: %s", strerror(-r));
 		goto fail;
 	}
-	r = attach_all(t);
+	r = attach_all(t, s);
 	if (r) {
 		set_reason(why, reason, len, perm_error(r) ? NS_TRACE_PERM : NS_TRACE_ATTACH,
 			   "cannot attach to the block and IRQ tracepoints: %s", strerror(-r));

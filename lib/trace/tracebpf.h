@@ -30,6 +30,10 @@ struct ns_trace_setup {
 	const uint32_t *pair_dev, *pair_hwq, *pair_irq; /* (disk, hardware queue) -> its vector */
 	size_t npairs;
 	int kver_major, kver_minor; /* the running kernel's (block_rq_issue's arguments changed in 5.11) */
+	/* called once the completions are counted and before the issues are watched, the last step
+	 * of the attach: the caller's first reading of the disks' own counters (NULL: none) */
+	void (*counting)(void *arg);
+	void *counting_arg;
 };
 
 /* Why it could not trace: the reason, one line for the operator. */

@@ -3,15 +3,21 @@
  * numastor trace's attribution (lib/trace/traceagg.h): records counted by CPUs become requests by
  * (submit node, completion node), shares of what completed or was interrupted on another node,
  * per-queue CPU sets, a multipath head's path disks folded into it, and the verdict. Also the
- * kernel side's histogram bucket (lib/trace/bpf/trace-maps.h) against lib/probe/histogram's.
+ * kernel side's histogram bucket (lib/trace/bpf/trace-maps.h) against lib/probe/histogram's. And
+ * the completions trace reports unseen: a disk's own counter (lib/read/diskstat.h) less what the
+ * records hold.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <linux/types.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/cpuset.h"
 #include "probe/histogram.h"
+#include "fakeroot.h"
+#include "read/diskstat.h"
+#include "read/root.h"
 #include "tap.h"
 #include "trace/bpf/trace-maps.h"
 #include "trace/traceagg.h"
@@ -170,8 +176,77 @@ static void test_verdict_thresholds(void)
 	CHECK(v.severity == NS_TRACE_INFO);
 }
 
+/* sys/block/X/stat as kernels print it: 11 fields (4.x), 15 (discards), 17 (flushes), padded */
+static void test_diskstat_parse(void)
+{
+	uint64_t n = 0;
+
+	/* 6.x: reads 100 (field 0), writes 20 (4), discards 3 (11), flushes 2 (15) */
+	CHECK(ns_diskstat_parse("     100        0     800       12       20        0      160        4        0       "
+				"16       16        3        0       24        1        2        3\n",
+				&n) == 0 &&
+	      n == 125);
+	/* 4.18-5.4: no flushes */
+	CHECK(ns_diskstat_parse("100 0 800 12 20 0 160 4 0 16 16 3 0 24 1", &n) == 0 && n == 123);
+	/* before 4.18: reads and writes only (field 11 would be past the end) */
+	CHECK(ns_diskstat_parse("   100    0  800   12   20    0  160    4    0   16   16", &n) == 0 && n == 120);
+	/* an idle disk */
+	CHECK(ns_diskstat_parse("0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0", &n) == 0 && n == 0);
+	/* not the kernel's form: left as it was */
+	n = 7;
+	CHECK(ns_diskstat_parse("", &n) == -EINVAL && n == 7);
+	CHECK(ns_diskstat_parse("100 0 800", &n) == -EINVAL);
+	CHECK(ns_diskstat_parse("100 0 800 12 20 0 160 4 0 16 16 3", &n) == -EINVAL);
+	CHECK(ns_diskstat_parse("100 0 800 12 20 0 160 4 0 16 x6", &n) == -EINVAL);
+	CHECK(ns_diskstat_parse("-1 0 800 12 20 0 160 4 0 16 16", &n) == -EINVAL);
+	CHECK(ns_diskstat_parse("100 0 800 12 20 0 160 4 0 16 16 3 0 24 1 2 3 4", &n) == -EINVAL);
+	CHECK(ns_diskstat_parse("(null)", &n) == -EINVAL && n == 7);
+}
+
+/* a request-based disk's counter is read; a bio-based one (no mq/) is not compared */
+static void test_diskstat_completed(void)
+{
+	struct ns_root *root = NULL;
+	uint64_t n = 0;
+
+	if (!fr_make("diskstat"))
+		return;
+	fr_mkdirs("sys/devices/virtual/block/loop1/mq/0");
+	fr_put("sys/devices/virtual/block/loop1/stat", "  500 0 4000 10 7 0 56 1 0 9 11 0 0 0 0 3 0\n");
+	fr_lnk("sys/dev/block/7:1", "../../devices/virtual/block/loop1");
+	fr_put("sys/devices/virtual/block/dm-0/stat", "  900 0 7200 10 0 0 0 0 0 9 11 0 0 0 0 0 0\n");
+	fr_lnk("sys/dev/block/253:0", "../../devices/virtual/block/dm-0");
+	CHECK(ns_root_open(fr_base, &root) == 0);
+	CHECK(ns_diskstat_completed(root, DEV(7, 1), &n) == 0 && n == 510);
+	CHECK(ns_diskstat_completed(root, DEV(253, 0), &n) == -EOPNOTSUPP);
+	CHECK(ns_diskstat_completed(root, DEV(8, 0), &n) == -EOPNOTSUPP);
+	ns_root_free(root);
+}
+
+/* what the disks counted and the records do not hold, disk by disk: never less than nothing */
+static void test_unseen(void)
+{
+	const uint32_t devs[] = {DEV(7, 1), DEV(8, 0), DEV(259, 0)};
+	const uint64_t completed[] = {1000, 50, 400};
+	const bool known[] = {true, true, false};
+	const struct ns_trace_rec recs[] = {
+		{.dev = DEV(7, 1), .requests = 600},  {.dev = DEV(7, 1), .requests = 398}, /* 2 unseen */
+		{.dev = DEV(8, 0), .requests = 53},					   /* 3 more: nothing */
+		{.dev = DEV(259, 0), .requests = 1},					   /* unknown count */
+		{.dev = DEV(9, 9), .requests = 1000},					   /* another disk's */
+	};
+
+	CHECK(ns_trace_unseen(devs, completed, known, 3, recs, 5) == 2);
+	CHECK(ns_trace_unseen(devs, completed, known, 3, recs, 0) == 1050);
+	CHECK(ns_trace_unseen(devs, completed, (const bool[]){false, false, false}, 3, recs, 5) == 0);
+	CHECK(ns_trace_unseen(devs + 1, completed + 1, known + 1, 1, recs, 5) == 0);
+}
+
 int main(void)
 {
+	test_diskstat_parse();
+	test_unseen();
+	test_diskstat_completed();
 	test_bucket_matches_histogram();
 	test_pairs_and_shares();
 	test_irq_remote_only();
