@@ -419,6 +419,7 @@ static void bus_free(struct ns_pci_bus *b)
 	}
 	free(b->fns);
 	free(b->dir);
+	memset(b, 0, sizeof(*b)); /* freed again by a caller that had it listed into its own */
 }
 
 void ns_pci_buses_free(struct ns_pci_buses *buses)
