@@ -4,8 +4,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/oom.h"
+#include "base/testhook.h"
 #include "config.h"
+#include "out/outfile.h"
 #include "numastor.h"
 #include "options.h"
 
@@ -23,6 +27,49 @@ static void usage(FILE *out)
 	fprintf(out, "\n");
 	ns_options_usage(out, &ns_options_numastor, 80);
 	fprintf(out, "\nRun 'numastor COMMAND --help' for a command's options. See numastor(8).\n");
+}
+
+/*
+ * The command's exit code, unless an allocation failed on the way (lib/base/oom.h): whatever it
+ * printed may lack a fact or a line, so the run could not tell. Test builds write the number of
+ * allocations to NUMASTOR_TEST_ALLOC_COUNT's file, for the faults test's spread.
+ */
+static const char *running = "";
+
+/*
+ * Every command but fix stops at its first failed allocation, as util-linux's tools do: what it
+ * reads or prints next would lack something, and a report with a hole in it is worse than none.
+ * No allocation from here: the message by write(2), the output files' temporaries removed, and
+ * _exit (a trace's programs go with its descriptors). fix goes on with its own error paths, which
+ * undo what it applied, and fails at the end (finish).
+ */
+static void stop_out_of_memory(void)
+{
+	static const char pre[] = "numastor ", post[] = ": out of memory\n";
+
+	ns_outfile_discard_pending();
+	(void)!write(STDERR_FILENO, pre, sizeof(pre) - 1);
+	(void)!write(STDERR_FILENO, running, strlen(running));
+	(void)!write(STDERR_FILENO, post, sizeof(post) - 1);
+	_exit(NS_EXIT_UNKNOWN);
+}
+
+static int finish(const char *command, int code)
+{
+	const char *count = ns_test_hook("NUMASTOR_TEST_ALLOC_COUNT");
+
+	if (count) {
+		FILE *f = fopen(count, "w");
+		if (f) {
+			fprintf(f, "%ld\n", ns_alloc_calls());
+			fclose(f);
+		}
+	}
+	if (!ns_alloc_failed())
+		return code;
+	fprintf(stderr, "numastor %s: out of memory: %s\n", command,
+		code == NS_EXIT_UNKNOWN ? "it could not tell" : "what it printed may be incomplete");
+	return NS_EXIT_UNKNOWN;
 }
 
 int main(int argc, char **argv)
@@ -52,9 +99,14 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return NS_EXIT_OK;
 	}
-	for (size_t i = 0; i < ns_ncommands; i++)
-		if (strcmp(argv[1], ns_commands[i].name) == 0)
-			return ns_commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < ns_ncommands; i++) {
+		if (strcmp(argv[1], ns_commands[i].name) != 0)
+			continue;
+		running = ns_commands[i].name;
+		if (strcmp(running, "fix") != 0)
+			ns_alloc_on_failure(stop_out_of_memory);
+		return finish(running, ns_commands[i].fn(argc - 1, argv + 1));
+	}
 	fprintf(stderr, "numastor: unknown command '%s'\nTry 'numastor --help'.\n", argv[1]);
 	return NS_EXIT_UNKNOWN;
 }

@@ -221,8 +221,14 @@ void tw_table_row(struct tw_table *tb, const char *color, const char *const *cel
 		tb->color = ncol;
 	if (!nc || !ncol)
 		return;
-	for (size_t c = 0; c < tb->ncols; c++)
+	for (size_t c = 0; c < tb->ncols; c++) {
 		nc[tb->nrows * tb->ncols + c] = strdup(cells[c] ? cells[c] : "?");
+		if (!nc[tb->nrows * tb->ncols + c]) { /* no row (lib/base/oom.h makes the run fail) */
+			while (c--)
+				free(nc[tb->nrows * tb->ncols + c]);
+			return;
+		}
+	}
 	ncol[tb->nrows] = color;
 	tb->nrows++;
 }

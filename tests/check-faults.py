@@ -24,6 +24,11 @@ disk's `hidden` unreadable (a directory: EISDIR) lists the path disk only with a
 so are the files in PINNED (a vector's debugfs irqs/N, a queue's scheduler), made directories:
 the spread positions above move whenever the reader's calls do, so one file cannot rely on them.
 
+An allocation that fails (NUMASTOR_TEST_ALLOC_FAIL=N: the Nth of numastor's own, lib/base/oom.h)
+fails the run as a whole on every fixture: exit 3 and "out of memory" on stderr; check stops at
+once (--json and text, and -O leaves no file behind), fix --dry-run goes on along its own error
+paths and fails at the end; never a crash, a sanitizer's report or another answer.
+
     check-faults.py NUMASTOR FAULTSHIM.so [FIXTURE...]
 """
 import json
@@ -166,6 +171,67 @@ def check_fixture(numastor, shim, name, root, tmp):
     return runs
 
 
+ALLOC_PER_FIXTURE = 6  # allocation failures per fixture and output (--json, text), spread
+ALLOC_FIX_FIXTURES = ("hba-isolated-node1-remote-host", "nvme-multipath-72-remote", "nvme-fc",
+                      "twin-510-2n-forced-vs-described")
+
+
+def run_alloc(numastor, root, args, n, countfile, command="check"):
+    env = dict(os.environ, NUMASTOR_TEST_NOW="1700000000", LANG="C.UTF-8", LC_ALL="C.UTF-8", NO_COLOR="1",
+               NUMASTOR_TEST_ALLOC_FAIL=str(n), NUMASTOR_TEST_ALLOC_COUNT=countfile)
+    env.pop("COLUMNS", None)
+    # an error path's leak is no wrong answer (the process ends); a use after free, a double free is
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"]))
+    p = subprocess.run([numastor, command, "--sysroot", root, *args], capture_output=True, env=env)
+    with open(countfile) as f:
+        count = int(f.read() or 0)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace"), count
+
+
+def check_alloc(numastor, name, root, tmp):
+    """An allocation that fails in numastor's code (NUMASTOR_TEST_ALLOC_FAIL=N, lib/base/oom.h)
+    makes the run fail as a whole: exit 3 and "out of memory" or ENOMEM's message on stderr,
+    never another answer with exit 0-2, a crash or a sanitizer's report. check stops at once
+    (--json and text); fix (its plan, on the fixtures in ALLOC_FIX_FIXTURES) goes on along its own
+    error paths and fails at the end."""
+    countfile = os.path.join(tmp, "alloc.count")
+    runs = 0
+    forms = [("check", ["--json"]), ("check", [])]
+    if name in ALLOC_FIX_FIXTURES:
+        forms.append(("fix", ["--dry-run"]))
+    for command, args in forms:
+        rc, _, err, count = run_alloc(numastor, root, args, 0, countfile, command)
+        if rc not in (0, 1, 2, 3) or count < 10:
+            fail(name, f"alloc: clean {command} {' '.join(args) or 'text'} run: exit {rc}, {count} allocations counted "
+                       f"({err.strip()[:200]!r})")
+            continue
+        for k in range(ALLOC_PER_FIXTURE):
+            n = 1 + count * k // ALLOC_PER_FIXTURE + (count // ALLOC_PER_FIXTURE) * (len(args)) // 2
+            n = min(n, count)
+            rc, out, err, _ = run_alloc(numastor, root, args, n, countfile, command)
+            runs += 1
+            what = f"alloc {n} of {count} failed ({command} {' '.join(args) or 'text'})"
+            if any(s in err for s in SANITIZER) or rc < 0:
+                fail(name, f"{what}: exit {rc}, {err.strip()[-300:]!r}")
+            elif rc != 3 or not ("out of memory" in err or "Cannot allocate memory" in err):
+                fail(name, f"{what}: exit {rc}, not failed as a whole (stderr {err.strip()[:200]!r})")
+            elif command == "check" and err.strip().splitlines()[-1:] != ["numastor check: out of memory"]:
+                fail(name, f"{what}: check went on after the failure (stderr {err.strip()[-200:]!r})")
+    # -O: the report is written beside its target and renamed; a run stopped for want of memory
+    # leaves neither (the last allocation: the report's own)
+    out = os.path.join(tmp, "alloc-out", "report.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    rc, _, err, count = run_alloc(numastor, root, ["--json", "-O", out], 0, countfile)
+    if rc in (0, 1, 2, 3) and count >= 10:
+        os.unlink(out)
+        rc, _, err, _ = run_alloc(numastor, root, ["--json", "-O", out], count, countfile)
+        runs += 1
+        left = os.listdir(os.path.dirname(out))
+        if rc != 3 or left:
+            fail(name, f"alloc {count} of {count} failed (check --json -O): exit {rc}, left {left}")
+    return runs
+
+
 def check_hidden_unreadable(numastor, shim, fx, tmp):
     """The issue's case: nvme-fc's path disk nvme1c1n1 with `hidden` a directory (EISDIR)."""
     root = os.path.join(tmp, "nvme-fc-hidden-eisdir")
@@ -237,6 +303,7 @@ def main():
         runs = 0
         for name in names:
             runs += check_fixture(numastor, shim, name, os.path.join(fx, name), tmp)
+            runs += check_alloc(numastor, name, os.path.join(fx, name), tmp)
     if failures:
         print(f"check-faults: {len(failures)} failure(s) in {runs} faulted runs")
         return 1

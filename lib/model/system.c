@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/oom.h"
 #include "model/alloc.h"
 #include "model/mpath.h"
 #include "read/devarg.h"
@@ -895,7 +896,8 @@ int ns_system_discover(struct ns_root *root, const char *const *only, size_t non
 	}
 	mark_placed(sys);
 	ns_kernel_fixes_by_module(sys->fixes, sys->modules);
-	r = 0;
+	/* a fact a reader left unknown for want of memory is not the machine's: no model at all */
+	r = ns_alloc_failed() ? -ENOMEM : 0;
 out:
 	free(bd);
 	ns_strv_free(names, n);

@@ -3,6 +3,7 @@
 #include "out/outfile.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/number.h"
+#include "base/oom.h"
 #include "base/testhook.h"
 #include "base/util.h"
 
@@ -43,6 +45,25 @@ static int target_ok(const char *path, char **why)
 			      "standard output)",
 			      kind_of(st.st_mode));
 	return -EEXIST;
+}
+
+/* the temporary files open now, for ns_outfile_discard_pending (a run that must stop at once) */
+static const char *pending[4];
+
+static void pending_set(const char *tmpname, bool on)
+{
+	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++)
+		if (on ? !pending[i] : pending[i] == tmpname) {
+			pending[i] = on ? tmpname : NULL;
+			return;
+		}
+}
+
+void ns_outfile_discard_pending(void)
+{
+	for (size_t i = 0; i < sizeof(pending) / sizeof(pending[0]); i++)
+		if (pending[i])
+			unlink(pending[i]);
 }
 
 int ns_outfile_open(const char *path, struct ns_outfile *o, char **why)
@@ -79,6 +100,7 @@ int ns_outfile_open(const char *path, struct ns_outfile *o, char **why)
 		ns_outfile_abort(o);
 		return r;
 	}
+	pending_set(o->tmpname, true);
 	if (fchmod(o->fd, 0644) < 0) {
 		r = -errno;
 		ns_outfile_abort(o);
@@ -118,6 +140,9 @@ int ns_outfile_commit(struct ns_outfile *o)
 		r = -errno;
 	o->fd = -1;
 	pause_for_tests();
+	/* a report that lost a line or a value for want of memory is not put in place */
+	if (r == 0 && ns_alloc_failed())
+		r = -ENOMEM;
 	if (r == 0)
 		r = target_ok(o->path, NULL);
 	if (r == 0 && rename(o->tmpname, o->path) < 0)
@@ -126,6 +151,7 @@ int ns_outfile_commit(struct ns_outfile *o)
 		ns_outfile_abort(o);
 		return r;
 	}
+	pending_set(o->tmpname, false);
 	free(o->tmpname);
 	free(o->path);
 	o->tmpname = o->path = NULL;
@@ -139,6 +165,7 @@ void ns_outfile_abort(struct ns_outfile *o)
 	o->fd = -1;
 	if (o->tmpname)
 		unlink(o->tmpname);
+	pending_set(o->tmpname, false);
 	free(o->tmpname);
 	free(o->path);
 	o->tmpname = o->path = NULL;

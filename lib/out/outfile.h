@@ -35,5 +35,8 @@ int ns_outfile_open(const char *path, struct ns_outfile *o, char **why);
 int ns_outfile_commit(struct ns_outfile *o);
 /* Give up: the temporary file removed, the target untouched. */
 void ns_outfile_abort(struct ns_outfile *o);
+/* Remove the temporary file of every output file open now (async-signal-safe: unlink only), for
+ * a run that stops at once without its cleanup (cmd/numastor.c's out-of-memory exit). */
+void ns_outfile_discard_pending(void);
 
 #endif
