@@ -24,7 +24,8 @@ disk's `hidden` unreadable (a directory: EISDIR) lists the path disk only with a
 so are the files in PINNED (a vector's debugfs irqs/N, a queue's scheduler), made directories:
 the spread positions above move whenever the reader's calls do, so one file cannot rely on them.
 
-An allocation that fails (NUMASTOR_TEST_ALLOC_FAIL=N: the Nth of numastor's own, lib/base/oom.h)
+A small RLIMIT_NOFILE (8 and 12 descriptors) with one and eight reader threads: the clean report
+or a note of EMFILE. An allocation that fails (NUMASTOR_TEST_ALLOC_FAIL=N: the Nth of numastor's own, lib/base/oom.h)
 fails the run as a whole on every fixture: exit 3 and "out of memory" on stderr; check stops at
 once (--json and text, and -O leaves no file behind), fix --dry-run goes on along its own error
 paths and fails at the end; never a crash, a sanitizer's report or another answer.
@@ -33,6 +34,7 @@ paths and fails at the end; never a crash, a sanitizer's report or another answe
 """
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -232,6 +234,51 @@ def check_alloc(numastor, name, root, tmp):
     return runs
 
 
+NOFILE_LIMITS = (8, 12)  # RLIMIT_NOFILE: the root, stdio and a few held directories
+NOFILE_THREADS = (1, 8)
+
+
+def clean_of(numastor, root):
+    env = dict(os.environ, NUMASTOR_TEST_NOW="1700000000", LANG="C.UTF-8", LC_ALL="C.UTF-8")
+    env.pop("COLUMNS", None)
+    p = subprocess.run([numastor, "check", "--sysroot", root, "--json"], capture_output=True, env=env)
+    return json.loads(p.stdout)
+
+
+def check_nofile(numastor, name, root, clean):
+    """A small RLIMIT_NOFILE (EMFILE from the kernel itself, not the shim) with one and with eight
+    reader threads: the clean report, or a note saying so, or a failure as a whole."""
+    runs = 0
+    for lim in NOFILE_LIMITS:
+        for threads in NOFILE_THREADS:
+            env = dict(os.environ, NUMASTOR_TEST_NOW="1700000000", LANG="C.UTF-8", LC_ALL="C.UTF-8",
+                       NUMASTOR_THREADS=str(threads))
+            env.pop("COLUMNS", None)
+            p = subprocess.run([numastor, "check", "--sysroot", root, "--json"], capture_output=True, env=env,
+                               preexec_fn=lambda lim=lim: resource.setrlimit(resource.RLIMIT_NOFILE, (lim, lim)))
+            runs += 1
+            err = p.stderr.decode("utf-8", "replace")
+            what = f"RLIMIT_NOFILE {lim}, {threads} threads"
+            if any(s in err for s in SANITIZER) or p.returncode not in (0, 1, 2, 3):
+                fail(name, f"{what}: exit {p.returncode}, {err.strip()[-300:]!r}")
+                continue
+            try:
+                doc = json.loads(p.stdout)
+            except ValueError:
+                if p.returncode != 3 or not err.strip():
+                    fail(name, f"{what}: no report and no reason (exit {p.returncode})")
+                continue
+            if doc.get("error"):
+                continue
+            doc.pop("generated_at", None)
+            want = dict(clean)
+            want.pop("generated_at", None)
+            if doc != want and not any("Too many open files" in (n.get("message") or "")
+                                       for n in doc.get("notes", [])):
+                fail(name, f"{what}: a report unlike the clean one with no note of EMFILE")
+    return runs
+
+
 def check_hidden_unreadable(numastor, shim, fx, tmp):
     """The issue's case: nvme-fc's path disk nvme1c1n1 with `hidden` a directory (EISDIR)."""
     root = os.path.join(tmp, "nvme-fc-hidden-eisdir")
@@ -304,6 +351,7 @@ def main():
         for name in names:
             runs += check_fixture(numastor, shim, name, os.path.join(fx, name), tmp)
             runs += check_alloc(numastor, name, os.path.join(fx, name), tmp)
+            runs += check_nofile(numastor, name, os.path.join(fx, name), clean_of(numastor, os.path.join(fx, name)))
     if failures:
         print(f"check-faults: {len(failures)} failure(s) in {runs} faulted runs")
         return 1
