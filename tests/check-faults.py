@@ -59,14 +59,22 @@ def fail(name, msg):
         sys.exit(1)
 
 
-def run(numastor, shim, root, log, args, n=0, err="EIO", ops="open,read,readdir,readlink"):
+def base_env(asan=None, **extra):
+    """A run's environment: a fixed clock, the C.UTF-8 locale, no colour, no COLUMNS; asan added
+    to ASAN_OPTIONS."""
     env = dict(os.environ, NUMASTOR_TEST_NOW="1700000000", LANG="C.UTF-8", LC_ALL="C.UTF-8", NO_COLOR="1",
-               FAULT_ROOT=root, FAULT_N=str(n), FAULT_ERRNO=err, FAULT_OPS=ops, FAULT_LOG=log,
-               LD_PRELOAD=shim)
+               **extra)
     env.pop("COLUMNS", None)
+    if asan:
+        env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), asan]))
+    return env
+
+
+def run(numastor, shim, root, log, args, n=0, err="EIO", ops="open,read,readdir,readlink"):
     # an ASan build: the shim is preloaded ahead of the sanitizer runtime, which ASan refuses
     # unless told the order does not matter (the shim is built without the sanitizer)
-    env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
+    env = base_env("verify_asan_link_order=0", FAULT_ROOT=root, FAULT_N=str(n), FAULT_ERRNO=err, FAULT_OPS=ops,
+                   FAULT_LOG=log, LD_PRELOAD=shim)
     if os.path.exists(log):
         os.unlink(log)
     p = subprocess.run([numastor, "check", "--sysroot", root, *args], capture_output=True, env=env)
@@ -142,12 +150,13 @@ def map_devices(out):
 
 
 def check_fixture(numastor, shim, name, root, tmp):
+    """The shim's faults on one fixture: (the runs made, the clean report)."""
     log = os.path.join(tmp, "fault.log")
     rc, out, err, count, _ = run(numastor, shim, root, log, ["--json"])
     clean = json.loads(out)
     if count < 10:
         fail(name, f"the shim counted {count} calls under the root: it does not see the reader")
-        return 0
+        return 0, clean
     runs = 0
     for e, errname in enumerate(NOTED + list(RETRIED)):
         ops = RETRIED.get(errname, "open,read,readdir,readlink")
@@ -170,7 +179,7 @@ def check_fixture(numastor, shim, name, root, tmp):
             elif map_devices(out) != map_devices(clean_map) and failed and "/" + failed[1] not in out:
                 fail(name, f"--map EIO at call {n}: /{failed[1]} failed and the map's devices changed "
                            f"silently ({map_devices(clean_map)} -> {map_devices(out)})")
-    return runs
+    return runs, clean
 
 
 ALLOC_PER_FIXTURE = 6  # allocation failures per fixture and output (--json, text), spread
@@ -179,11 +188,8 @@ ALLOC_FIX_FIXTURES = ("hba-isolated-node1-remote-host", "nvme-multipath-72-remot
 
 
 def run_alloc(numastor, root, args, n, countfile, command="check"):
-    env = dict(os.environ, NUMASTOR_TEST_NOW="1700000000", LANG="C.UTF-8", LC_ALL="C.UTF-8", NO_COLOR="1",
-               NUMASTOR_TEST_ALLOC_FAIL=str(n), NUMASTOR_TEST_ALLOC_COUNT=countfile)
-    env.pop("COLUMNS", None)
     # an error path's leak is no wrong answer (the process ends); a use after free, a double free is
-    env["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"]))
+    env = base_env("detect_leaks=0", NUMASTOR_TEST_ALLOC_FAIL=str(n), NUMASTOR_TEST_ALLOC_COUNT=countfile)
     p = subprocess.run([numastor, command, "--sysroot", root, *args], capture_output=True, env=env)
     with open(countfile) as f:
         count = int(f.read() or 0)
@@ -238,22 +244,13 @@ NOFILE_LIMITS = (8, 12)  # RLIMIT_NOFILE: the root, stdio and a few held directo
 NOFILE_THREADS = (1, 8)
 
 
-def clean_of(numastor, root):
-    env = dict(os.environ, NUMASTOR_TEST_NOW="1700000000", LANG="C.UTF-8", LC_ALL="C.UTF-8")
-    env.pop("COLUMNS", None)
-    p = subprocess.run([numastor, "check", "--sysroot", root, "--json"], capture_output=True, env=env)
-    return json.loads(p.stdout)
-
-
 def check_nofile(numastor, name, root, clean):
     """A small RLIMIT_NOFILE (EMFILE from the kernel itself, not the shim) with one and with eight
     reader threads: the clean report, or a note saying so, or a failure as a whole."""
     runs = 0
     for lim in NOFILE_LIMITS:
         for threads in NOFILE_THREADS:
-            env = dict(os.environ, NUMASTOR_TEST_NOW="1700000000", LANG="C.UTF-8", LC_ALL="C.UTF-8",
-                       NUMASTOR_THREADS=str(threads))
-            env.pop("COLUMNS", None)
+            env = base_env(NUMASTOR_THREADS=str(threads))
             p = subprocess.run([numastor, "check", "--sysroot", root, "--json"], capture_output=True, env=env,
                                preexec_fn=lambda lim=lim: resource.setrlimit(resource.RLIMIT_NOFILE, (lim, lim)))
             runs += 1
@@ -349,9 +346,9 @@ def main():
                 check_pinned_unreadable(numastor, shim, fx, tmp, name, rel, field)
         runs = 0
         for name in names:
-            runs += check_fixture(numastor, shim, name, os.path.join(fx, name), tmp)
-            runs += check_alloc(numastor, name, os.path.join(fx, name), tmp)
-            runs += check_nofile(numastor, name, os.path.join(fx, name), clean_of(numastor, os.path.join(fx, name)))
+            n, clean = check_fixture(numastor, shim, name, os.path.join(fx, name), tmp)
+            runs += n + check_alloc(numastor, name, os.path.join(fx, name), tmp)
+            runs += check_nofile(numastor, name, os.path.join(fx, name), clean)
     if failures:
         print(f"check-faults: {len(failures)} failure(s) in {runs} faulted runs")
         return 1
