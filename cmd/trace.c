@@ -439,7 +439,7 @@ static int run_window(const struct ns_cli *cli, struct ns_root *root, const stru
 	/* the last reading, before the programs detach: each completion counted after it was seen */
 	for (size_t i = 0; i < pl->ndisks; i++) {
 		uint64_t last;
-		if (w->completed_known[i] && ns_diskstat_completed(root, pl->disks[i], &last) == 0 &&
+		if (w->completed_known[i] && ns_diskstat_read(root, pl->disks[i], &last) == 0 &&
 		    last >= w->completed[i])
 			w->completed[i] = last - w->completed[i];
 		else

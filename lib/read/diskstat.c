@@ -44,19 +44,27 @@ int ns_diskstat_parse(const char *text, uint64_t *out)
 	return 0;
 }
 
-int ns_diskstat_completed(struct ns_root *root, uint32_t devnum, uint64_t *out)
+int ns_diskstat_read(struct ns_root *root, uint32_t devnum, uint64_t *out)
 {
 	char path[64], *text = NULL;
 	int r;
 
-	snprintf(path, sizeof(path), "sys/dev/block/%u:%u/mq", devnum >> 20, devnum & 0xfffff);
-	r = ns_probe(root, path);
-	if (r <= 0)
-		return r < 0 ? r : -EOPNOTSUPP;
 	snprintf(path, sizeof(path), "sys/dev/block/%u:%u/stat", devnum >> 20, devnum & 0xfffff);
 	r = ns_read_str(root, path, &text);
 	if (r == 0)
 		r = ns_diskstat_parse(text, out);
 	free(text);
 	return r;
+}
+
+int ns_diskstat_completed(struct ns_root *root, uint32_t devnum, uint64_t *out)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "sys/dev/block/%u:%u/mq", devnum >> 20, devnum & 0xfffff);
+	r = ns_probe(root, path);
+	if (r <= 0)
+		return r < 0 ? r : -EOPNOTSUPP;
+	return ns_diskstat_read(root, devnum, out);
 }

@@ -24,6 +24,8 @@ struct ns_root;
  * for a stat file that is not the kernel's form, another -errno for a read that failed.
  */
 int ns_diskstat_completed(struct ns_root *root, uint32_t devnum, uint64_t *out);
+/* The same without looking for mq/ again: a later reading of a disk that answered once. */
+int ns_diskstat_read(struct ns_root *root, uint32_t devnum, uint64_t *out);
 
 /* The same from the stat file's text: 0 or -EINVAL. */
 int ns_diskstat_parse(const char *text, uint64_t *out);
